@@ -1,0 +1,158 @@
+import { readFileSync } from 'node:fs'
+import Joi from 'joi'
+
+/** One location: a label in the spec's form and, optionally, the regional forward proxy it egresses through. */
+export interface LocationConfig {
+  readonly label: string
+  readonly proxy: string | null
+}
+
+/** One `CONNECT_TO` entry with curl's `--connect-to` meaning; null host/port matches any (HOST1/PORT1) or keeps the original (HOST2/PORT2). */
+export interface ConnectToRule {
+  readonly host1: string | null
+  readonly port1: number | null
+  readonly host2: string | null
+  readonly port2: number | null
+}
+
+/** The whole validated configuration, frozen. Only this module reads the environment. */
+export interface Config {
+  readonly port: number
+  readonly host: string
+  readonly publicUrl: string
+  readonly databaseUrl: string
+  readonly locations: readonly LocationConfig[]
+  readonly checkIntervalS: number
+  readonly probeTimeoutMs: number
+  readonly cacheTtlS: number
+  readonly rateLimitPerMin: number
+  readonly allowPrivateTargets: boolean
+  readonly connectTo: readonly ConnectToRule[]
+  readonly logLevel: string
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+const DEFAULT_LOCATIONS: LocationConfig[] = [1, 2, 3].map((n) => ({ label: `Local ${n}, Local`, proxy: null }))
+
+const locationSchema = Joi.object({
+  label: Joi.string().trim().max(100).pattern(/^[^,]+ \d+, [^,]+$/).required()
+    .messages({ 'string.pattern.base': 'label "{#value}" must have the form "City 1, Country"' }),
+  proxy: Joi.string().uri({ scheme: ['http', 'https'] }).allow(null)
+}).unknown(false)
+
+const locationsSchema = Joi.array().items(locationSchema).min(1).max(50).unique('label')
+
+const boolFlag = Joi.string().valid('1', '0', 'true', 'false', '').default('')
+
+const envSchema = Joi.object({
+  PORT: Joi.number().integer().min(0).max(65535).default(3000),
+  HOST: Joi.string().trim().min(1).default('127.0.0.1'),
+  PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  DATABASE_URL: Joi.string().pattern(/^(mysql:\/\/.+|sqlite:.+)$/)
+    .messages({ 'string.pattern.base': 'must be mysql://user:pass@host:port/db or sqlite:path' })
+    .default('sqlite:data/site-status.sqlite'),
+  LOCATIONS: Joi.string().min(1),
+  CHECK_INTERVAL_S: Joi.number().integer().min(1).max(86400).default(60),
+  PROBE_TIMEOUT_MS: Joi.number().integer().min(100).max(120000).default(10000),
+  CACHE_TTL_S: Joi.number().integer().min(0).max(86400).default(60),
+  RATE_LIMIT_PER_MIN: Joi.number().integer().min(1).max(1000000).default(60),
+  ALLOW_PRIVATE_TARGETS: boolFlag,
+  CONNECT_TO: Joi.string().allow('').default(''),
+  LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info')
+}).unknown(true)
+
+function parseLocations(raw: string | undefined): LocationConfig[] {
+  if (raw === undefined) return DEFAULT_LOCATIONS
+  let text = raw.trim()
+  if (!text.startsWith('[')) {
+    try {
+      text = readFileSync(text, 'utf8')
+    } catch (err) {
+      throw new ConfigError(`LOCATIONS: cannot read file "${raw}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
+    }
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    throw new ConfigError('LOCATIONS: not valid JSON (expected an array like [{"label":"Frankfurt 1, Germany","proxy":"http://10.0.0.5:3128"}])')
+  }
+  const { error, value } = locationsSchema.validate(parsed)
+  if (error) throw new ConfigError(`LOCATIONS: ${error.message}`)
+  return (value as Array<{ label: string; proxy?: string | null }>).map((l) => ({ label: l.label, proxy: l.proxy ?? null }))
+}
+
+function parsePort(text: string, variable: string): number | null {
+  if (text === '') return null
+  const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN
+  if (!(n >= 1 && n <= 65535)) throw new ConfigError(`${variable}: "${text}" is not a port number`)
+  return n
+}
+
+/** Splits `host:port` where host may be a bracketed IPv6 literal, as curl writes it. */
+function splitHostPort(text: string, variable: string): [string, string, string] {
+  const m = /^(\[[0-9a-fA-F:.]*\]|[^:[\]]*):([^:]*):(.*)$/.exec(text)
+  if (!m) throw new ConfigError(`${variable}: "${text}" must look like HOST1:PORT1:HOST2:PORT2`)
+  return [m[1] ?? '', m[2] ?? '', m[3] ?? '']
+}
+
+export function parseConnectTo(raw: string): ConnectToRule[] {
+  const rules: ConnectToRule[] = []
+  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [host1, port1, rest] = splitHostPort(entry, 'CONNECT_TO')
+    const [host2, port2, extra] = splitHostPort(`${rest}:`, 'CONNECT_TO')
+    if (extra !== '') throw new ConfigError(`CONNECT_TO: "${entry}" must look like HOST1:PORT1:HOST2:PORT2`)
+    const unbracket = (h: string): string | null => (h === '' ? null : h.replace(/^\[(.*)\]$/, '$1').toLowerCase())
+    rules.push({
+      host1: unbracket(host1),
+      port1: parsePort(port1, 'CONNECT_TO'),
+      host2: unbracket(host2),
+      port2: parsePort(port2, 'CONNECT_TO')
+    })
+  }
+  return rules
+}
+
+/**
+ * Reads and validates the environment once. Every problem is reported together, on one line that
+ * names each variable, so that a bad deployment fails at start instead of at first use.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const { error, value } = envSchema.validate(env, { abortEarly: false, convert: true })
+  const problems: string[] = error ? error.details.map((d) => `${String(d.path[0])}: ${d.message.replace(/^"[^"]+" /, '')}`) : []
+  let locations: LocationConfig[] = DEFAULT_LOCATIONS
+  let connectTo: ConnectToRule[] = []
+  for (const step of [
+    () => { locations = parseLocations(env.LOCATIONS) },
+    () => { connectTo = parseConnectTo(env.CONNECT_TO ?? '') }
+  ]) {
+    try {
+      step()
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err
+      problems.push(err.message)
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`)
+  const v = value as Record<string, unknown>
+  const host = v.HOST as string
+  const port = v.PORT as number
+  const urlHost = host.includes(':') ? `[${host}]` : host
+  return Object.freeze({
+    port,
+    host,
+    publicUrl: String(v.PUBLIC_URL ?? `http://${urlHost}:${port}`).replace(/\/+$/, ''),
+    databaseUrl: v.DATABASE_URL as string,
+    locations: Object.freeze(locations),
+    checkIntervalS: v.CHECK_INTERVAL_S as number,
+    probeTimeoutMs: v.PROBE_TIMEOUT_MS as number,
+    cacheTtlS: v.CACHE_TTL_S as number,
+    rateLimitPerMin: v.RATE_LIMIT_PER_MIN as number,
+    allowPrivateTargets: v.ALLOW_PRIVATE_TARGETS === '1' || v.ALLOW_PRIVATE_TARGETS === 'true',
+    connectTo: Object.freeze(connectTo),
+    logLevel: v.LOG_LEVEL as string
+  })
+}

@@ -1,0 +1,116 @@
+import { lookup as dnsLookup } from 'node:dns/promises'
+import { BlockList, isIP } from 'node:net'
+
+/** Body text of the 400 answered when a target is refused. */
+export const NON_PUBLIC_ERROR = 'domain resolves to a non-public address'
+
+/** How a target host is judged: `allowPrivate` lifts the guard; `lookup` replaces DNS (tests, custom resolvers). */
+export interface TargetPolicy {
+  allowPrivate: boolean
+  lookup?: (host: string) => Promise<string[]>
+}
+
+/** Outcome of {@link checkHost}: the addresses to connect to, or why not. `code` is set for DNS failures. */
+export type HostCheck =
+  | { ok: true; addresses: string[] }
+  | { ok: false; reason: 'non_public' | 'dns'; error: string; code?: string }
+
+const V4_RANGES: ReadonlyArray<readonly [string, number]> = [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8],
+  ['169.254.0.0', 16], // link-local, includes the 169.254.169.254 metadata service
+  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24],
+  ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
+  ['224.0.0.0', 4], ['240.0.0.0', 4], ['255.255.255.255', 32]
+]
+
+const V6_RANGES: ReadonlyArray<readonly [string, number]> = [
+  ['::', 128], ['::1', 128],
+  ['fc00::', 7], // unique local, includes the AWS metadata fd00:ec2::254
+  ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
+  ['2001::', 23], // IETF protocol assignments, includes Teredo 2001::/32 whose embedded v4 is obfuscated
+  ['64:ff9b:1::', 48] // local-use NAT64 (RFC 8215): may embed v4 anywhere, never global
+]
+
+function hex16(a: number, b: number): string {
+  return ((a << 8) | b).toString(16)
+}
+
+/** v6 prefixes that carry an IPv4 address at a fixed place: mapped, translated, compatible, NAT64, 6to4. */
+function embeddedForms(v4: string, bits: number): Array<readonly [string, number]> {
+  const [a = 0, b = 0, c = 0, d = 0] = v4.split('.').map(Number)
+  const hi = hex16(a, b)
+  const lo = hex16(c, d)
+  return [
+    [`::ffff:${hi}:${lo}`, 96 + bits],
+    [`::ffff:0:${hi}:${lo}`, 96 + bits],
+    [`::${hi}:${lo}`, 96 + bits],
+    [`64:ff9b::${hi}:${lo}`, 96 + bits],
+    [`2002:${hi}:${lo}::`, 16 + bits]
+  ]
+}
+
+const blocked = new BlockList()
+for (const [net, bits] of V4_RANGES) {
+  blocked.addSubnet(net, bits, 'ipv4')
+  for (const [net6, bits6] of embeddedForms(net, bits)) blocked.addSubnet(net6, bits6, 'ipv6')
+}
+for (const [net, bits] of V6_RANGES) blocked.addSubnet(net, bits, 'ipv6')
+
+function stripHost(host: string): string {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
+  const zone = bare.indexOf('%')
+  return zone === -1 ? bare : bare.slice(0, zone)
+}
+
+/** True when `ip` (v4 or v6 text) is globally routable; false for any non-public range, embedded forms included, and for non-IP text. */
+export function isPublicAddress(ip: string): boolean {
+  const addr = stripHost(ip.trim())
+  const family = isIP(addr)
+  if (family === 0) return false
+  return !blocked.check(addr, family === 4 ? 'ipv4' : 'ipv6')
+}
+
+const DNS_CODES: Readonly<Record<string, string>> = {
+  ENOTFOUND: 'NXDOMAIN',
+  ENODATA: 'NODATA',
+  EAI_NODATA: 'NODATA',
+  EAI_AGAIN: 'SERVFAIL',
+  ESERVFAIL: 'SERVFAIL',
+  ETIMEOUT: 'TIMEOUT',
+  ECONNREFUSED: 'REFUSED',
+  EREFUSED: 'REFUSED'
+}
+
+async function defaultLookup(host: string): Promise<string[]> {
+  const found = await dnsLookup(host, { all: true, verbatim: true })
+  return found.map((entry) => entry.address)
+}
+
+function dnsFailure(code: string): HostCheck {
+  return { ok: false, reason: 'dns', error: `domain does not resolve (${code})`, code }
+}
+
+/**
+ * Resolves `host` and refuses it when any address is non-public, so a name with one public and one
+ * private record cannot be used to reach the private one. DNS failures are reported, not thrown:
+ * the caller decides what they mean (for a check, a `down` verdict rather than a 400).
+ */
+export async function checkHost(host: string, policy: TargetPolicy): Promise<HostCheck> {
+  const name = stripHost(host.trim())
+  let addresses: string[]
+  if (isIP(name) !== 0) {
+    addresses = [name]
+  } else {
+    try {
+      addresses = await (policy.lookup ?? defaultLookup)(name)
+    } catch (err) {
+      const raw = (err as NodeJS.ErrnoException | undefined)?.code
+      return dnsFailure((raw !== undefined && DNS_CODES[raw]) || raw || 'DNS_ERROR')
+    }
+    if (addresses.length === 0) return dnsFailure('NODATA')
+  }
+  if (!policy.allowPrivate && !addresses.every(isPublicAddress)) {
+    return { ok: false, reason: 'non_public', error: NON_PUBLIC_ERROR }
+  }
+  return { ok: true, addresses }
+}

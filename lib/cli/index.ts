@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+import { realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { ConfigError, loadConfig, type Config } from '../../config/index.js'
+import { isDatabaseUnavailable, safeErrorSummary } from '../errors.js'
+import { createLogger } from '../logger.js'
+import { startService, stopOnSignals } from '../main.js'
+import { openDb, type Db } from '../store/db.js'
+import { migrateLatest } from '../store/migrate.js'
+import { CommandError, UsageError, println, type CliIo } from './io.js'
+import { KEYS_HELP, keysCommand } from './keys.js'
+import { SITES_HELP, sitesCommand } from './sites.js'
+
+const HELP = `site-status: run and operate the Site Status API
+
+usage: site-status COMMAND [...]
+
+commands:
+  serve      run the server (what npm start runs); applies pending migrations first
+  migrate    bring the database schema up to date
+  keys       create, list and revoke API keys (site-status keys --help)
+  sites      add, remove, list and import tracked sites (site-status sites --help)
+
+Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...): see the README.
+
+${KEYS_HELP}
+
+${SITES_HELP}`
+
+/** A database command opens the database once, bringing its schema up to date first. */
+function opener(io: CliIo): { open: () => Promise<{ db: Db; config: Config }>; close: () => Promise<void> } {
+  let opened: { db: Db; config: Config } | undefined
+  return {
+    open: async () => {
+      if (!opened) {
+        const config = loadConfig(io.env)
+        const db = openDb(config.databaseUrl)
+        opened = { db, config }
+        await migrateLatest(db)
+      }
+      return opened
+    },
+    close: async () => { await opened?.db.destroy() }
+  }
+}
+
+async function migrateCommand(args: string[], io: CliIo): Promise<number> {
+  if (args.includes('--help')) { println(io.stdout, 'usage: site-status migrate   apply pending database migrations'); return 0 }
+  if (args.length > 0) throw new UsageError(`unexpected argument "${args[0]}"`)
+  const config = loadConfig(io.env)
+  const db = openDb(config.databaseUrl)
+  try {
+    const applied = await migrateLatest(db)
+    println(io.stdout, applied.length === 0 ? 'database schema is up to date' : applied.map((n) => `applied ${n}`).join('\n'))
+    return 0
+  } finally {
+    await db.destroy()
+  }
+}
+
+async function serveCommand(args: string[], io: CliIo): Promise<number> {
+  if (args.includes('--help')) { println(io.stdout, 'usage: site-status serve   run the server; stops cleanly on SIGTERM or SIGINT'); return 0 }
+  if (args.length > 0) throw new UsageError(`unexpected argument "${args[0]}"`)
+  const config = loadConfig(io.env)
+  const logger = createLogger({ level: config.logLevel, stream: io.stdout })
+  const service = await startService({ config, logger })
+  stopOnSignals(service, logger)
+  return new Promise<number>(() => {})
+}
+
+/** Runs one command; returns its exit code. Errors an operator can act on become one clear line. */
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const [command, ...args] = argv
+  const db = opener(io)
+  try {
+    switch (command) {
+      case 'serve': return await serveCommand(args, io)
+      case 'migrate': return await migrateCommand(args, io)
+      case 'keys': return await keysCommand(args, io, db.open)
+      case 'sites': return await sitesCommand(args, io, db.open)
+      case undefined:
+      case '--help':
+      case '-h':
+      case 'help':
+        println(command === undefined ? io.stderr : io.stdout, HELP)
+        return command === undefined ? 2 : 0
+      default:
+        throw new UsageError(`unknown command "${command}"`)
+    }
+  } catch (err) {
+    return reportFailure(err, io)
+  } finally {
+    await db.close()
+  }
+}
+
+function reportFailure(err: unknown, io: CliIo): number {
+  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    println(io.stderr, `site-status: ${(err as Error).message} (see site-status --help)`)
+    return 2
+  }
+  if (err instanceof ConfigError || err instanceof CommandError) {
+    println(io.stderr, `site-status: ${err.message}`)
+    return 1
+  }
+  const summary = safeErrorSummary(err)
+  const what = isDatabaseUnavailable(err) ? 'cannot reach the database' : 'failed'
+  println(io.stderr, `site-status: ${what}: ${String(summary.message ?? summary.code ?? summary.type)}`)
+  return 1
+}
+
+const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)
+if (invokedDirectly) {
+  const code = await run(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, now: () => new Date() })
+  process.exitCode = code
+}

@@ -1,0 +1,68 @@
+import { parseArgs } from 'node:util'
+import type { Config } from '../../config/index.js'
+import { generateKey, hashKey } from '../keys.js'
+import type { Db } from '../store/db.js'
+import { createKey, listKeys, revokeKey } from '../store/keys.js'
+import { CommandError, UsageError, println, table, type CliIo } from './io.js'
+
+export const KEYS_HELP = `usage:
+  site-status keys create --name NAME [--limit N]   issue a key (N requests/minute); prints it once
+  site-status keys list                             keys with id, name, limit, created, revoked
+  site-status keys revoke ID                        revoke a key (effective within one second)`
+
+const MAX_LIMIT = 1_000_000
+
+function parseLimit(text: string | undefined): number | null {
+  if (text === undefined) return null
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > MAX_LIMIT) {
+    throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}`)
+  }
+  return Number(text)
+}
+
+export async function keysCommand(args: string[], io: CliIo, open: () => Promise<{ db: Db; config: Config }>): Promise<number> {
+  const [sub, ...rest] = args
+  if (sub === undefined || sub === '--help' || sub === '-h' || rest.includes('--help')) {
+    println(io.stdout, KEYS_HELP)
+    return sub === undefined ? 2 : 0
+  }
+  if (sub === 'create') {
+    const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' }, limit: { type: 'string' } }, strict: true, allowPositionals: true })
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
+    const name = values.name?.trim()
+    if (!name) throw new UsageError('keys create needs --name NAME')
+    if (name.length > 100 || /\p{Cc}/u.test(name)) throw new UsageError('--name must be 1 to 100 printable characters')
+    const rateLimit = parseLimit(values.limit)
+    const { db, config } = await open()
+    const key = generateKey()
+    const row = await createKey({ db, name, keyHash: hashKey(key), rateLimit, now: io.now() })
+    println(io.stderr, `created key ${row.id} "${name}" with a limit of ${rateLimit ?? config.rateLimitPerMin} requests/minute${rateLimit === null ? ' (the default)' : ''}`)
+    println(io.stderr, 'store it now: it is shown only this once')
+    println(io.stdout, key)
+    return 0
+  }
+  if (sub === 'list') {
+    parseArgs({ args: rest, options: {}, strict: true })
+    const { db, config } = await open()
+    const rows = await listKeys({ db })
+    println(io.stdout, table(['ID', 'NAME', 'LIMIT', 'CREATED', 'REVOKED'], rows.map((k) => [
+      String(k.id),
+      k.name,
+      k.rate_limit === null ? `${config.rateLimitPerMin} (default)` : String(k.rate_limit),
+      k.created_at.toISOString(),
+      k.revoked_at?.toISOString() ?? '-'
+    ])))
+    return 0
+  }
+  if (sub === 'revoke') {
+    const { positionals } = parseArgs({ args: rest, options: {}, strict: true, allowPositionals: true })
+    if (positionals.length !== 1 || !/^\d+$/.test(positionals[0] as string)) throw new UsageError('keys revoke needs one key ID (see keys list)')
+    const id = Number(positionals[0])
+    const { db } = await open()
+    const outcome = await revokeKey({ db, id, now: io.now() })
+    if (outcome === 'missing') throw new CommandError(`no key with ID ${id}`)
+    println(io.stdout, outcome === 'revoked' ? `revoked key ${id}` : `key ${id} was already revoked`)
+    return 0
+  }
+  throw new UsageError(`unknown keys command "${sub}"`)
+}

@@ -1,0 +1,138 @@
+import { createReadStream } from 'node:fs'
+import { createInterface } from 'node:readline'
+import { parseArgs } from 'node:util'
+import { DomainError, normaliseDomain } from '../checks/domain.js'
+import type { Db } from '../store/db.js'
+import { addSite, addSites, listTrackedSites, removeSite, type AddOutcome, type SiteEntry } from '../store/sites.js'
+import { CommandError, UsageError, println, table, type CliIo } from './io.js'
+
+export const SITES_HELP = `usage:
+  site-status sites add DOMAIN [--name NAME]   start tracking a domain; prints the normalised domain
+  site-status sites remove DOMAIN              stop tracking (history kept)
+  site-status sites list                       tracked sites with their current status
+  site-status sites import FILE                add many: one domain per line, optionally "domain,name";
+                                               blank lines and lines starting with # are skipped;
+                                               FILE - reads standard input; exits 3 if any line was rejected`
+
+/** How many sites one import transaction writes: small enough to show progress, large enough to be fast. */
+const IMPORT_BATCH = 500
+
+export class SiteNameError extends Error {
+  constructor() {
+    super('name must be 1 to 200 printable characters')
+  }
+}
+
+export function parseSiteName(text: string | undefined): string | null {
+  if (text === undefined) return null
+  const name = text.trim()
+  if (name === '' || name.length > 200 || /\p{Cc}/u.test(name)) throw new SiteNameError()
+  return name
+}
+
+function domainArg(positionals: string[], command: string): string {
+  if (positionals.length !== 1) throw new UsageError(`sites ${command} needs one DOMAIN`)
+  try {
+    return normaliseDomain(positionals[0])
+  } catch (err) {
+    if (err instanceof DomainError) throw new CommandError(err.message)
+    throw err
+  }
+}
+
+export async function sitesCommand(args: string[], io: CliIo, open: () => Promise<{ db: Db }>): Promise<number> {
+  const [sub, ...rest] = args
+  if (sub === undefined || sub === '--help' || sub === '-h' || rest.includes('--help')) {
+    println(io.stdout, SITES_HELP)
+    return sub === undefined ? 2 : 0
+  }
+  if (sub === 'add') {
+    const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' } }, strict: true, allowPositionals: true })
+    const domain = domainArg(positionals, 'add')
+    let name: string | null
+    try { name = parseSiteName(values.name) } catch (err) { throw new UsageError(`--${(err as Error).message}`) }
+    const { db } = await open()
+    const outcome = await addSite({ db, entry: { domain, name }, now: io.now() })
+    println(io.stderr, { added: 'now tracking', resumed: 'tracking again', already: 'already tracked' }[outcome])
+    println(io.stdout, domain)
+    return 0
+  }
+  if (sub === 'remove') {
+    const { positionals } = parseArgs({ args: rest, options: {}, strict: true, allowPositionals: true })
+    const domain = domainArg(positionals, 'remove')
+    const { db } = await open()
+    if (!(await removeSite({ db, domain, now: io.now() }))) throw new CommandError(`${domain} is not tracked`)
+    println(io.stdout, `stopped tracking ${domain} (its history is kept)`)
+    return 0
+  }
+  if (sub === 'list') {
+    parseArgs({ args: rest, options: {}, strict: true })
+    const { db } = await open()
+    const sites = await listTrackedSites({ db })
+    println(io.stdout, table(['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT'], sites.map((s) => [
+      s.domain,
+      s.name,
+      s.status + (s.blocked ? ' (blocked)' : '') + (s.partial ? ' (partial)' : ''),
+      s.response_ms === null ? '-' : String(Math.round(s.response_ms)),
+      s.checked_at?.toISOString() ?? '-'
+    ])))
+    return 0
+  }
+  if (sub === 'import') {
+    const { positionals } = parseArgs({ args: rest, options: {}, strict: true, allowPositionals: true })
+    if (positionals.length !== 1) throw new UsageError('sites import needs one FILE (or - for standard input)')
+    return importSites(positionals[0] as string, io, open)
+  }
+  throw new UsageError(`unknown sites command "${sub}"`)
+}
+
+interface ParsedFile { entries: SiteEntry[]; bad: string[]; duplicates: number }
+
+async function readImportFile(file: string, io: CliIo): Promise<ParsedFile> {
+  const input = file === '-' ? process.stdin : createReadStream(file)
+  const opened = new Promise<void>((resolve, reject) => {
+    if (file === '-') resolve()
+    else input.once('open', () => resolve()).once('error', reject)
+  })
+  try {
+    await opened
+  } catch (err) {
+    throw new CommandError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`)
+  }
+  const seen = new Set<string>()
+  const result: ParsedFile = { entries: [], bad: [], duplicates: 0 }
+  let lineNo = 0
+  for await (const raw of createInterface({ input, crlfDelay: Infinity })) {
+    lineNo++
+    const line = raw.trim()
+    if (line === '' || line.startsWith('#')) continue
+    const comma = line.indexOf(',')
+    try {
+      const domain = normaliseDomain(comma === -1 ? line : line.slice(0, comma))
+      const name = comma === -1 ? null : parseSiteName(line.slice(comma + 1))
+      if (seen.has(domain)) { result.duplicates++; continue }
+      seen.add(domain)
+      result.entries.push({ domain, name })
+    } catch (err) {
+      if (!(err instanceof DomainError) && !(err instanceof SiteNameError)) throw err
+      result.bad.push(`line ${lineNo}: ${err.message}`)
+    }
+  }
+  if (io.stderr.isTTY) io.stderr.write(`read ${lineNo} lines\n`)
+  return result
+}
+
+async function importSites(file: string, io: CliIo, open: () => Promise<{ db: Db }>): Promise<number> {
+  const { entries, bad, duplicates } = await readImportFile(file, io)
+  const { db } = await open()
+  const counts: Record<AddOutcome, number> = { added: 0, resumed: 0, already: 0 }
+  const now = io.now()
+  for (let i = 0; i < entries.length; i += IMPORT_BATCH) {
+    for (const outcome of await addSites({ db, entries: entries.slice(i, i + IMPORT_BATCH), now })) counts[outcome]++
+    if (io.stderr.isTTY) io.stderr.write(`\rimporting: ${Math.min(i + IMPORT_BATCH, entries.length)}/${entries.length}`)
+  }
+  if (io.stderr.isTTY && entries.length > 0) io.stderr.write('\n')
+  for (const line of bad) println(io.stderr, line)
+  println(io.stdout, `added ${counts.added}, tracking again ${counts.resumed}, already tracked ${counts.already}, duplicate lines ${duplicates}, rejected lines ${bad.length}`)
+  return bad.length > 0 ? 3 : 0
+}

@@ -1,0 +1,48 @@
+import { pino, type Logger } from 'pino'
+import { safeErrorSummary } from './errors.js'
+
+interface RequestLike {
+  info?: { id?: string; remoteAddress?: string }
+  method?: string
+  path?: string
+  raw?: { req?: { method?: string; url?: string } }
+}
+
+/**
+ * Requests are logged by method, path and id only: no headers at all, so neither the
+ * Authorization header nor a key pasted into another header can reach a log line.
+ */
+function requestSerializer(request: RequestLike): Record<string, unknown> {
+  return {
+    id: request.info?.id,
+    method: (request.method ?? request.raw?.req?.method ?? '').toUpperCase(),
+    path: request.path ?? request.raw?.req?.url?.split('?')[0],
+    remoteAddress: request.info?.remoteAddress
+  }
+}
+
+function responseSerializer(response: { statusCode?: number }): Record<string, unknown> {
+  return { statusCode: response.statusCode }
+}
+
+export function createLogger({ level, stream }: { level: string; stream?: NodeJS.WritableStream }): Logger {
+  const options = {
+    level,
+    serializers: { req: requestSerializer, res: responseSerializer, err: safeErrorSummary, error: safeErrorSummary },
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.authorization', 'key'], censor: '[redacted]' }
+  }
+  return stream ? pino(options, stream as pino.DestinationStream) : pino(options)
+}
+
+/** hapi-pino options that keep its own serializers from reintroducing headers or stacks. */
+export function hapiPinoOptions(logger: Logger) {
+  return {
+    instance: logger,
+    wrapSerializers: false,
+    serializers: { req: requestSerializer, res: responseSerializer, err: safeErrorSummary },
+    logPayload: false,
+    logQueryParams: false,
+    logRequestStart: false,
+    ignorePaths: ['/healthz']
+  }
+}

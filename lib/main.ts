@@ -1,0 +1,53 @@
+import type { Server } from '@hapi/hapi'
+import type { Logger } from 'pino'
+import type { Config } from '../config/index.js'
+import { safeErrorSummary } from './errors.js'
+import { buildServer } from './server.js'
+import { openDb, type Db } from './store/db.js'
+import { migrateLatest } from './store/migrate.js'
+
+export interface RunningService {
+  server: Server
+  db: Db
+  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  stop(): Promise<void>
+}
+
+/** How long in-flight requests may take to finish after a stop signal. */
+const DRAIN_TIMEOUT_MS = 8000
+
+export async function startService({ config, logger }: { config: Config; logger: Logger }): Promise<RunningService> {
+  const db = openDb(config.databaseUrl)
+  try {
+    const applied = await migrateLatest(db)
+    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
+    const server = await buildServer({ config, db, logger })
+    await server.start()
+    logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')
+    let stopping: Promise<void> | undefined
+    const stop = (): Promise<void> => {
+      stopping ??= (async () => {
+        await server.stop({ timeout: DRAIN_TIMEOUT_MS })
+        await db.destroy()
+      })()
+      return stopping
+    }
+    return { server, db, stop }
+  } catch (err) {
+    await db.destroy().catch(() => {})
+    throw err
+  }
+}
+
+/** SIGTERM and SIGINT drain the service and exit 0; a failure to drain exits 1. */
+export function stopOnSignals(service: RunningService, logger: Logger): void {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, 'stopping')
+    service.stop().then(
+      () => { logger.info('stopped'); logger.flush(); process.exit(0) },
+      (err: unknown) => { logger.error({ err: safeErrorSummary(err) }, 'stop failed'); logger.flush(); process.exit(1) }
+    )
+  }
+  process.once('SIGTERM', onSignal)
+  process.once('SIGINT', onSignal)
+}

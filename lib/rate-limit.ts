@@ -1,0 +1,169 @@
+import Boom from '@hapi/boom'
+import type { Server } from '@hapi/hapi'
+
+/** What a key's budget looks like after a decision; times in ms. */
+export interface RateLimitState {
+  allowed: boolean
+  limit: number
+  remaining: number
+  /** Milliseconds until every counted unit has aged out and the full limit is back. */
+  resetMs: number
+  /** When refused: milliseconds until enough units have aged out for this request's cost. */
+  retryAfterMs: number
+}
+
+interface Window {
+  /** Admission times and costs, oldest first; `head` skips expired entries without shifting. */
+  times: number[]
+  costs: number[]
+  head: number
+  used: number
+}
+
+const WINDOW_MS = 60_000
+
+/**
+ * Per-key limits over a sliding 60-second window: a request is admitted only if the units admitted
+ * in the 60 s before it plus its own cost stay within the limit, so no key ever exceeds its limit in
+ * any minute, whichever minute one looks at. A refused request consumes nothing. Decisions are
+ * synchronous, which keeps them exact however many requests arrive at once.
+ */
+export class RateLimiter {
+  readonly #windows = new Map<string, Window>()
+  readonly #now: () => number
+  #lastSweep = 0
+
+  constructor({ now = Date.now }: { now?: () => number } = {}) {
+    this.#now = now
+  }
+
+  #window(key: string, now: number): Window {
+    let w = this.#windows.get(key)
+    if (!w) {
+      w = { times: [], costs: [], head: 0, used: 0 }
+      this.#windows.set(key, w)
+    }
+    while (w.head < w.times.length && (w.times[w.head] as number) <= now - WINDOW_MS) {
+      w.used -= w.costs[w.head] as number
+      w.head++
+    }
+    if (w.head > 1024 && w.head * 2 > w.times.length) {
+      w.times = w.times.slice(w.head)
+      w.costs = w.costs.slice(w.head)
+      w.head = 0
+    }
+    return w
+  }
+
+  #sweep(now: number): void {
+    if (now - this.#lastSweep < WINDOW_MS) return
+    this.#lastSweep = now
+    for (const [key, w] of this.#windows) {
+      if (w.times.length === 0 || (w.times[w.times.length - 1] as number) <= now - WINDOW_MS) this.#windows.delete(key)
+    }
+  }
+
+  #state(w: Window, limit: number, now: number, allowed: boolean, cost: number): RateLimitState {
+    const last = w.times[w.times.length - 1]
+    const resetMs = w.used === 0 || last === undefined ? 0 : last + WINDOW_MS - now
+    let retryAfterMs = 0
+    if (!allowed) {
+      // Walk the oldest units until enough would have aged out for this cost to fit.
+      let freed = 0
+      for (let i = w.head; i < w.times.length; i++) {
+        freed += w.costs[i] as number
+        if (w.used - freed + cost <= limit) {
+          retryAfterMs = (w.times[i] as number) + WINDOW_MS - now
+          break
+        }
+      }
+      // A cost above the whole limit never fits; a minute is the honest answer to "when".
+      if (cost > limit) retryAfterMs = WINDOW_MS
+    }
+    return { allowed, limit, remaining: Math.max(0, limit - w.used), resetMs, retryAfterMs }
+  }
+
+  /** Admits `cost` units for `key` if they fit, consuming them; otherwise consumes nothing. */
+  take(key: string, limit: number, cost: number): RateLimitState {
+    const now = this.#now()
+    this.#sweep(now)
+    const w = this.#window(key, now)
+    const allowed = w.used + cost <= limit
+    if (allowed && cost > 0) {
+      w.times.push(now)
+      w.costs.push(cost)
+      w.used += cost
+    }
+    return this.#state(w, limit, now, allowed, cost)
+  }
+
+  /** The key's budget without consuming anything. */
+  peek(key: string, limit: number): RateLimitState {
+    const now = this.#now()
+    return this.#state(this.#window(key, now), limit, now, true, 0)
+  }
+}
+
+declare module '@hapi/hapi' {
+  interface PluginSpecificConfiguration {
+    /** Units this route costs against the key's per-minute limit (default 1, 0 = free). */
+    rateLimit?: { cost: number }
+  }
+}
+
+export interface RateLimitCredentials { keyId: number; limit: number }
+
+const STATE = Symbol('rateLimitState')
+type WithState = { [STATE]?: RateLimitState }
+
+function seconds(ms: number): number {
+  return Math.max(0, Math.ceil(ms / 1000))
+}
+
+/**
+ * Charges every authenticated request its route's cost before validation and the handler run, and
+ * puts the key's budget on every keyed response, errors included.
+ */
+export function registerRateLimits(server: Server, limiter: RateLimiter): void {
+  server.ext('onPostAuth', (request, h) => {
+    if (!request.auth.isAuthenticated) return h.continue
+    const { keyId, limit } = request.auth.credentials as unknown as RateLimitCredentials
+    const cost = request.route.settings.plugins?.rateLimit?.cost ?? 1
+    const state = limiter.take(String(keyId), limit, cost)
+    ;(request.plugins as WithState)[STATE] = state
+    if (state.allowed) return h.continue
+    const message = cost > limit
+      ? `this request costs ${cost} units, more than this key's limit of ${limit} per minute`
+      : `rate limit exceeded: this request costs ${cost} of ${limit} units per minute; retry after the Retry-After delay`
+    const boom = Boom.tooManyRequests(message)
+    // Never 0: a client that retries at once would only be refused again.
+    boom.output.headers['Retry-After'] = String(Math.max(1, seconds(state.retryAfterMs)))
+    throw boom
+  })
+  server.ext('onPreResponse', (request, h) => {
+    const state = (request.plugins as WithState)[STATE]
+    if (!state) return h.continue
+    const headers: Record<string, string> = {
+      'RateLimit-Limit': String(state.limit),
+      'RateLimit-Remaining': String(state.remaining),
+      'RateLimit-Reset': String(seconds(state.resetMs))
+    }
+    const response = request.response
+    if (Boom.isBoom(response)) Object.assign(response.output.headers, headers)
+    else for (const [name, value] of Object.entries(headers)) response.header(name, value)
+    return h.continue
+  })
+}
+
+/** The key's budget as the free `GET /api/v1/rate_limit` reports it. */
+export function describeBudget(limiter: RateLimiter, credentials: RateLimitCredentials, now: Date) {
+  const state = limiter.peek(String(credentials.keyId), credentials.limit)
+  const resetSeconds = seconds(state.resetMs)
+  return {
+    limit: state.limit,
+    remaining: state.remaining,
+    used: state.limit - state.remaining,
+    reset_seconds: resetSeconds,
+    reset_at: new Date(now.getTime() + state.resetMs).toISOString()
+  }
+}

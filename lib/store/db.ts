@@ -1,0 +1,83 @@
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import knexFactory, { type Knex } from 'knex'
+
+export type Db = Knex
+
+/** How long a request may wait for a database connection before it is answered 503. */
+const ACQUIRE_TIMEOUT_MS = 3000
+
+interface SqliteConnection { pragma(sql: string): unknown }
+interface MysqlConnection { query(sql: string, cb: (err: Error | null) => void): void }
+
+/**
+ * Opens the database named by a `DATABASE_URL` (`sqlite:path`, `sqlite::memory:` or
+ * `mysql://user:pass@host:port/db`). All timestamps are stored as UTC with milliseconds.
+ */
+export function openDb(databaseUrl: string): Db {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const target = databaseUrl.slice('sqlite:'.length)
+    const filename = target === ':memory:' ? ':memory:' : resolve(target)
+    if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
+    return knexFactory({
+      client: 'better-sqlite3',
+      connection: { filename },
+      useNullAsDefault: true,
+      acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+      pool: {
+        min: 1,
+        max: 1,
+        // The server and the operator tool share the file: WAL lets them read while one writes,
+        // and busy_timeout makes a writer wait for the other instead of failing at once.
+        afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) {
+          conn.pragma('journal_mode = WAL')
+          conn.pragma('busy_timeout = 5000')
+          conn.pragma('foreign_keys = ON')
+          done(null, conn)
+        }
+      }
+    })
+  }
+  if (databaseUrl.startsWith('mysql://')) {
+    const url = new URL(databaseUrl)
+    return knexFactory({
+      client: 'mysql2',
+      connection: {
+        host: url.hostname,
+        port: url.port === '' ? 3306 : Number(url.port),
+        user: decodeURIComponent(url.username),
+        password: decodeURIComponent(url.password),
+        database: decodeURIComponent(url.pathname.replace(/^\//, '')),
+        timezone: 'Z',
+        connectTimeout: ACQUIRE_TIMEOUT_MS,
+        charset: 'utf8mb4'
+      },
+      acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+      pool: {
+        min: 0,
+        max: 10,
+        // mysql2's `timezone` only converts on the client; the session zone must match so that
+        // NOW() and DATETIME comparisons done by the server agree with it.
+        afterCreate(conn: MysqlConnection, done: (err: Error | null, conn: unknown) => void) {
+          conn.query("SET time_zone = '+00:00'", (err) => done(err, conn))
+        }
+      }
+    })
+  }
+  throw new Error('DATABASE_URL must start with sqlite: or mysql://')
+}
+
+/** A stored timestamp as a Date: SQLite hands back epoch milliseconds, MySQL a Date. */
+export function toDate(value: unknown): Date | null {
+  if (value === null || value === undefined) return null
+  if (value instanceof Date) return value
+  if (typeof value === 'number') return new Date(value)
+  if (typeof value === 'string') return new Date(/^\d+$/.test(value) ? Number(value) : value)
+  throw new TypeError('not a timestamp')
+}
+
+/** ISO 8601 UTC with milliseconds and Z, the one timestamp format of every response. */
+export function isoTime(value: unknown): string | null {
+  const d = toDate(value)
+  return d === null ? null : d.toISOString()
+}

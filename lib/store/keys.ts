@@ -1,0 +1,38 @@
+import { toDate, type Db } from './db.js'
+import type { ApiKeyRow } from './tables.js'
+
+function toKeyRow(r: Record<string, unknown>): ApiKeyRow {
+  return {
+    id: Number(r.id),
+    name: String(r.name),
+    key_hash: String(r.key_hash),
+    rate_limit: r.rate_limit === null ? null : Number(r.rate_limit),
+    created_at: toDate(r.created_at) as Date,
+    revoked_at: toDate(r.revoked_at)
+  }
+}
+
+export async function createKey(
+  { db, name, keyHash, rateLimit, now }: { db: Db; name: string; keyHash: string; rateLimit: number | null; now: Date }
+): Promise<ApiKeyRow> {
+  const [id] = await db('api_keys').insert({ name, key_hash: keyHash, rate_limit: rateLimit, created_at: now })
+  return { id: Number(id), name, key_hash: keyHash, rate_limit: rateLimit, created_at: now, revoked_at: null }
+}
+
+export async function listKeys({ db }: { db: Db }): Promise<ApiKeyRow[]> {
+  const rows = await db('api_keys').select('*').orderBy('id')
+  return rows.map(toKeyRow)
+}
+
+export async function findKeyByHash({ db, keyHash }: { db: Db; keyHash: string }): Promise<ApiKeyRow | null> {
+  const row = await db('api_keys').where({ key_hash: keyHash }).first()
+  return row ? toKeyRow(row) : null
+}
+
+/** Returns 'revoked', 'already' (was revoked before) or 'missing'. */
+export async function revokeKey({ db, id, now }: { db: Db; id: number; now: Date }): Promise<'revoked' | 'already' | 'missing'> {
+  const changed = await db('api_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: now })
+  if (changed > 0) return 'revoked'
+  const exists = await db('api_keys').where({ id }).first('id')
+  return exists ? 'already' : 'missing'
+}

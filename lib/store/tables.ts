@@ -1,0 +1,25 @@
+/** Row shapes as the store hands them out (timestamps already Dates). */
+
+export interface ApiKeyRow {
+  id: number
+  name: string
+  key_hash: string
+  rate_limit: number | null
+  created_at: Date
+  revoked_at: Date | null
+}
+
+export type SiteStatus = 'up' | 'down' | 'unconfirmed' | 'unavailable'
+
+export interface SiteRow {
+  id: number
+  domain: string
+  name: string
+  added_at: Date
+  removed_at: Date | null
+  status: SiteStatus
+  blocked: boolean
+  partial: boolean
+  response_ms: number | null
+  checked_at: Date | null
+}

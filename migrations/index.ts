@@ -1,0 +1,19 @@
+import type { Knex } from 'knex'
+import * as apiKeys from './20261122-01-api-keys.js'
+import * as sites from './20261122-02-sites.js'
+import * as checks from './20261122-03-checks.js'
+import * as outages from './20261122-04-outages.js'
+
+export interface Migration {
+  readonly name: string
+  up(knex: Knex): Promise<void>
+  down(knex: Knex): Promise<void>
+}
+
+/** Every migration in the order it applies; a new one is a dated file added at the end. */
+export const migrations: readonly Migration[] = [
+  { name: '20261122-01-api-keys', ...apiKeys },
+  { name: '20261122-02-sites', ...sites },
+  { name: '20261122-03-checks', ...checks },
+  { name: '20261122-04-outages', ...outages }
+]

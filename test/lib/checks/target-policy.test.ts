@@ -1,0 +1,100 @@
+import t from 'tap'
+import { NON_PUBLIC_ERROR, checkHost, isPublicAddress } from '../../../lib/checks/target-policy.js'
+
+const addresses: ReadonlyArray<readonly [string, boolean, string]> = [
+  ['127.0.0.1', false, 'loopback'],
+  ['10.1.2.3', false, 'private 10/8'],
+  ['172.15.255.255', true, 'just before 172.16/12'],
+  ['172.16.0.1', false, 'start of private 172.16/12'],
+  ['172.31.255.255', false, 'end of private 172.16/12'],
+  ['172.32.0.1', true, 'just past 172.16/12'],
+  ['192.168.1.1', false, 'private 192.168/16'],
+  ['169.254.169.254', false, 'the cloud metadata address'],
+  ['100.63.255.255', true, 'just before carrier-grade NAT'],
+  ['100.64.0.1', false, 'carrier-grade NAT'],
+  ['100.128.0.1', true, 'just past carrier-grade NAT'],
+  ['0.0.0.0', false, 'unspecified v4'],
+  ['224.0.0.1', false, 'multicast'],
+  ['255.255.255.255', false, 'broadcast'],
+  ['::1', false, 'v6 loopback'],
+  ['::', false, 'v6 unspecified'],
+  ['fc00::1', false, 'unique local fc00::/8'],
+  ['fd12::1', false, 'unique local fd00::/8'],
+  ['fd00:ec2::254', false, 'the AWS v6 metadata address'],
+  ['fe80::1', false, 'v6 link-local'],
+  ['fe80::1%eth0', false, 'v6 link-local with a zone'],
+  ['ff02::1', false, 'v6 multicast'],
+  ['2001:db8::1', false, 'v6 documentation'],
+  ['2001:0:4136:e378::1', false, 'Teredo'],
+  ['::ffff:127.0.0.1', false, 'mapped loopback, dotted'],
+  ['::ffff:7f00:1', false, 'mapped loopback, hex'],
+  ['::ffff:10.0.0.1', false, 'mapped private'],
+  ['::ffff:8.8.8.8', true, 'mapped public'],
+  ['::7f00:1', false, 'v4-compatible loopback'],
+  ['64:ff9b::a00:1', false, 'NAT64 of 10.0.0.1'],
+  ['64:ff9b::808:808', true, 'NAT64 of 8.8.8.8'],
+  ['2002:a00:1::', false, '6to4 of 10.0.0.1'],
+  ['2002:a9fe:a9fe::1', false, '6to4 of the metadata address'],
+  ['2002:808:808::1', true, '6to4 of 8.8.8.8'],
+  ['8.8.8.8', true, 'Google DNS'],
+  ['2606:4700:4700::1111', true, 'Cloudflare DNS v6'],
+  ['93.184.215.14', true, 'example.com'],
+  ['example.com', false, 'a name, not an address']
+]
+
+t.test('isPublicAddress judges each address', async (t) => {
+  for (const [ip, expected, why] of addresses) {
+    t.equal(isPublicAddress(ip), expected, `${ip} (${why}) is ${expected ? 'public' : 'not public'}`)
+  }
+})
+
+const resolvesTo = (...ips: string[]) => async (): Promise<string[]> => ips
+
+t.test('a name resolving to a non-public address is refused by default and allowed by configuration', async (t) => {
+  for (const [ip, isPublic, why] of addresses) {
+    if (isPublic || ip === 'example.com') continue
+    const refused = await checkHost('target.test', { allowPrivate: false, lookup: resolvesTo(ip) })
+    t.same(refused, { ok: false, reason: 'non_public', error: NON_PUBLIC_ERROR }, `${ip} (${why}) refused`)
+    const allowed = await checkHost('target.test', { allowPrivate: true, lookup: resolvesTo(ip) })
+    t.same(allowed, { ok: true, addresses: [ip] }, `${ip} (${why}) allowed with allowPrivate`)
+  }
+})
+
+t.test('a name resolving only to public addresses is allowed', async (t) => {
+  const got = await checkHost('example.com', { allowPrivate: false, lookup: resolvesTo('93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c') })
+  t.same(got, { ok: true, addresses: ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'] })
+})
+
+t.test('a name with one public and one private record is refused', async (t) => {
+  for (const order of [['8.8.8.8', '10.0.0.1'], ['10.0.0.1', '8.8.8.8']]) {
+    const got = await checkHost('rebind.test', { allowPrivate: false, lookup: resolvesTo(...order) })
+    t.match(got, { ok: false, reason: 'non_public' }, order.join(', '))
+  }
+})
+
+t.test('an address literal is judged without a lookup', async (t) => {
+  const lookup = async (): Promise<string[]> => { throw new Error('lookup must not be called') }
+  t.match(await checkHost('127.0.0.1', { allowPrivate: false, lookup }), { ok: false, reason: 'non_public' })
+  t.match(await checkHost('[::1]', { allowPrivate: false, lookup }), { ok: false, reason: 'non_public' })
+  t.same(await checkHost('[::1]', { allowPrivate: true, lookup }), { ok: true, addresses: ['::1'] })
+  t.same(await checkHost('8.8.8.8', { allowPrivate: false, lookup }), { ok: true, addresses: ['8.8.8.8'] })
+})
+
+t.test('a DNS failure is reported with its code, whatever the policy', async (t) => {
+  const lookup = async (): Promise<string[]> => {
+    throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' })
+  }
+  for (const allowPrivate of [false, true]) {
+    t.match(await checkHost('nowhere.test', { allowPrivate, lookup }), { ok: false, reason: 'dns', code: 'NXDOMAIN' }, `allowPrivate ${allowPrivate}`)
+  }
+  const empty = await checkHost('empty.test', { allowPrivate: false, lookup: resolvesTo() })
+  t.match(empty, { ok: false, reason: 'dns', code: 'NODATA' }, 'no records at all')
+})
+
+t.test('the real resolver sends localhost to loopback, which is refused by default', async (t) => {
+  const refused = await checkHost('localhost', { allowPrivate: false })
+  t.same(refused, { ok: false, reason: 'non_public', error: NON_PUBLIC_ERROR })
+  const allowed = await checkHost('localhost', { allowPrivate: true })
+  t.equal(allowed.ok, true)
+  if (allowed.ok) t.ok(allowed.addresses.length > 0 && allowed.addresses.every((ip) => !isPublicAddress(ip)), allowed.addresses.join(', '))
+})
