@@ -55,9 +55,12 @@ export class KeyAuthenticator {
     try {
       found = await this.#cache.fetch(keyHash)
     } catch {
-      throw databaseUnavailable()
+      found = undefined
     }
-    const row = found?.row
+    // The fetch method always returns an object; nothing back means the database failed and no
+    // earlier answer for this key was at hand.
+    if (found === undefined) throw databaseUnavailable()
+    const row = found.row
     if (!row || !sameHash(row.key_hash, keyHash)) throw Boom.unauthorized('invalid API key', 'Bearer')
     if (row.revoked_at !== null) throw Boom.unauthorized('API key has been revoked', 'Bearer')
     return { keyId: row.id, name: row.name, limit: row.rate_limit ?? this.#defaultLimit }

@@ -1,3 +1,4 @@
+import type { Server } from '@hapi/hapi'
 import { pino, type Logger } from 'pino'
 import { safeErrorSummary } from './errors.js'
 
@@ -43,6 +44,16 @@ export function hapiPinoOptions(logger: Logger) {
     logPayload: false,
     logQueryParams: false,
     logRequestStart: false,
+    // Request errors are logged by `logRequestErrors`: pino would copy the raw error message,
+    // which Knex prefixes with the SQL, into the line's msg.
+    logEvents: ['onPostStart', 'onPostStop', 'response'],
     ignorePaths: ['/healthz']
   }
+}
+
+/** Logs each request's internal error once; the `err` serializer reduces it to a summary with no stack and no SQL. */
+export function logRequestErrors(server: Server, logger: Logger): void {
+  server.events.on({ name: 'request', channels: 'error' }, (request, event) => {
+    logger.error({ req: request, err: event.error }, 'request failed')
+  })
 }

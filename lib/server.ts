@@ -5,7 +5,7 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import { KeyAuthenticator, registerKeyAuth } from './auth.js'
 import { formatErrorResponse } from './errors.js'
-import { hapiPinoOptions } from './logger.js'
+import { hapiPinoOptions, logRequestErrors } from './logger.js'
 import { RateLimiter, registerRateLimits } from './rate-limit.js'
 import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
@@ -44,6 +44,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
     }
   })
   await server.register({ plugin: hapiPino, options: hapiPinoOptions(logger) })
+  logRequestErrors(server, logger)
   registerKeyAuth(server, new KeyAuthenticator({ db, defaultLimit: config.rateLimitPerMin }))
   server.auth.default({ strategy: 'api-key', mode: 'required' })
   server.ext('onPreResponse', formatErrorResponse)

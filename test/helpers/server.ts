@@ -1,0 +1,49 @@
+import { Writable } from 'node:stream'
+import type { Server } from '@hapi/hapi'
+import { loadConfig, type Config } from '../../config/index.js'
+import { generateKey, hashKey } from '../../lib/keys.js'
+import { createLogger } from '../../lib/logger.js'
+import type { RateLimiter } from '../../lib/rate-limit.js'
+import { buildServer } from '../../lib/server.js'
+import type { Db } from '../../lib/store/db.js'
+import { createKey } from '../../lib/store/keys.js'
+
+/** Every log line a test server wrote, parsed, so tests can assert what logs never contain. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = []
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.lines.push(...chunk.toString().split('\n').filter(Boolean))
+    done()
+  }
+}
+
+export interface TestServer {
+  server: Server
+  config: Config
+  logs: LogCapture
+  /** Issues a key straight into the store; returns the key text. */
+  issueKey(options?: { name?: string; limit?: number | null }): Promise<string>
+}
+
+export async function testServer(
+  { db, env = {}, now, limiter }: { db: Db; env?: Record<string, string>; now?: () => Date; limiter?: RateLimiter }
+): Promise<TestServer> {
+  const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
+  const logs = new LogCapture()
+  const logger = createLogger({ level: config.logLevel, stream: logs })
+  const server = await buildServer({ config, db, logger, now, limiter })
+  return {
+    server,
+    config,
+    logs,
+    issueKey: async ({ name = 'test', limit = null } = {}) => {
+      const key = generateKey()
+      await createKey({ db, name, keyHash: hashKey(key), rateLimit: limit, now: new Date() })
+      return key
+    }
+  }
+}
+
+export function bearer(key: string): Record<string, string> {
+  return { authorization: `Bearer ${key}` }
+}

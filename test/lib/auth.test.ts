@@ -1,0 +1,85 @@
+import t from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { run } from '../../lib/cli/index.js'
+import { generateKey } from '../../lib/keys.js'
+import { revokeKey, listKeys } from '../../lib/store/keys.js'
+import { engines, migratedDb } from '../helpers/db.js'
+import { bearer, testServer } from '../helpers/server.js'
+import { PassThrough } from 'node:stream'
+
+for (const engine of engines()) {
+  t.test(`bearer keys on ${engine}`, async (t) => {
+    const { db, url } = await migratedDb(engine, t)
+    const { server, issueKey, logs } = await testServer({ db, env: { DATABASE_URL: url } })
+    const key = await issueKey({ name: 'auth' })
+
+    const cases: Array<[string, Record<string, string>, RegExp]> = [
+      ['a missing Authorization header', {}, /missing API key/],
+      ['an empty Authorization header', { authorization: '' }, /missing API key/],
+      ['another scheme', { authorization: `Basic ${Buffer.from('u:p').toString('base64')}` }, /malformed/],
+      ['Bearer with no token', { authorization: 'Bearer' }, /malformed/],
+      ['Bearer with two tokens', { authorization: `Bearer ${key} extra` }, /malformed/],
+      ['a token of the wrong shape', { authorization: 'Bearer not-a-key' }, /invalid API key/],
+      ['a well-formed unknown key', bearer(generateKey()), /invalid API key/],
+      ['a known key with one character changed', bearer(key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A')), /invalid API key/]
+    ]
+    for (const [title, headers, message] of cases) {
+      t.test(`${title} gets 401 with a Bearer challenge`, async (t) => {
+        const res = await server.inject({ method: 'GET', url: '/api/v1/rate_limit', headers })
+        t.equal(res.statusCode, 401)
+        t.match(res.headers['www-authenticate'], /^Bearer\b/)
+        t.match(JSON.parse(res.payload), { error: message })
+        t.notOk(res.headers['ratelimit-limit'], 'an unauthenticated request is not charged')
+      })
+    }
+
+    t.test('a valid key is accepted in any case of the scheme word', async (t) => {
+      for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+        const res = await server.inject({ method: 'GET', url: '/api/v1/rate_limit', headers: { authorization: `${scheme} ${key}` } })
+        t.equal(res.statusCode, 200, scheme)
+      }
+    })
+
+    t.test('a key revoked in the store stops working within one second', async (t) => {
+      const doomed = await issueKey({ name: 'doomed' })
+      t.equal((await server.inject({ url: '/api/v1/rate_limit', headers: bearer(doomed) })).statusCode, 200)
+      const id = (await listKeys({ db })).find((k) => k.name === 'doomed')?.id as number
+      await revokeKey({ db, id, now: new Date() })
+      const revokedAt = Date.now()
+      let status = 200
+      let body = ''
+      while (Date.now() - revokedAt < 1000 && status === 200) {
+        const res = await server.inject({ url: '/api/v1/rate_limit', headers: bearer(doomed) })
+        status = res.statusCode
+        body = res.payload
+        if (status === 200) await sleep(20)
+      }
+      t.equal(status, 401, `refused ${Date.now() - revokedAt} ms after revocation`)
+      t.match(JSON.parse(body), { error: /revoked/ })
+    })
+
+    t.test('no key or Authorization header reaches the log', async (t) => {
+      const text = logs.lines.join('\n')
+      t.ok(logs.lines.length > 0, 'requests were logged')
+      t.notOk(text.includes(key), 'the key text is absent')
+      t.notOk(text.includes(key.slice(4, 20)), 'no fragment of it either')
+      t.notOk(/authorization/i.test(text), 'no Authorization header')
+    })
+  })
+}
+
+t.test('keys revoked with the operator tool stop working in the running server within one second', async (t) => {
+  const { db, url } = await migratedDb('sqlite', t)
+  const { server } = await testServer({ db, env: { DATABASE_URL: url } })
+  const out = new PassThrough()
+  const chunks: string[] = []
+  out.on('data', (c: Buffer) => chunks.push(c.toString()))
+  const io = { stdout: out, stderr: new PassThrough(), env: { DATABASE_URL: url }, now: () => new Date() }
+  t.equal(await run(['keys', 'create', '--name', 'tool'], io), 0)
+  const key = chunks.join('').trim().split('\n').pop() as string
+  t.equal((await server.inject({ url: '/api/v1/rate_limit', headers: bearer(key) })).statusCode, 200, 'a key created with the tool works at once')
+  const id = (await listKeys({ db })).find((k) => k.name === 'tool')?.id as number
+  t.equal(await run(['keys', 'revoke', String(id)], io), 0)
+  await sleep(1000)
+  t.equal((await server.inject({ url: '/api/v1/rate_limit', headers: bearer(key) })).statusCode, 401, 'refused one second later')
+})
