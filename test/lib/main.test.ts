@@ -1,0 +1,81 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { once } from 'node:events'
+import { loadConfig } from '../../config/index.js'
+import { createLogger } from '../../lib/logger.js'
+import { startService } from '../../lib/main.js'
+import { LogCapture } from '../helpers/server.js'
+
+const CLI = resolve('lib/cli/index.ts')
+
+t.test('stop lets in-flight requests finish, then refuses new ones and closes the database', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'site-status-main-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` })
+  const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
+  let arrived!: () => void
+  const handlerRunning = new Promise<void>((resolve) => { arrived = resolve })
+  service.server.route({
+    method: 'GET',
+    path: '/slow',
+    options: { auth: false },
+    handler: async () => { arrived(); await new Promise((r) => setTimeout(r, 300)); return { done: true } }
+  })
+  const uri = service.server.info.uri
+  const inFlight = fetch(`${uri}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }))
+  await handlerRunning
+  const stopped = service.stop()
+  t.same(await inFlight, { status: 200, body: { done: true } }, 'the request in flight completed')
+  await stopped
+  await t.rejects(fetch(`${uri}/healthz`), 'no new connections after stop')
+  await t.rejects(service.db.raw('select 1'), 'the database is closed')
+})
+
+/** Starts `site-status serve` as a real process and resolves with its address once it listens. */
+async function serve(t: Tap.Test, env: Record<string, string>, cwd: string) {
+  const child = spawn(process.execPath, [...process.execArgv, CLI, 'serve'], {
+    cwd,
+    env: { PATH: process.env.PATH, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  let out = ''
+  child.stderr.on('data', (c: Buffer) => { out += c.toString() })
+  const uri = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000)
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString()
+      const m = /"uri":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(out)
+      if (m) { clearTimeout(timer); resolve(m[1] as string) }
+    })
+    child.once('exit', () => reject(new Error(`serve exited early: ${out}`)))
+  })
+  return { child, uri, output: () => out }
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  t.test(`serve starts on a fresh SQLite file with no DATABASE_URL and exits 0 on ${signal}`, async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'site-status-serve-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const { child, uri, output } = await serve(t, {}, dir)
+    const health = await fetch(`${uri}/healthz`)
+    t.equal(health.status, 200)
+    t.ok(existsSync(join(dir, 'data', 'site-status.sqlite')), 'the default database file was created and migrated')
+    child.kill(signal)
+    const [code] = await once(child, 'exit')
+    t.equal(code, 0, 'exit code 0')
+    t.match(output(), /"msg":"stopped"/)
+  })
+}
+
+t.test('serve refuses to start with a bad setting and names it', async (t) => {
+  const child = spawn(process.execPath, [...process.execArgv, CLI, 'serve'], { env: { PATH: process.env.PATH, PORT: 'eighty' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let err = ''
+  child.stderr.on('data', (c: Buffer) => { err += c.toString() })
+  const [code] = await once(child, 'exit')
+  t.not(code, 0)
+  t.match(err, /^site-status: invalid configuration: PORT: .+\n$/, 'one line naming PORT')
+})
