@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import Joi from 'joi'
 
 /** One location: a label in the spec's form and, optionally, the regional forward proxy it egresses through. */
@@ -26,7 +27,10 @@ export interface Config {
   readonly probeTimeoutMs: number
   readonly cacheTtlS: number
   readonly rateLimitPerMin: number
+  /** True: checks may reach any non-public address. */
   readonly allowPrivateTargets: boolean
+  /** CIDR ranges checks may reach although they are not public (when `allowPrivateTargets` is false). */
+  readonly allowedTargetRanges: readonly string[]
   readonly connectTo: readonly ConnectToRule[]
   readonly logLevel: string
 }
@@ -45,7 +49,21 @@ const locationSchema = Joi.object({
 
 const locationsSchema = Joi.array().items(locationSchema).min(1).max(50).unique('label')
 
-const boolFlag = Joi.string().valid('1', '0', 'true', 'false', '').default('')
+const FLAG_VALUES = new Set(['1', '0', 'true', 'false', ''])
+
+function isCidr(text: string): boolean {
+  const [address, bits, extra] = text.split('/')
+  const family = isIP(address ?? '')
+  if (family === 0 || extra !== undefined) return false
+  if (bits === undefined) return true
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32)
+}
+
+/** `1`/`true` allows every non-public target; a comma-separated CIDR list allows only those ranges. */
+const allowPrivateSchema = Joi.string().allow('').default('').custom((value: string, helpers) => {
+  if (FLAG_VALUES.has(value) || value.split(',').every((part) => isCidr(part.trim()))) return value
+  return helpers.error('any.invalid')
+}).messages({ 'any.invalid': 'must be 1, 0, or a comma-separated list of CIDR ranges such as 10.20.0.0/16' })
 
 const envSchema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
@@ -59,7 +77,7 @@ const envSchema = Joi.object({
   PROBE_TIMEOUT_MS: Joi.number().integer().min(100).max(120000).default(10000),
   CACHE_TTL_S: Joi.number().integer().min(0).max(86400).default(60),
   RATE_LIMIT_PER_MIN: Joi.number().integer().min(1).max(1000000).default(60),
-  ALLOW_PRIVATE_TARGETS: boolFlag,
+  ALLOW_PRIVATE_TARGETS: allowPrivateSchema,
   CONNECT_TO: Joi.string().allow('').default(''),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info')
 }).unknown(true)
@@ -67,7 +85,8 @@ const envSchema = Joi.object({
 function parseLocations(raw: string | undefined): LocationConfig[] {
   if (raw === undefined) return DEFAULT_LOCATIONS
   let text = raw.trim()
-  if (!text.startsWith('[')) {
+  // Inline JSON starts with `[` (or `{`, so that a lone object is reported as "not an array" rather than as a missing file).
+  if (!text.startsWith('[') && !text.startsWith('{')) {
     try {
       text = readFileSync(text, 'utf8')
     } catch (err) {
@@ -93,17 +112,17 @@ function parsePort(text: string, variable: string): number | null {
 }
 
 /** Splits `host:port` where host may be a bracketed IPv6 literal, as curl writes it. */
-function splitHostPort(text: string, variable: string): [string, string, string] {
+function splitHostPort(text: string, entry: string): [string, string, string] {
   const m = /^(\[[0-9a-fA-F:.]*\]|[^:[\]]*):([^:]*):(.*)$/.exec(text)
-  if (!m) throw new ConfigError(`${variable}: "${text}" must look like HOST1:PORT1:HOST2:PORT2`)
+  if (!m) throw new ConfigError(`CONNECT_TO: "${entry}" must look like HOST1:PORT1:HOST2:PORT2`)
   return [m[1] ?? '', m[2] ?? '', m[3] ?? '']
 }
 
 export function parseConnectTo(raw: string): ConnectToRule[] {
   const rules: ConnectToRule[] = []
   for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const [host1, port1, rest] = splitHostPort(entry, 'CONNECT_TO')
-    const [host2, port2, extra] = splitHostPort(`${rest}:`, 'CONNECT_TO')
+    const [host1, port1, rest] = splitHostPort(entry, entry)
+    const [host2, port2, extra] = splitHostPort(`${rest}:`, entry)
     if (extra !== '') throw new ConfigError(`CONNECT_TO: "${entry}" must look like HOST1:PORT1:HOST2:PORT2`)
     const unbracket = (h: string): string | null => (h === '' ? null : h.replace(/^\[(.*)\]$/, '$1').toLowerCase())
     rules.push({
@@ -114,6 +133,13 @@ export function parseConnectTo(raw: string): ConnectToRule[] {
     })
   }
   return rules
+}
+
+/** Messages quote operator input; escape line breaks and other control characters so the error stays one line. */
+function oneLine(text: string): string {
+  const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => named[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /**
@@ -136,7 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push(err.message)
     }
   }
-  if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`)
+  if (problems.length > 0) throw new ConfigError(oneLine(`invalid configuration: ${problems.join('; ')}`))
   const v = value as Record<string, unknown>
   const host = v.HOST as string
   const port = v.PORT as number
@@ -146,13 +172,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     publicUrl: String(v.PUBLIC_URL ?? `http://${urlHost}:${port}`).replace(/\/+$/, ''),
     databaseUrl: v.DATABASE_URL as string,
-    locations: Object.freeze(locations),
+    locations: Object.freeze(locations.map((l) => Object.freeze({ ...l }))),
     checkIntervalS: v.CHECK_INTERVAL_S as number,
     probeTimeoutMs: v.PROBE_TIMEOUT_MS as number,
     cacheTtlS: v.CACHE_TTL_S as number,
     rateLimitPerMin: v.RATE_LIMIT_PER_MIN as number,
     allowPrivateTargets: v.ALLOW_PRIVATE_TARGETS === '1' || v.ALLOW_PRIVATE_TARGETS === 'true',
-    connectTo: Object.freeze(connectTo),
+    allowedTargetRanges: Object.freeze(FLAG_VALUES.has(v.ALLOW_PRIVATE_TARGETS as string)
+      ? []
+      : (v.ALLOW_PRIVATE_TARGETS as string).split(',').map((r) => r.trim())),
+    connectTo: Object.freeze(connectTo.map((r) => Object.freeze({ ...r }))),
     logLevel: v.LOG_LEVEL as string
   })
 }

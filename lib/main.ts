@@ -1,6 +1,9 @@
 import type { Server } from '@hapi/hapi'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
+import { LocationPools } from './checks/location-pool.js'
+import { CheckSupervisor } from './checks/supervisor.js'
+import { userAgent } from './checks/user-agent.js'
 import { safeErrorSummary } from './errors.js'
 import { buildServer } from './server.js'
 import { openDb, type Db } from './store/db.js'
@@ -18,22 +21,41 @@ const DRAIN_TIMEOUT_MS = 8000
 
 export async function startService({ config, logger }: { config: Config; logger: Logger }): Promise<RunningService> {
   const db = openDb(config.databaseUrl)
+  let pools: LocationPools | undefined
   try {
     const applied = await migrateLatest(db)
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
-    const server = await buildServer({ config, db, logger })
+    pools = new LocationPools({
+      locations: config.locations,
+      connectTo: config.connectTo,
+      allowPrivate: config.allowPrivateTargets,
+      allowRanges: config.allowedTargetRanges,
+      timeoutMs: config.probeTimeoutMs,
+      userAgent: userAgent(config.publicUrl),
+      logger
+    })
+    const checks = new CheckSupervisor({
+      prober: pools,
+      cacheTtlS: config.cacheTtlS,
+      allowPrivate: config.allowPrivateTargets,
+      allowRanges: config.allowedTargetRanges,
+      connectTo: config.connectTo
+    })
+    const server = await buildServer({ config, db, logger, checks })
     await server.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')
     let stopping: Promise<void> | undefined
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
         await server.stop({ timeout: DRAIN_TIMEOUT_MS })
+        await pools?.close()
         await db.destroy()
       })()
       return stopping
     }
     return { server, db, stop }
   } catch (err) {
+    await pools?.close().catch(() => {})
     await db.destroy().catch(() => {})
     throw err
   }

@@ -3,6 +3,7 @@ import Boom from '@hapi/boom'
 import hapiPino from 'hapi-pino'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
+import type { CheckSupervisor } from './checks/supervisor.js'
 import { KeyAuthenticator, registerKeyAuth } from './auth.js'
 import { formatErrorResponse } from './errors.js'
 import { hapiPinoOptions, logRequestErrors } from './logger.js'
@@ -17,6 +18,7 @@ export interface ServerDeps {
   logger: Logger
   now?: () => Date
   limiter?: RateLimiter
+  checks?: CheckSupervisor
 }
 
 /** Largest request body accepted anywhere: the check endpoint's 4 KiB. */
@@ -49,6 +51,6 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   server.auth.default({ strategy: 'api-key', mode: 'required' })
   server.ext('onPreResponse', formatErrorResponse)
   registerRateLimits(server, limiter)
-  server.route(routes({ db, limiter, now }))
+  server.route(routes({ db, limiter, now, checks: deps.checks }))
   return server
 }

@@ -4,10 +4,43 @@ import { BlockList, isIP } from 'node:net'
 /** Body text of the 400 answered when a target is refused. */
 export const NON_PUBLIC_ERROR = 'domain resolves to a non-public address'
 
-/** How a target host is judged: `allowPrivate` lifts the guard; `lookup` replaces DNS (tests, custom resolvers). */
+/** The error a location reports when the policy stopped one of its hops; the check then answers 400. */
+export const POLICY_REFUSAL = `policy: ${NON_PUBLIC_ERROR}`
+
+/**
+ * How a target host is judged: `allowPrivate` lifts the guard; `allowRanges` (CIDRs) lifts it for
+ * those ranges only, such as an intranet; `lookup` replaces DNS (tests, custom resolvers).
+ */
 export interface TargetPolicy {
   allowPrivate: boolean
+  allowRanges?: readonly string[]
   lookup?: (host: string) => Promise<string[]>
+}
+
+const allowLists = new Map<string, BlockList>()
+
+/** A BlockList of the given CIDRs, built once per distinct list. */
+function allowList(ranges: readonly string[]): BlockList {
+  const key = ranges.join(',')
+  let list = allowLists.get(key)
+  if (!list) {
+    list = new BlockList()
+    for (const cidr of ranges) {
+      const [net, bits] = cidr.split('/') as [string, string | undefined]
+      const family = isIP(net) === 6 ? 'ipv6' : 'ipv4'
+      list.addSubnet(net, bits === undefined ? (family === 'ipv6' ? 128 : 32) : Number(bits), family)
+    }
+    allowLists.set(key, list)
+  }
+  return list
+}
+
+/** Whether the policy lets a connection go to this address. */
+export function isAllowedAddress(ip: string, policy: TargetPolicy): boolean {
+  if (policy.allowPrivate || isPublicAddress(ip)) return true
+  if (!policy.allowRanges || policy.allowRanges.length === 0) return false
+  const bare = stripHost(ip)
+  return allowList(policy.allowRanges).check(bare, isIP(bare) === 6 ? 'ipv6' : 'ipv4')
 }
 
 /** Outcome of {@link checkHost}: the addresses to connect to, or why not. `code` is set for DNS failures. */
@@ -109,7 +142,7 @@ export async function checkHost(host: string, policy: TargetPolicy): Promise<Hos
     }
     if (addresses.length === 0) return dnsFailure('NODATA')
   }
-  if (!policy.allowPrivate && !addresses.every(isPublicAddress)) {
+  if (!addresses.every((a) => isAllowedAddress(a, policy))) {
     return { ok: false, reason: 'non_public', error: NON_PUBLIC_ERROR }
   }
   return { ok: true, addresses }

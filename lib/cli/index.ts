@@ -96,7 +96,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
 
 function reportFailure(err: unknown, io: CliIo): number {
   if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    println(io.stderr, `site-status: ${(err as Error).message} (see site-status --help)`)
+    // node:util parseArgs spreads some messages over several lines; an operator gets one.
+    const message = (err as Error).message.replace(/\s*\n\s*/g, ' ')
+    println(io.stderr, `site-status: ${message} (see site-status --help)`)
     return 2
   }
   if (err instanceof ConfigError || err instanceof CommandError) {
@@ -111,6 +113,11 @@ function reportFailure(err: unknown, io: CliIo): number {
 
 const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)
 if (invokedDirectly) {
+  // `site-status sites list | head -1` closes the pipe before everything is written: the command
+  // still finishes its work and exits with its own code instead of crashing with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => { if (err.code !== 'EPIPE') throw err })
+  }
   const code = await run(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, now: () => new Date() })
   process.exitCode = code
 }

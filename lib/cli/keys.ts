@@ -23,7 +23,8 @@ function parseLimit(text: string | undefined): number | null {
 export async function keysCommand(args: string[], io: CliIo, open: () => Promise<{ db: Db; config: Config }>): Promise<number> {
   const [sub, ...rest] = args
   if (sub === undefined || sub === '--help' || sub === '-h' || rest.includes('--help')) {
-    println(io.stdout, KEYS_HELP)
+    // Asked for, help is output (stdout); without a command it is a usage error (stderr, exit 2).
+    println(sub === undefined ? io.stderr : io.stdout, KEYS_HELP)
     return sub === undefined ? 2 : 0
   }
   if (sub === 'create') {
@@ -56,11 +57,13 @@ export async function keysCommand(args: string[], io: CliIo, open: () => Promise
   }
   if (sub === 'revoke') {
     const { positionals } = parseArgs({ args: rest, options: {}, strict: true, allowPositionals: true })
-    if (positionals.length !== 1 || !/^\d+$/.test(positionals[0] as string)) throw new UsageError('keys revoke needs one key ID (see keys list)')
-    const id = Number(positionals[0])
+    if (positionals.length !== 1 || !/^\d+$/.test(positionals[0] as string)) throw new UsageError('keys revoke needs one numeric key ID, as keys list shows it')
+    const text = positionals[0] as string
+    const id = Number(text)
     const { db } = await open()
-    const outcome = await revokeKey({ db, id, now: io.now() })
-    if (outcome === 'missing') throw new CommandError(`no key with ID ${id}`)
+    // An ID past 2^53 cannot be stored; say so with the digits given, not as 1e+23.
+    const outcome = Number.isSafeInteger(id) ? await revokeKey({ db, id, now: io.now() }) : 'missing'
+    if (outcome === 'missing') throw new CommandError(`no key with ID ${text}`)
     println(io.stdout, outcome === 'revoked' ? `revoked key ${id}` : `key ${id} was already revoked`)
     return 0
   }

@@ -43,7 +43,8 @@ function domainArg(positionals: string[], command: string): string {
 export async function sitesCommand(args: string[], io: CliIo, open: () => Promise<{ db: Db }>): Promise<number> {
   const [sub, ...rest] = args
   if (sub === undefined || sub === '--help' || sub === '-h' || rest.includes('--help')) {
-    println(io.stdout, SITES_HELP)
+    // Asked for, help is output (stdout); without a command it is a usage error (stderr, exit 2).
+    println(sub === undefined ? io.stderr : io.stdout, SITES_HELP)
     return sub === undefined ? 2 : 0
   }
   if (sub === 'add') {
@@ -102,21 +103,28 @@ async function readImportFile(file: string, io: CliIo): Promise<ParsedFile> {
   const seen = new Set<string>()
   const result: ParsedFile = { entries: [], bad: [], duplicates: 0 }
   let lineNo = 0
-  for await (const raw of createInterface({ input, crlfDelay: Infinity })) {
-    lineNo++
-    const line = raw.trim()
-    if (line === '' || line.startsWith('#')) continue
-    const comma = line.indexOf(',')
-    try {
-      const domain = normaliseDomain(comma === -1 ? line : line.slice(0, comma))
-      const name = comma === -1 ? null : parseSiteName(line.slice(comma + 1))
-      if (seen.has(domain)) { result.duplicates++; continue }
-      seen.add(domain)
-      result.entries.push({ domain, name })
-    } catch (err) {
-      if (!(err instanceof DomainError) && !(err instanceof SiteNameError)) throw err
-      result.bad.push(`line ${lineNo}: ${err.message}`)
+  try {
+    for await (const raw of createInterface({ input, crlfDelay: Infinity })) {
+      lineNo++
+      const line = raw.trim()
+      if (line === '' || line.startsWith('#')) continue
+      const comma = line.indexOf(',')
+      try {
+        const domain = normaliseDomain(comma === -1 ? line : line.slice(0, comma))
+        const name = comma === -1 ? null : parseSiteName(line.slice(comma + 1))
+        if (seen.has(domain)) { result.duplicates++; continue }
+        seen.add(domain)
+        result.entries.push({ domain, name })
+      } catch (err) {
+        if (!(err instanceof DomainError) && !(err instanceof SiteNameError)) throw err
+        result.bad.push(`line ${lineNo}: ${err.message}`)
+      }
     }
+  } catch (err) {
+    // A folder or an unreadable device opens but fails on read: one clear line, as for a missing file.
+    const code = (err as NodeJS.ErrnoException).code
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) throw new CommandError(`cannot read ${file}: ${code}`)
+    throw err
   }
   if (io.stderr.isTTY) io.stderr.write(`read ${lineNo} lines\n`)
   return result

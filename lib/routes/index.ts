@@ -1,6 +1,8 @@
 import type { ServerRoute } from '@hapi/hapi'
+import type { CheckSupervisor } from '../checks/supervisor.js'
 import type { RateLimiter } from '../rate-limit.js'
 import type { Db } from '../store/db.js'
+import { checkRoutes } from './check.js'
 import { fallbackRoutes } from './fallback.js'
 import { healthRoutes } from './health.js'
 import { rateLimitRoutes } from './rate-limit.js'
@@ -9,6 +11,8 @@ export interface RouteDeps {
   db: Db
   limiter: RateLimiter
   now: () => Date
+  /** On-demand checks; a server built without one (some tests) has no check route. */
+  checks?: CheckSupervisor
 }
 
 /** The route table: every path the service answers, one module per resource. */
@@ -16,6 +20,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
   return [
     ...healthRoutes(deps),
     ...rateLimitRoutes(deps),
+    ...(deps.checks ? checkRoutes({ checks: deps.checks }) : []),
     ...fallbackRoutes()
   ]
 }

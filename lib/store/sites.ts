@@ -45,7 +45,7 @@ export async function addSites({ db, entries, now }: { db: Db; entries: readonly
       if (!found) { outcomes.push('added'); continue }
       const patch: Record<string, unknown> = {}
       if (e.name !== null) patch.name = e.name
-      if (found.removed) Object.assign(patch, { removed_at: null, added_at: now, status: 'unavailable', checked_at: null })
+      if (found.removed) Object.assign(patch, { removed_at: null, added_at: now, status: 'unavailable', blocked: false, partial: false, response_ms: null, checked_at: null })
       if (Object.keys(patch).length > 0) await trx('sites').where({ domain: e.domain }).update(patch)
       outcomes.push(found.removed ? 'resumed' : 'already')
     }

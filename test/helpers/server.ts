@@ -3,6 +3,7 @@ import type { Server } from '@hapi/hapi'
 import { loadConfig, type Config } from '../../config/index.js'
 import { generateKey, hashKey } from '../../lib/keys.js'
 import { createLogger } from '../../lib/logger.js'
+import type { CheckSupervisor } from '../../lib/checks/supervisor.js'
 import type { RateLimiter } from '../../lib/rate-limit.js'
 import { buildServer } from '../../lib/server.js'
 import type { Db } from '../../lib/store/db.js'
@@ -26,12 +27,12 @@ export interface TestServer {
 }
 
 export async function testServer(
-  { db, env = {}, now, limiter }: { db: Db; env?: Record<string, string>; now?: () => Date; limiter?: RateLimiter }
+  { db, env = {}, now, limiter, checks }: { db: Db; env?: Record<string, string>; now?: () => Date; limiter?: RateLimiter; checks?: CheckSupervisor }
 ): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
   const logger = createLogger({ level: config.logLevel, stream: logs })
-  const server = await buildServer({ config, db, logger, now, limiter })
+  const server = await buildServer({ config, db, logger, now, limiter, checks })
   return {
     server,
     config,

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { NON_PUBLIC_ERROR, checkHost, isPublicAddress } from '../../../lib/checks/target-policy.js'
+import { NON_PUBLIC_ERROR, checkHost, isAllowedAddress, isPublicAddress } from '../../../lib/checks/target-policy.js'
 
 const addresses: ReadonlyArray<readonly [string, boolean, string]> = [
   ['127.0.0.1', false, 'loopback'],
@@ -97,4 +97,16 @@ t.test('the real resolver sends localhost to loopback, which is refused by defau
   const allowed = await checkHost('localhost', { allowPrivate: true })
   t.equal(allowed.ok, true)
   if (allowed.ok) t.ok(allowed.addresses.length > 0 && allowed.addresses.every((ip) => !isPublicAddress(ip)), allowed.addresses.join(', '))
+})
+
+t.test('allowRanges opens only the listed ranges', async (t) => {
+  const policy = { allowPrivate: false, allowRanges: ['10.20.0.0/16', '127.0.0.2/32', 'fd00::/8'] }
+  const cases: Array<[string, boolean]> = [
+    ['10.20.3.4', true], ['10.21.0.1', false], ['127.0.0.2', true], ['127.0.0.1', false],
+    ['fd12::1', true], ['fe80::1', false], ['169.254.169.254', false], ['8.8.8.8', true]
+  ]
+  for (const [ip, allowed] of cases) t.equal(isAllowedAddress(ip, policy), allowed, `${ip} ${allowed ? 'allowed' : 'refused'}`)
+  t.match(await checkHost('intranet.test', { ...policy, lookup: resolvesTo('10.20.0.9') }), { ok: true })
+  t.match(await checkHost('mixed.test', { ...policy, lookup: resolvesTo('10.20.0.9', '10.99.0.1') }), { ok: false, reason: 'non_public' },
+    'one address outside the ranges refuses the name')
 })

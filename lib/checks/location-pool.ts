@@ -1,0 +1,117 @@
+import { Piscina } from 'piscina'
+import type { Logger } from 'pino'
+import type { ConnectToRule, LocationConfig } from '../../config/index.js'
+import type { ActorSettings, ProbeTask } from '../../workers/location-actor.js'
+import type { ProbeResult } from '../../workers/http-probe.js'
+
+// Tests run the TypeScript sources, production the build: the worker file follows this module's own extension.
+const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
+const ACTOR_FILE = new URL(`../../workers/location-actor${EXT}`, import.meta.url).href
+
+/** Extra time a location gets beyond its probe deadline before it counts as not answering. */
+export const ANSWER_MARGIN_MS = 2000
+
+/** One location's result as the check endpoint reports it. */
+export interface LocationResult extends ProbeResult {
+  location: string
+}
+
+export interface LocationPoolOptions {
+  locations: readonly LocationConfig[]
+  connectTo: readonly ConnectToRule[]
+  allowPrivate: boolean
+  /** CIDRs reachable although not public (see ALLOW_PRIVATE_TARGETS). */
+  allowRanges?: readonly string[]
+  timeoutMs: number
+  userAgent: string
+  logger: Logger
+  /** Probes one actor thread runs at once; they are I/O bound. */
+  concurrency?: number
+  /** Another actor module (fault tests use one that never answers). */
+  actorFile?: string
+}
+
+function notAnswered(location: string, error: string): LocationResult {
+  return {
+    location,
+    status: 'error',
+    http_code: 0,
+    response_ms: 0,
+    error,
+    final_url: null,
+    timings: { dns: 0, connect: 0, tls: 0, first_byte: 0, total: 0 }
+  }
+}
+
+/**
+ * The location actors: one single-thread Piscina pool per location, so that a crash or a hang
+ * costs only that location's answer. Each thread owns its location's undici dispatcher.
+ */
+export class LocationPools {
+  readonly pools: Piscina[]
+  readonly #labels: string[]
+  readonly #timeoutMs: number
+
+  constructor(opts: LocationPoolOptions) {
+    this.#labels = opts.locations.map((l) => l.label)
+    this.#timeoutMs = opts.timeoutMs
+    this.pools = opts.locations.map((location) => {
+      const settings: ActorSettings = {
+        proxy: location.proxy,
+        connectTo: opts.connectTo,
+        allowPrivate: opts.allowPrivate,
+        allowRanges: opts.allowRanges ?? [],
+        timeoutMs: opts.timeoutMs,
+        userAgent: opts.userAgent
+      }
+      const pool = new Piscina({
+        filename: opts.actorFile ?? ACTOR_FILE,
+        workerData: settings,
+        minThreads: 1,
+        maxThreads: 1,
+        concurrentTasksPerWorker: opts.concurrency ?? 256,
+        // The dispatcher lives with the thread: never let an idle actor be reaped.
+        idleTimeout: Number.MAX_SAFE_INTEGER,
+        // Actors wait on sockets, not on the pool: a blocking Atomics.wait would freeze their event loop.
+        atomics: 'disabled'
+      })
+      pool.on('error', (err: unknown) => {
+        opts.logger.error({ err, location: location.label }, 'location actor failed; it is being replaced')
+      })
+      return pool
+    })
+  }
+
+  get labels(): readonly string[] {
+    return this.#labels
+  }
+
+  /**
+   * Asks every location at once. A location whose actor crashes, or that has not answered by the
+   * probe deadline plus a margin, is reported as `error` (it did not answer); the others are not held up.
+   */
+  async probeAll(domain: string): Promise<LocationResult[]> {
+    return Promise.all(this.pools.map((pool, i) => this.#probeOne(pool, this.#labels[i] as string, domain)))
+  }
+
+  async #probeOne(pool: Piscina, location: string, domain: string): Promise<LocationResult> {
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<LocationResult>((resolve) => {
+      timer = setTimeout(() => resolve(notAnswered(location, `location: no answer in ${this.#timeoutMs + ANSWER_MARGIN_MS} ms`)), this.#timeoutMs + ANSWER_MARGIN_MS)
+    })
+    // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
+    const task = (pool.run({ domain } satisfies ProbeTask) as Promise<ProbeResult>).then(
+      (result): LocationResult => ({ location, ...result }),
+      (): LocationResult => notAnswered(location, 'location: worker failed')
+    )
+    try {
+      return await Promise.race([task, deadline])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.pools.map((p) => p.destroy()))
+  }
+}

@@ -1,0 +1,121 @@
+import { LRUCache } from 'lru-cache'
+import type { ConnectToRule } from '../../config/index.js'
+import { applyConnectTo } from './connect-to.js'
+import { decide, type SiteStatus } from './consensus.js'
+import type { LocationResult } from './location-pool.js'
+import { checkHost, NON_PUBLIC_ERROR, POLICY_REFUSAL } from './target-policy.js'
+
+/** The check endpoint's answer: the spec's fields first, then what API consumers also want. */
+export interface CheckResult {
+  domain: string
+  status: SiteStatus
+  locations_answered: number
+  locations_total: number
+  response_ms: number | null
+  cached: boolean
+  locations: LocationResult[]
+  checked_at: string
+  partial: boolean
+  blocked: boolean
+}
+
+/** The target policy refused the domain (or a redirect hop): the check answers 400. */
+export class TargetPolicyError extends Error {
+  readonly code = 'non_public_target'
+  constructor() {
+    super(NON_PUBLIC_ERROR)
+  }
+}
+
+/** Anything that can ask every location about a domain: the Piscina actors in production. */
+export interface Prober {
+  probeAll(domain: string): Promise<LocationResult[]>
+}
+
+export interface SupervisorOptions {
+  prober: Prober
+  cacheTtlS: number
+  allowPrivate: boolean
+  /** CIDRs reachable although not public (see ALLOW_PRIVATE_TARGETS). */
+  allowRanges?: readonly string[]
+  connectTo: readonly ConnectToRule[]
+  now?: () => Date
+  /** Resolves names for the target policy (tests inject one; production uses the system resolver). */
+  lookup?: (host: string) => Promise<string[]>
+  /**
+   * The recording seam: every fresh (not cached) result is handed here. The monitoring side records
+   * it when the domain is tracked; failures there must not fail the check.
+   */
+  onResult?: (result: CheckResult) => void
+}
+
+type Outcome = { ok: true; result: CheckResult } | { ok: false }
+
+/**
+ * Runs on-demand checks: reuses a result younger than the cache TTL, lets concurrent checks of
+ * one domain share a single probe run, and merges the locations' answers into a verdict.
+ */
+export class CheckSupervisor {
+  readonly #opts: SupervisorOptions
+  readonly #cache: LRUCache<string, Outcome> | null
+  readonly #inFlight = new Map<string, Promise<Outcome>>()
+  readonly #now: () => Date
+
+  constructor(opts: SupervisorOptions) {
+    this.#opts = opts
+    this.#now = opts.now ?? (() => new Date())
+    this.#cache = opts.cacheTtlS > 0 ? new LRUCache<string, Outcome>({ max: 10_000, ttl: opts.cacheTtlS * 1000 }) : null
+  }
+
+  /** Checks a normalised domain now from every location; throws TargetPolicyError for a non-public target. */
+  async check(domain: string): Promise<CheckResult> {
+    const outcome = await this.#outcome(domain)
+    if (!outcome.ok) throw new TargetPolicyError()
+    return outcome.result
+  }
+
+  async #outcome(domain: string): Promise<Outcome> {
+    const cached = this.#cache?.get(domain)
+    if (cached) return cached.ok ? { ok: true, result: { ...cached.result, cached: true } } : cached
+    let running = this.#inFlight.get(domain)
+    if (!running) {
+      running = this.#run(domain).finally(() => this.#inFlight.delete(domain))
+      this.#inFlight.set(domain, running)
+    }
+    return running
+  }
+
+  async #run(domain: string): Promise<Outcome> {
+    const outcome = await this.#probe(domain)
+    this.#cache?.set(domain, outcome)
+    if (outcome.ok) this.#opts.onResult?.(outcome.result)
+    return outcome
+  }
+
+  async #probe(domain: string): Promise<Outcome> {
+    const { allowPrivate, allowRanges, connectTo, lookup, prober } = this.#opts
+    const dial = applyConnectTo(connectTo, domain, 443)
+    const verdict = await checkHost(dial.host, { allowPrivate, allowRanges, lookup })
+    // A name that does not resolve is not refused here: the locations will report it as down.
+    if (!verdict.ok && verdict.reason === 'non_public') return { ok: false }
+    const checkedAt = this.#now()
+    const locations = await prober.probeAll(domain)
+    if (locations.some((l) => l.error === POLICY_REFUSAL)) return { ok: false }
+    const consensus = decide(locations)
+    return {
+      ok: true,
+      result: {
+        domain,
+        status: consensus.status,
+        locations_answered: consensus.locations_answered,
+        locations_total: consensus.locations_total,
+        response_ms: consensus.response_ms,
+        cached: false,
+        locations,
+        checked_at: checkedAt.toISOString(),
+        partial: consensus.partial,
+        blocked: consensus.blocked
+      }
+    }
+  }
+}

@@ -1,0 +1,262 @@
+import t, { type Test } from 'tap'
+import { join } from 'node:path'
+import { ConfigError, loadConfig, parseConnectTo, type Config, type ConnectToRule } from '../../config/index.js'
+
+const VARIABLES = [
+  'PORT', 'HOST', 'PUBLIC_URL', 'DATABASE_URL', 'LOCATIONS', 'CHECK_INTERVAL_S', 'PROBE_TIMEOUT_MS',
+  'CACHE_TTL_S', 'RATE_LIMIT_PER_MIN', 'ALLOW_PRIVATE_TARGETS', 'CONNECT_TO', 'LOG_LEVEL'
+]
+
+/** Runs loadConfig on a bad env and returns the ConfigError's message (fails the test when it does not throw one). */
+function configError(t: Test, env: Record<string, string>): string {
+  try {
+    loadConfig(env)
+  } catch (err) {
+    t.type(err, ConfigError, 'throws a ConfigError')
+    t.equal((err as Error).name, 'ConfigError')
+    return (err as Error).message
+  }
+  t.fail(`loadConfig(${JSON.stringify(env)}) did not throw`)
+  return ''
+}
+
+/** Variables the message names, as `NAME:` at the start of a problem. */
+function named(message: string): string[] {
+  return VARIABLES.filter((v) => new RegExp(`(^|[ ;:])${v}:`).test(message))
+}
+
+function isOneLine(message: string): boolean {
+  return !/[\r\n\u2028\u2029]/.test(message)
+}
+
+const direct = (label: string): { label: string; proxy: null } => ({ label, proxy: null })
+
+t.test('an empty environment gives the documented defaults', async (t) => {
+  const c = loadConfig({})
+  t.strictSame({ ...c, locations: [...c.locations], connectTo: [...c.connectTo] }, {
+    port: 3000,
+    host: '127.0.0.1',
+    publicUrl: 'http://127.0.0.1:3000',
+    databaseUrl: 'sqlite:data/site-status.sqlite',
+    locations: [direct('Local 1, Local'), direct('Local 2, Local'), direct('Local 3, Local')],
+    checkIntervalS: 60,
+    probeTimeoutMs: 10000,
+    cacheTtlS: 60,
+    rateLimitPerMin: 60,
+    allowPrivateTargets: false,
+    allowedTargetRanges: [],
+    connectTo: [],
+    logLevel: 'info'
+  })
+})
+
+t.test('the configuration is frozen all the way down', async (t) => {
+  const c = loadConfig({ CONNECT_TO: 'example.com:443:127.0.0.1:8443' })
+  t.ok(Object.isFrozen(c), 'the object')
+  t.ok(Object.isFrozen(c.locations), 'the locations array')
+  t.ok(c.locations.every((l) => Object.isFrozen(l)), 'each location')
+  t.ok(Object.isFrozen(c.connectTo), 'the connectTo array')
+  t.ok(c.connectTo.every((r) => Object.isFrozen(r)), 'each connectTo rule')
+  t.throws(() => { (c as { port: number }).port = 1 }, TypeError, 'assigning a field throws in strict mode')
+  t.throws(() => { (c.locations[0] as { label: string }).label = 'Hacked 1, Nowhere' }, TypeError)
+  t.equal(loadConfig({}).locations[0]?.label, 'Local 1, Local', 'the defaults are not shared mutable state')
+})
+
+t.test('the environment is read from process.env when no argument is given', async (t) => {
+  const saved = process.env.CHECK_INTERVAL_S
+  process.env.CHECK_INTERVAL_S = '17'
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.CHECK_INTERVAL_S
+    else process.env.CHECK_INTERVAL_S = saved
+  })
+  t.equal(loadConfig().checkIntervalS, 17)
+})
+
+t.test('good values of each variable are taken and converted', async (t) => {
+  const cases: Array<[string, Record<string, string>, Partial<Config>]> = [
+    ['PORT', { PORT: '8080' }, { port: 8080 }],
+    ['HOST', { HOST: '0.0.0.0' }, { host: '0.0.0.0' }],
+    ['a mysql DATABASE_URL', { DATABASE_URL: 'mysql://u:p@db:3306/site' }, { databaseUrl: 'mysql://u:p@db:3306/site' }],
+    ['a sqlite DATABASE_URL', { DATABASE_URL: 'sqlite::memory:' }, { databaseUrl: 'sqlite::memory:' }],
+    ['CHECK_INTERVAL_S', { CHECK_INTERVAL_S: '300' }, { checkIntervalS: 300 }],
+    ['PROBE_TIMEOUT_MS', { PROBE_TIMEOUT_MS: '2500' }, { probeTimeoutMs: 2500 }],
+    ['CACHE_TTL_S of 0', { CACHE_TTL_S: '0' }, { cacheTtlS: 0 }],
+    ['RATE_LIMIT_PER_MIN', { RATE_LIMIT_PER_MIN: '600' }, { rateLimitPerMin: 600 }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'debug' }, { logLevel: 'debug' }],
+    ['ALLOW_PRIVATE_TARGETS=1', { ALLOW_PRIVATE_TARGETS: '1' }, { allowPrivateTargets: true }],
+    ['ALLOW_PRIVATE_TARGETS=true', { ALLOW_PRIVATE_TARGETS: 'true' }, { allowPrivateTargets: true }],
+    ['ALLOW_PRIVATE_TARGETS=0', { ALLOW_PRIVATE_TARGETS: '0' }, { allowPrivateTargets: false }],
+    ['ALLOW_PRIVATE_TARGETS=false', { ALLOW_PRIVATE_TARGETS: 'false' }, { allowPrivateTargets: false }],
+    ['ALLOW_PRIVATE_TARGETS as CIDR ranges', { ALLOW_PRIVATE_TARGETS: '10.20.0.0/16, 127.0.0.2/32,fd00::/8,192.168.1.7' },
+      { allowPrivateTargets: false, allowedTargetRanges: ['10.20.0.0/16', '127.0.0.2/32', 'fd00::/8', '192.168.1.7'] }]
+  ]
+  for (const [title, env, expected] of cases) {
+    t.test(`${title} is accepted`, async (t) => {
+      const c = loadConfig(env)
+      for (const [key, value] of Object.entries(expected)) t.strictSame(c[key as keyof Config], value, key)
+    })
+  }
+})
+
+t.test('PUBLIC_URL', async (t) => {
+  const cases: Array<[string, Record<string, string>, string]> = [
+    ['defaults to HOST and PORT', { HOST: '10.1.2.3', PORT: '8081' }, 'http://10.1.2.3:8081'],
+    ['defaults to a host name', { HOST: 'status.internal' }, 'http://status.internal:3000'],
+    ['puts brackets around an IPv6 HOST', { HOST: '::1', PORT: '4000' }, 'http://[::1]:4000'],
+    ['is taken as given', { PUBLIC_URL: 'https://status.example.com' }, 'https://status.example.com'],
+    ['is preferred over HOST and PORT', { PUBLIC_URL: 'https://status.example.com', HOST: '0.0.0.0', PORT: '9000' }, 'https://status.example.com'],
+    ['loses a trailing slash', { PUBLIC_URL: 'https://status.example.com/' }, 'https://status.example.com'],
+    ['loses several trailing slashes', { PUBLIC_URL: 'https://status.example.com//' }, 'https://status.example.com'],
+    ['keeps a base path without its trailing slash', { PUBLIC_URL: 'https://example.com/status/' }, 'https://example.com/status']
+  ]
+  for (const [title, env, expected] of cases) {
+    t.test(`${title}`, async (t) => {
+      t.equal(loadConfig(env).publicUrl, expected)
+    })
+  }
+})
+
+t.test('LOCATIONS', async (t) => {
+  const frankfurt = { label: 'Frankfurt 1, Germany', proxy: 'http://10.0.0.5:3128' }
+  const ashburn = { label: 'Ashburn 1, United States', proxy: 'https://proxy.example.net:8443' }
+  const direct1 = { label: 'Paris 1, France' }
+  const expected = [frankfurt, ashburn, { label: 'Paris 1, France', proxy: null }]
+  const json = JSON.stringify([frankfurt, ashburn, direct1])
+  const dir = t.testdir({ 'locations.json': json, 'broken.json': '[{"label":' })
+
+  t.test('is read from inline JSON, with and without a proxy', async (t) => {
+    t.strictSame([...loadConfig({ LOCATIONS: json }).locations], expected)
+  })
+
+  t.test('is read from inline JSON with surrounding white space', async (t) => {
+    t.strictSame([...loadConfig({ LOCATIONS: `  ${json}\n` }).locations], expected)
+  })
+
+  t.test('is read from a path to a JSON file', async (t) => {
+    t.strictSame([...loadConfig({ LOCATIONS: join(dir, 'locations.json') }).locations], expected)
+  })
+
+  t.test('an explicit null proxy means direct', async (t) => {
+    t.strictSame([...loadConfig({ LOCATIONS: '[{"label":"Oslo 2, Norway","proxy":null}]' }).locations], [{ label: 'Oslo 2, Norway', proxy: null }])
+  })
+
+  t.test('a file holding invalid JSON is refused naming LOCATIONS', async (t) => {
+    const message = configError(t, { LOCATIONS: join(dir, 'broken.json') })
+    t.strictSame(named(message), ['LOCATIONS'])
+    t.match(message, /JSON/)
+  })
+})
+
+t.test('bad values produce a one-line ConfigError naming the variable', async (t) => {
+  const cases: Array<[string, string, RegExp?]> = [
+    ['PORT', 'abc'],
+    ['PORT', '-1'],
+    ['PORT', '70000'],
+    ['PORT', '80.5'],
+    ['HOST', ''],
+    ['HOST', '   '],
+    ['PUBLIC_URL', 'not a URL'],
+    ['PUBLIC_URL', 'ftp://x'],
+    ['DATABASE_URL', 'postgres://x'],
+    ['DATABASE_URL', ''],
+    ['DATABASE_URL', 'sqlite:'],
+    ['LOCATIONS', '[{"label":', /JSON/],
+    ['LOCATIONS', '{"label":"Frankfurt 1, Germany"}', /array/],
+    ['LOCATIONS', '[]'],
+    ['LOCATIONS', ''],
+    ['LOCATIONS', '[{"label":"Frankfurt"}]', /City 1, Country/],
+    ['LOCATIONS', '[{"label":"Frankfurt, Germany"}]', /City 1, Country/],
+    ['LOCATIONS', '[{"label":"Frankfurt 1 Germany"}]', /City 1, Country/],
+    ['LOCATIONS', '[{"label":"Frankfurt 1, Germany, Europe"}]', /City 1, Country/],
+    ['LOCATIONS', '[{"label":"Frankfurt\\n1, Germany"}]', /City 1, Country/],
+    ['LOCATIONS', '[{"proxy":"http://10.0.0.5:3128"}]', /label/],
+    ['LOCATIONS', '[{"label":"Frankfurt 1, Germany"},{"label":"Frankfurt 1, Germany"}]', /duplicate/],
+    ['LOCATIONS', '[{"label":"Frankfurt 1, Germany","proxy":"not a url"}]', /proxy/],
+    ['LOCATIONS', '[{"label":"Frankfurt 1, Germany","proxy":"socks5://10.0.0.5:1080"}]', /proxy/],
+    ['LOCATIONS', '[{"label":"Frankfurt 1, Germany","region":"eu"}]', /region/],
+    ['LOCATIONS', '/nonexistent/site-status/locations.json', /ENOENT/],
+    ['CHECK_INTERVAL_S', '0'],
+    ['CHECK_INTERVAL_S', 'abc'],
+    ['PROBE_TIMEOUT_MS', '0'],
+    ['PROBE_TIMEOUT_MS', 'soon'],
+    ['CACHE_TTL_S', '-1'],
+    ['RATE_LIMIT_PER_MIN', '0'],
+    ['RATE_LIMIT_PER_MIN', '1.5'],
+    ['ALLOW_PRIVATE_TARGETS', 'yes'],
+    ['ALLOW_PRIVATE_TARGETS', '10.0.0.0/33', /CIDR/],
+    ['ALLOW_PRIVATE_TARGETS', '10.0.0.0/8,intranet', /CIDR/],
+    ['CONNECT_TO', 'example.com:443:127.0.0.1', /HOST1:PORT1:HOST2:PORT2/],
+    ['CONNECT_TO', 'example.com:443', /HOST1:PORT1:HOST2:PORT2/],
+    ['CONNECT_TO', 'example.com:443:127.0.0.1:8443:9', /HOST1:PORT1:HOST2:PORT2/],
+    ['CONNECT_TO', 'example.com:443:127.0.0.1:99999', /99999/],
+    ['CONNECT_TO', 'example.com:https:127.0.0.1:8443', /https/],
+    ['CONNECT_TO', 'example.com:443:127.0.0.1:0', /port/],
+    ['CONNECT_TO', 'a.test:80:b.test:8080\nc.test:80:d.test:8080'],
+    ['LOG_LEVEL', 'verbose']
+  ]
+  for (const [variable, value, detail] of cases) {
+    t.test(`${variable}=${JSON.stringify(value)} is refused`, async (t) => {
+      const message = configError(t, { [variable]: value })
+      t.ok(isOneLine(message), `one line: ${JSON.stringify(message)}`)
+      t.strictSame(named(message), [variable], 'names that variable and no other')
+      if (detail) t.match(message, detail)
+    })
+  }
+})
+
+t.test('several bad variables are all named in one line', async (t) => {
+  const env = {
+    PORT: 'abc',
+    PUBLIC_URL: 'ftp://x',
+    LOCATIONS: '[]',
+    RATE_LIMIT_PER_MIN: '0',
+    CONNECT_TO: 'nonsense',
+    LOG_LEVEL: 'verbose'
+  }
+  const message = configError(t, env)
+  t.ok(isOneLine(message), `one line: ${JSON.stringify(message)}`)
+  t.strictSame(named(message).sort(), Object.keys(env).sort())
+})
+
+t.test('a good variable beside a bad one is not blamed', async (t) => {
+  const message = configError(t, { PORT: '8080', LOG_LEVEL: 'verbose', CONNECT_TO: 'example.com:443:127.0.0.1:8443' })
+  t.strictSame(named(message), ['LOG_LEVEL'])
+})
+
+t.test('CONNECT_TO follows curl --connect-to', async (t) => {
+  const rule = (host1: string | null, port1: number | null, host2: string | null, port2: number | null): ConnectToRule =>
+    ({ host1, port1, host2, port2 })
+  const cases: Array<[string, string, ConnectToRule[]]> = [
+    ['a full entry', 'example.com:443:127.0.0.1:8443', [rule('example.com', 443, '127.0.0.1', 8443)]],
+    ['an empty HOST1 matching any host', ':443:127.0.0.1:8443', [rule(null, 443, '127.0.0.1', 8443)]],
+    ['an empty PORT1 matching any port', 'example.com::127.0.0.1:8443', [rule('example.com', null, '127.0.0.1', 8443)]],
+    ['an empty HOST2 keeping the original host', 'example.com:443::8443', [rule('example.com', 443, null, 8443)]],
+    ['an empty PORT2 keeping the original port', 'example.com:443:127.0.0.1:', [rule('example.com', 443, '127.0.0.1', null)]],
+    ['both HOST2 and PORT2 empty', 'example.com:443::', [rule('example.com', 443, null, null)]],
+    ['a bracketed IPv6 HOST2', 'example.com:443:[::1]:8443', [rule('example.com', 443, '::1', 8443)]],
+    ['a bracketed IPv6 HOST1', '[2001:db8::1]:80:127.0.0.1:8080', [rule('2001:db8::1', 80, '127.0.0.1', 8080)]],
+    ['an upper-case host, lower-cased', 'Example.COM:443:LoopBack.Test:8443', [rule('example.com', 443, 'loopback.test', 8443)]],
+    ['several entries, in order', 'b.test:443:127.0.0.1:1,a.test:80:127.0.0.2:2,:443:127.0.0.3:3', [
+      rule('b.test', 443, '127.0.0.1', 1), rule('a.test', 80, '127.0.0.2', 2), rule(null, 443, '127.0.0.3', 3)
+    ]],
+    ['spaces around entries and empty entries', '  a.test:443:127.0.0.1:8443 ,, b.test:80:127.0.0.1:8080  ', [
+      rule('a.test', 443, '127.0.0.1', 8443), rule('b.test', 80, '127.0.0.1', 8080)
+    ]],
+    ['an empty value', '', []],
+    ['only spaces and commas', ' , ', []]
+  ]
+  for (const [title, raw, expected] of cases) {
+    t.test(`${title}: ${JSON.stringify(raw)}`, async (t) => {
+      t.strictSame(parseConnectTo(raw), expected, 'parseConnectTo')
+      t.strictSame([...loadConfig({ CONNECT_TO: raw }).connectTo], expected, 'loadConfig')
+    })
+  }
+
+  t.test('parseConnectTo throws a ConfigError naming CONNECT_TO and the whole entry', async (t) => {
+    t.throws(() => parseConnectTo('ok.test:443:127.0.0.1:8443,example.com:443:127.0.0.1'), {
+      name: 'ConfigError',
+      message: 'CONNECT_TO: "example.com:443:127.0.0.1" must look like HOST1:PORT1:HOST2:PORT2'
+    })
+    t.throws(() => parseConnectTo('example.com:443:127.0.0.1:99999'), ConfigError)
+  })
+})

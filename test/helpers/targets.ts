@@ -1,0 +1,203 @@
+/**
+ * Loopback servers for probe tests, all bound to 127.0.0.1 on an ephemeral port.
+ * The target routes on the first label of the Host header (use <label>.site.test, which the
+ * test certificate covers), since a probe always asks for `/`:
+ * ok, fail (503), hang (headers never come), reset, chain (3 redirects), loop (endless
+ * redirects), big (10 MB body), challenge (Cloudflare-style 403), forbidden (plain 403),
+ * jump (302 to http://internal.site.test/), internal (200). Anything else is a 404.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import http from 'node:http'
+import https from 'node:https'
+import net from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export interface Hit { host: string; path: string; userAgent: string; remotePort: number; connection: string }
+
+export interface Target {
+  port: number
+  /** Requests seen, in order. */
+  hits: Hit[]
+  /** TCP connections accepted so far. */
+  accepted: () => number
+  /** TCP connections still open. */
+  open: () => number
+  /** Per `big` response: whether the whole body was written before the client hung up. */
+  bigFinished: boolean[]
+  close: () => Promise<void>
+}
+
+export interface Cert { key: string; cert: string }
+
+/** A fresh self-signed certificate for localhost, 127.0.0.1 and *.site.test, made with openssl. */
+export function makeCert(): Cert {
+  const dir = mkdtempSync(join(tmpdir(), 'probe-cert-'))
+  try {
+    execFileSync('openssl', [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1',
+      '-addext', 'subjectAltName=DNS:localhost,DNS:*.site.test,IP:127.0.0.1',
+      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')
+    ], { stdio: 'ignore' })
+    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+function route(req: http.IncomingMessage, res: http.ServerResponse, target: Target): void {
+  const host = (req.headers.host ?? '').split(':')[0] ?? ''
+  const label = host.split('.')[0]
+  const path = req.url ?? '/'
+  const n = Number(/(\d+)$/.exec(path)?.[1] ?? 0)
+  switch (label) {
+    case 'ok': case 'internal':
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`hello from ${host}`); return
+    case 'fail':
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('maintenance'); return
+    case 'hang':
+      return
+    case 'reset': {
+      // Under TLS the RST has to go out on the TCP socket beneath.
+      const sock = req.socket as net.Socket & { _parent?: net.Socket }
+      ;(sock._parent ?? sock).resetAndDestroy()
+      return
+    }
+    case 'chain':
+      if (n >= 3) { res.writeHead(200).end('arrived'); return }
+      res.writeHead([302, 301, 307][n] ?? 302, { location: `/hop/${n + 1}` }).end(); return
+    case 'loop':
+      res.writeHead(302, { location: `/loop/${n + 1}` }).end(); return
+    case 'jump':
+      res.writeHead(302, { location: 'http://internal.site.test/' }).end(); return
+    case 'challenge':
+      res.writeHead(403, { 'content-type': 'text/html', 'cf-mitigated': 'challenge', server: 'cloudflare' })
+        .end('<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>window._cf_chl_opt={}</body></html>')
+      return
+    case 'forbidden':
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden'); return
+    case 'big': {
+      // 10 MB in 64 KiB chunks, 1 ms apart, so a client that stops early is visibly early.
+      const chunk = Buffer.alloc(65536, 97)
+      const index = target.bigFinished.push(false) - 1
+      let left = 160
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(chunk.length * left) })
+      const next = (): void => {
+        if (res.destroyed) return
+        if (left-- === 0) { res.end(() => { target.bigFinished[index] = true }); return }
+        res.write(chunk, () => setTimeout(next, 1))
+      }
+      next()
+      return
+    }
+    default:
+      res.writeHead(404).end('no such route')
+  }
+}
+
+async function listen(server: net.Server, target: Omit<Target, 'port' | 'close'>): Promise<Target> {
+  const sockets = new Set<net.Socket>()
+  let accepted = 0
+  server.on('connection', (s: net.Socket) => {
+    accepted++
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as net.AddressInfo).port
+  return Object.assign(target, {
+    port,
+    accepted: () => accepted,
+    open: () => sockets.size,
+    close: async () => {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  })
+}
+
+function handler(target: Omit<Target, 'port' | 'close'>) {
+  return (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    target.hits.push({
+      host: req.headers.host ?? '',
+      path: req.url ?? '',
+      userAgent: req.headers['user-agent'] ?? '',
+      remotePort: req.socket.remotePort ?? 0,
+      connection: req.headers.connection ?? ''
+    })
+    route(req, res, target as Target)
+  }
+}
+
+function blank(): Omit<Target, 'port' | 'close'> {
+  return { hits: [], bigFinished: [], accepted: () => 0, open: () => 0 }
+}
+
+export async function startHttpTarget(): Promise<Target> {
+  const target = blank()
+  return listen(http.createServer(handler(target)), target)
+}
+
+export async function startHttpsTarget(cert: Cert): Promise<Target> {
+  const target = blank()
+  return listen(https.createServer({ key: cert.key, cert: cert.cert }, handler(target)), target)
+}
+
+/** A port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as net.AddressInfo).port
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+export interface Proxy {
+  port: number
+  /** CONNECT targets asked for, in order. */
+  connects: string[]
+  close: () => Promise<void>
+}
+
+/**
+ * A minimal CONNECT proxy. `refuse` answers every CONNECT with that status; otherwise it tunnels,
+ * but only to 127.0.0.1 / localhost (anything else gets 403), and answers 502 when the dial fails.
+ */
+export async function startProxy(opts: { refuse?: number } = {}): Promise<Proxy> {
+  const connects: string[] = []
+  const sockets = new Set<net.Socket>()
+  const server = http.createServer((_req, res) => { res.writeHead(405).end() })
+  server.on('connection', (s: net.Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
+  server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    const wanted = req.url ?? ''
+    connects.push(wanted)
+    client.on('error', () => client.destroy())
+    const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(wanted)
+    const host = m?.[1] ?? m?.[2] ?? ''
+    if (opts.refuse !== undefined) { client.end(`HTTP/1.1 ${opts.refuse} Refused\r\n\r\n`); return }
+    if (host !== '127.0.0.1' && host !== 'localhost') { client.end('HTTP/1.1 403 Forbidden\r\n\r\n'); return }
+    const upstream = net.connect({ host: '127.0.0.1', port: Number(m?.[3]) })
+    let tunnelled = false
+    sockets.add(upstream)
+    upstream.on('close', () => { sockets.delete(upstream); if (tunnelled) client.destroy() })
+    upstream.on('error', () => { if (!tunnelled) client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n') })
+    upstream.on('connect', () => {
+      tunnelled = true
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
+      if (head.length > 0) upstream.write(head)
+      upstream.pipe(client)
+      client.pipe(upstream)
+    })
+    client.on('close', () => upstream.destroy())
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    connects,
+    close: async () => {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}

@@ -1,0 +1,218 @@
+import t from 'tap'
+import { Agent, ProxyAgent, type Dispatcher } from 'undici'
+import { createLocationDispatcher, probe, type ConnectToRule, type ProbeOptions, type ProbeResult } from '../../workers/http-probe.js'
+import { closedPort, makeCert, startHttpTarget, startHttpsTarget, startProxy, type Target } from '../helpers/targets.js'
+
+const UA = 'site-status-probe/test (+https://example.invalid)'
+const cert = makeCert()
+const web = await startHttpTarget()
+const secure = await startHttpsTarget(cert)
+const nowhere = await closedPort()
+
+const dispatchers: Dispatcher[] = []
+function location(opts: Parameters<typeof createLocationDispatcher>[0] = {}): Dispatcher {
+  const d = createLocationDispatcher(opts)
+  dispatchers.push(d)
+  return d
+}
+const trusted = location({ tls: { ca: cert.cert } })
+const untrusted = location()
+
+t.teardown(async () => {
+  await Promise.all(dispatchers.map((d) => d.destroy()))
+  await Promise.all([web.close(), secure.close()])
+})
+
+/** site.test:443 -> the TLS target (or a closed port), site.test:80 -> the HTTP target (or closed). */
+function rules(httpsPort: number, httpPort: number): ConnectToRule[] {
+  return [
+    { host1: null, port1: 443, host2: '127.0.0.1', port2: httpsPort },
+    { host1: null, port1: 80, host2: '127.0.0.1', port2: httpPort }
+  ]
+}
+
+function run(domain: string, extra: Partial<ProbeOptions> = {}): Promise<ProbeResult> {
+  return probe({
+    domain,
+    dispatcher: trusted,
+    timeoutMs: 5000,
+    userAgent: UA,
+    connectTo: rules(secure.port, web.port),
+    ...extra
+  })
+}
+
+const hitsFor = (target: Target, label: string) => target.hits.filter((h) => h.host.startsWith(`${label}.`))
+
+t.test('a healthy site over https is up, with phase timings and the given user agent', async (t) => {
+  const r = await run('ok.site.test')
+  t.match(r, { status: 'up', http_code: 200, error: null, final_url: 'https://ok.site.test/' })
+  t.equal(hitsFor(secure, 'ok').at(-1)?.userAgent, UA)
+  t.equal(hitsFor(secure, 'ok').at(-1)?.connection, 'close')
+  for (const [phase, ms] of Object.entries(r.timings)) t.ok(ms >= 0, `${phase} is not negative`)
+  t.ok(r.timings.tls > 0, 'the TLS handshake was measured')
+  t.ok(r.timings.connect > 0, 'the TCP connect was measured')
+  t.ok(r.timings.total >= r.timings.first_byte, 'total covers the wait for the first byte')
+  t.equal(r.timings.total, r.response_ms)
+})
+
+t.test('a name is resolved through the location lookup and timed as dns', async (t) => {
+  const asked: string[] = []
+  const dispatcher = location({ tls: { ca: cert.cert }, lookup: async (host) => { asked.push(host); return ['127.0.0.1'] } })
+  const r = await run('ok.site.test', { dispatcher, connectTo: [{ host1: null, port1: 443, host2: 'loopback.test', port2: secure.port }] })
+  t.match(r, { status: 'up', http_code: 200 })
+  t.same(asked, ['loopback.test'])
+  t.ok(r.timings.dns >= 0)
+})
+
+t.test('a name that does not resolve is down with dns: NXDOMAIN', async (t) => {
+  const dispatcher = location({ lookup: async () => { throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' }) } })
+  const r = await run('nx.site.test', { dispatcher, connectTo: [] })
+  t.match(r, { status: 'down', http_code: 0, error: 'dns: NXDOMAIN', final_url: 'http://nx.site.test/' })
+})
+
+t.test('a 503 answer is down with its status code', async (t) => {
+  t.match(await run('fail.site.test'), { status: 'down', http_code: 503, error: 'http: 503' })
+})
+
+t.test('headers that never come end the probe at the deadline', async (t) => {
+  const started = performance.now()
+  const r = await run('hang.site.test', { timeoutMs: 300 })
+  const took = performance.now() - started
+  t.match(r, { status: 'down', http_code: 0, error: 'timeout: no response in 300 ms', final_url: 'https://hang.site.test/' })
+  t.ok(took >= 280 && took < 1000, `answered after ${took} ms`)
+  t.ok(r.response_ms >= 280 && r.response_ms < 1000)
+})
+
+t.test('a deadline that expires while connecting still ends the probe on time', async (t) => {
+  // The lookup never answers, so undici has not even got a socket when the deadline fires.
+  const dispatcher = location({ lookup: () => new Promise<string[]>(() => {}) })
+  const started = performance.now()
+  const r = await run('stuck.site.test', { dispatcher, connectTo: [], timeoutMs: 300 })
+  const took = performance.now() - started
+  t.match(r, { status: 'down', error: 'timeout: no response in 300 ms' })
+  t.ok(took >= 280 && took < 1000, `answered after ${took} ms`)
+})
+
+t.test('a connection reset before any answer is down', async (t) => {
+  const r = await run('reset.site.test')
+  t.match(r, { status: 'down', http_code: 0, error: 'connect: ECONNRESET' })
+})
+
+t.test('a self-signed certificate is a tls error even when http is refused', async (t) => {
+  const r = await run('ok.site.test', { dispatcher: untrusted, connectTo: rules(secure.port, nowhere) })
+  t.match(r, { status: 'down', http_code: 0, error: 'tls: DEPTH_ZERO_SELF_SIGNED_CERT', final_url: 'http://ok.site.test/' })
+})
+
+t.test('when https is refused the probe falls back to http once', async (t) => {
+  const r = await run('ok.site.test', { connectTo: rules(nowhere, web.port) })
+  t.match(r, { status: 'up', http_code: 200, error: null, final_url: 'http://ok.site.test/' })
+  t.equal(r.timings.tls, 0, 'no TLS phase on the http answer')
+  const both = await run('ok.site.test', { connectTo: rules(nowhere, nowhere) })
+  t.match(both, { status: 'down', http_code: 0, error: 'connect: ECONNREFUSED' })
+})
+
+t.test('redirects are followed hop by hop, each on its own connection', async (t) => {
+  const before = hitsFor(secure, 'chain').length
+  const r = await run('chain.site.test')
+  t.match(r, { status: 'up', http_code: 200, final_url: 'https://chain.site.test/hop/3' })
+  const hops = hitsFor(secure, 'chain').slice(before)
+  t.same(hops.map((h) => h.path), ['/', '/hop/1', '/hop/2', '/hop/3'])
+  t.equal(new Set(hops.map((h) => h.remotePort)).size, 4)
+})
+
+t.test('more than five redirects is down', async (t) => {
+  const before = hitsFor(secure, 'loop').length
+  const r = await run('loop.site.test')
+  t.match(r, { status: 'down', http_code: 302, error: 'http: too many redirects', final_url: 'https://loop.site.test/loop/5' })
+  t.equal(hitsFor(secure, 'loop').length - before, 6, 'the first request and five redirects')
+})
+
+t.test('a 10 MB body is capped and the connection dropped early', async (t) => {
+  const started = performance.now()
+  const r = await run('big.site.test', { connectTo: rules(nowhere, web.port) })
+  t.match(r, { status: 'up', http_code: 200 })
+  t.ok(performance.now() - started < 3000)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.same(web.bigFinished, [false], 'the server never got to write the whole body')
+})
+
+t.test('a Cloudflare-style challenge is blocked', async (t) => {
+  t.match(await run('challenge.site.test'), { status: 'blocked', http_code: 403, error: 'blocked: challenge (cloudflare)' })
+})
+
+t.test('a plain 403 is blocked', async (t) => {
+  t.match(await run('forbidden.site.test'), { status: 'blocked', http_code: 403, error: 'blocked: http 403' })
+})
+
+t.test('checkTarget is asked about every hop and can refuse a redirect', async (t) => {
+  const asked: string[] = []
+  const checkTarget = async (host: string, port: number): Promise<string | null> => {
+    asked.push(`${host}:${port}`)
+    return host === 'internal.site.test' ? 'policy: non-public address' : null
+  }
+  const before = hitsFor(web, 'internal').length
+  const r = await run('jump.site.test', { checkTarget })
+  t.match(r, { status: 'down', http_code: 302, error: 'policy: non-public address', final_url: 'https://jump.site.test/' })
+  t.same(asked, ['jump.site.test:443', 'internal.site.test:80'])
+  t.equal(hitsFor(web, 'internal').length, before, 'the refused hop was never requested')
+  const allowed = await run('jump.site.test', { checkTarget: async () => null })
+  t.match(allowed, { status: 'up', final_url: 'http://internal.site.test/' })
+})
+
+t.test('a probe through a CONNECT proxy is up and its tunnel is timed', async (t) => {
+  const proxy = await startProxy()
+  t.teardown(proxy.close)
+  const dispatcher = location({ proxy: `http://127.0.0.1:${proxy.port}`, tls: { ca: cert.cert } })
+  const r = await run('ok.site.test', { dispatcher })
+  t.match(r, { status: 'up', http_code: 200, error: null, final_url: 'https://ok.site.test/' })
+  t.same(proxy.connects, [`127.0.0.1:${secure.port}`])
+  t.ok(r.timings.connect > 0 && r.timings.tls > 0)
+})
+
+t.test('a proxied location sends its connect-to target on the CONNECT line', async (t) => {
+  const proxy = await startProxy()
+  t.teardown(proxy.close)
+  const dispatcher = location({ proxy: `http://127.0.0.1:${proxy.port}`, connectTo: rules(nowhere, web.port) })
+  const r = await run('ok.site.test', { dispatcher, connectTo: [] })
+  t.match(r, { status: 'up', http_code: 200, final_url: 'http://ok.site.test/' })
+  t.same(proxy.connects, [`127.0.0.1:${nowhere}`, `127.0.0.1:${web.port}`], 'https got a 502, http went through')
+})
+
+t.test('a proxy refusing CONNECT makes the site down from that location', async (t) => {
+  const proxy = await startProxy({ refuse: 502 })
+  t.teardown(proxy.close)
+  const r = await run('ok.site.test', { dispatcher: location({ proxy: `http://127.0.0.1:${proxy.port}` }) })
+  t.match(r, { status: 'down', http_code: 0, error: 'proxy: 502' })
+  t.equal(proxy.connects.length, 2, 'https, then the http fallback')
+})
+
+t.test('an unreachable proxy is a location error, whoever built the ProxyAgent', async (t) => {
+  const ours = await run('ok.site.test', { dispatcher: location({ proxy: `http://127.0.0.1:${nowhere}` }) })
+  t.match(ours, { status: 'error', http_code: 0, error: 'location: egress unreachable' })
+  const plain = new ProxyAgent({ uri: `http://127.0.0.1:${nowhere}` })
+  dispatchers.push(plain)
+  const theirs = await run('ok.site.test', { dispatcher: plain })
+  t.match(theirs, { status: 'error', error: 'location: egress unreachable' })
+})
+
+t.test('each probe opens a fresh connection and closes it afterwards', async (t) => {
+  const before = web.accepted()
+  const opts = { connectTo: rules(nowhere, web.port) }
+  t.match(await run('ok.site.test', opts), { status: 'up' })
+  t.match(await run('ok.site.test', opts), { status: 'up' })
+  t.equal(web.accepted() - before, 2, 'two probes, two TCP connections')
+  const ports = hitsFor(web, 'ok').slice(-2).map((h) => h.remotePort)
+  t.not(ports[0], ports[1])
+  for (let i = 0; i < 50 && web.open() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(web.open(), 0, 'no connection is left open')
+})
+
+t.test('a plain undici Agent works too, with the probe applying connect-to', async (t) => {
+  const agent = new Agent()
+  dispatchers.push(agent)
+  const r = await run('ok.site.test', { dispatcher: agent, connectTo: rules(nowhere, web.port) })
+  t.match(r, { status: 'up', http_code: 200, final_url: 'http://ok.site.test/' })
+  t.match(r.timings, { dns: 0, connect: 0, tls: 0 })
+  t.ok(r.timings.first_byte > 0)
+})

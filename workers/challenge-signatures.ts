@@ -1,0 +1,69 @@
+/**
+ * Bot-challenge and WAF block-page signatures, as described in the vendors' public docs and
+ * commonly observed markers. A match turns an otherwise ordinary 4xx/503 into `blocked`: the
+ * site answered, but refused the automated check, so it says nothing about the site being down.
+ */
+
+export type ChallengeKind = 'challenge' | 'denied'
+
+export interface ChallengeSignature {
+  vendor: string
+  kind: ChallengeKind
+  /** Response header (lower case) whose value must match `value`. */
+  header?: { name: string; value: RegExp }
+  /** Marker searched in the first bytes of the body (read as latin1). */
+  body?: RegExp
+  /** Statuses this signature applies to, beyond the default {@link CHALLENGE_STATUSES}. */
+  extraStatuses?: readonly number[]
+}
+
+/** Statuses a challenge or block page normally comes with. */
+export const CHALLENGE_STATUSES: ReadonlySet<number> = new Set([401, 403, 429, 503])
+
+// Order matters: the first match names the vendor, so specific header markers come first.
+export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
+  { vendor: 'cloudflare', kind: 'challenge', header: { name: 'cf-mitigated', value: /^challenge$/i } },
+  { vendor: 'cloudflare', kind: 'denied', header: { name: 'cf-mitigated', value: /^block$/i } },
+  { vendor: 'cloudflare', kind: 'challenge', body: /<title>Just a moment\.\.\.<\/title>|_cf_chl_opt|\/cdn-cgi\/challenge-platform\/|cf-chl-/i },
+  { vendor: 'cloudflare', kind: 'denied', body: /Attention Required! \| Cloudflare|cf-error-details/i },
+  // AWS WAF answers a Challenge with 202 and a CAPTCHA with 405 (AWS WAF developer guide).
+  { vendor: 'aws-waf', kind: 'challenge', header: { name: 'x-amzn-waf-action', value: /^(challenge|captcha)$/i }, extraStatuses: [202, 405] },
+  { vendor: 'aws-waf', kind: 'challenge', body: /AwsWafIntegration|awswaf\.com|challenge\.js.*awswaf/i },
+  { vendor: 'vercel', kind: 'challenge', header: { name: 'x-vercel-mitigated', value: /^challenge$/i } },
+  { vendor: 'vercel', kind: 'denied', header: { name: 'x-vercel-mitigated', value: /^deny$/i } },
+  { vendor: 'datadome', kind: 'challenge', header: { name: 'x-datadome', value: /./ } },
+  { vendor: 'datadome', kind: 'challenge', body: /captcha-delivery\.com|dd_cookie_test/i },
+  { vendor: 'kasada', kind: 'challenge', header: { name: 'x-kpsdk-ct', value: /./ } },
+  { vendor: 'kasada', kind: 'challenge', body: /KPSDK|\/ips\.js\?/ },
+  { vendor: 'perimeterx', kind: 'challenge', body: /_pxCaptcha|px-captcha|_pxAppId|captcha\.px-cdn\.net|perimeterx/i },
+  { vendor: 'imperva', kind: 'challenge', header: { name: 'x-iinfo', value: /./ } },
+  { vendor: 'imperva', kind: 'challenge', body: /_Incapsula_Resource|Incapsula incident ID/i },
+  { vendor: 'sucuri', kind: 'denied', header: { name: 'x-sucuri-block', value: /./ } },
+  { vendor: 'sucuri', kind: 'denied', body: /Sucuri WebSite Firewall|sucuri\.net\/privacy-policy/i },
+  { vendor: 'akamai', kind: 'denied', body: /errors(\.|&#46;)edgesuite(\.|&#46;)net|Reference&#32;&#35;\d/i },
+  { vendor: 'akamai', kind: 'challenge', body: /_abck|ak_bmsc|bm-verify/i }
+]
+
+export interface ChallengeMatch {
+  vendor: string
+  kind: ChallengeKind
+}
+
+type Headers = Record<string, string | string[] | undefined>
+
+function headerValues(headers: Headers, name: string): string[] {
+  const v = headers[name]
+  return v === undefined ? [] : Array.isArray(v) ? v : [v]
+}
+
+/** The first signature matching this response, or null. `bodyText` is the capped body as latin1. */
+export function matchChallenge(status: number, headers: Headers, bodyText: string): ChallengeMatch | null {
+  for (const sig of CHALLENGE_SIGNATURES) {
+    if (!CHALLENGE_STATUSES.has(status) && !sig.extraStatuses?.includes(status)) continue
+    const byHeader = sig.header !== undefined &&
+      headerValues(headers, sig.header.name).some((v) => sig.header!.value.test(v.trim()))
+    const byBody = sig.body !== undefined && sig.body.test(bodyText)
+    if (byHeader || byBody) return { vendor: sig.vendor, kind: sig.kind }
+  }
+  return null
+}
