@@ -34,6 +34,8 @@ export async function startService({ config, logger }: { config: Config; logger:
       userAgent: userAgent(config.publicUrl),
       logger
     })
+    // The first checks must not count actor start-up against their deadline.
+    await pools.ready()
     const checks = new CheckSupervisor({
       prober: pools,
       cacheTtlS: config.cacheTtlS,

@@ -13,9 +13,8 @@ export interface ActorSettings {
   userAgent: string
 }
 
-export interface ProbeTask {
-  domain: string
-}
+/** A probe of one domain, or (`ping`) a readiness check that only proves the actor is up. */
+export type ProbeTask = { domain: string } | { ping: true }
 
 const settings = workerData as ActorSettings
 
@@ -36,6 +35,7 @@ const dispatcher = createLocationDispatcher({
   connectTimeoutMs: settings.timeoutMs
 })
 
-export default async function run(task: ProbeTask): Promise<ProbeResult> {
+export default async function run(task: ProbeTask): Promise<ProbeResult | 'pong'> {
+  if ('ping' in task) return 'pong'
   return probe({ domain: task.domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent: settings.userAgent, checkTarget })
 }

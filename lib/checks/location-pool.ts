@@ -82,6 +82,11 @@ export class LocationPools {
     })
   }
 
+  /** Resolves once every actor thread has started and answered; start-up waits for it. */
+  async ready(): Promise<void> {
+    await Promise.all(this.pools.map((pool) => pool.run({ ping: true } satisfies ProbeTask)))
+  }
+
   get labels(): readonly string[] {
     return this.#labels
   }
