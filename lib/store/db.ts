@@ -7,6 +7,12 @@ export type Db = Knex
 /** How long a request may wait for a database connection before it is answered 503. */
 const ACQUIRE_TIMEOUT_MS = 3000
 
+/**
+ * Knex's own logger prints connection failures with their stacks to stdout; every failure already
+ * reaches the caller as an error, which decides what to say, so Knex itself stays quiet.
+ */
+const quiet = { warn() {}, error() {}, deprecate() {}, debug() {} }
+
 interface SqliteConnection { pragma(sql: string): unknown }
 interface MysqlConnection { query(sql: string, cb: (err: Error | null) => void): void }
 
@@ -23,6 +29,7 @@ export function openDb(databaseUrl: string): Db {
       client: 'better-sqlite3',
       connection: { filename },
       useNullAsDefault: true,
+      log: quiet,
       acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
       pool: {
         min: 1,
@@ -52,6 +59,7 @@ export function openDb(databaseUrl: string): Db {
         connectTimeout: ACQUIRE_TIMEOUT_MS,
         charset: 'utf8mb4'
       },
+      log: quiet,
       acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
       pool: {
         min: 0,

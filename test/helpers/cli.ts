@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process'
+import { Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { run } from '../../lib/cli/index.js'
+
+/** The project root: the real command runs from here, as `npx site-status` would. */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+  /** Wall time of the whole command, start-up included. */
+  ms: number
+}
+
+/**
+ * A minimal environment for the real command: PATH, the variables tap's TypeScript loader and
+ * coverage tracker read (without TS_NODE_TRANSPILE_ONLY the loader type-checks and each spawn
+ * takes several seconds), quiet logs, and whatever the test sets.
+ */
+export function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const loader = Object.entries(process.env).filter(([k]) => k.startsWith('_TAPJS_PROCESSINFO_') || k.startsWith('TS_NODE_') || k === 'TAP_TYPE_STRIP_ONLY')
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...Object.fromEntries(loader), TS_NODE_TRANSPILE_ONLY: '1', LOG_LEVEL: 'silent', ...extra }
+}
+
+/**
+ * Runs the real `site-status` command (lib/cli/index.ts through tap's loader) as a child process.
+ * `script` is a path to run instead (the built dist file); `closeStdout` closes the reading end of
+ * its stdout at once, as `| head -1` does.
+ */
+export function spawnCli(
+  args: string[],
+  { env, input, script = 'lib/cli/index.ts', closeStdout = false }: { env: Record<string, string>; input?: string; script?: string; closeStdout?: boolean }
+): Promise<CliResult> {
+  const started = Date.now()
+  const nodeArgs = script.endsWith('.ts') ? [...process.execArgv, script, ...args] : [script, ...args]
+  const child = spawn(process.execPath, nodeArgs, { cwd: ROOT, env: cliEnv(env), stdio: ['pipe', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  if (closeStdout) child.stdout.destroy()
+  else child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+  child.stdin.on('error', () => {})
+  child.stdin.end(input)
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }))
+  })
+}
+
+/** A stream that keeps what was written to it; `isTTY` makes it look like a terminal. */
+export class Capture extends Writable {
+  text = ''
+  isTTY?: boolean
+  constructor(isTTY = false) {
+    super()
+    if (isTTY) this.isTTY = true
+  }
+
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.text += chunk.toString()
+    done()
+  }
+}
+
+/** Runs a command in-process through `run(argv, io)`: the same code, without a start-up per case. */
+export async function runCli(
+  args: string[],
+  { env, stderrTTY = false }: { env: Record<string, string>; stderrTTY?: boolean }
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new Capture()
+  const stderr = new Capture(stderrTTY)
+  const code = await run(args, { stdout, stderr, env: { LOG_LEVEL: 'silent', ...env }, now: () => new Date() })
+  return { code, stdout: stdout.text, stderr: stderr.text }
+}
+
+/** The lines of an output, without the empty one after its final newline. */
+export function lines(text: string): string[] {
+  const all = text.split('\n')
+  if (all[all.length - 1] === '') all.pop()
+  return all
+}
+
+/** True when some line looks like a stack frame, which an operator must never see. */
+export function hasStackTrace(text: string): boolean {
+  return /^\s{4}at /m.test(text)
+}
