@@ -3,6 +3,7 @@ import Boom from '@hapi/boom'
 import hapiPino from 'hapi-pino'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
+import type { SiteStates } from './checks/site-state.js'
 import type { CheckSupervisor } from './checks/supervisor.js'
 import { KeyAuthenticator, registerKeyAuth } from './auth.js'
 import { formatErrorResponse } from './errors.js'
@@ -19,6 +20,7 @@ export interface ServerDeps {
   now?: () => Date
   limiter?: RateLimiter
   checks?: CheckSupervisor
+  states?: SiteStates
 }
 
 /** Largest request body accepted anywhere: the check endpoint's 4 KiB. */
@@ -51,6 +53,6 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   server.auth.default({ strategy: 'api-key', mode: 'required' })
   server.ext('onPreResponse', formatErrorResponse)
   registerRateLimits(server, limiter)
-  server.route(routes({ db, limiter, now, checks: deps.checks }))
+  server.route(routes({ db, limiter, now, checks: deps.checks, states: deps.states }))
   return server
 }

@@ -46,7 +46,7 @@ export interface SupervisorOptions {
    * The recording seam: every fresh (not cached) result is handed here. The monitoring side records
    * it when the domain is tracked; failures there must not fail the check.
    */
-  onResult?: (result: CheckResult) => void
+  onResult?: (result: CheckResult, source: 'demand' | 'schedule') => void
 }
 
 type Outcome = { ok: true; result: CheckResult } | { ok: false }
@@ -74,21 +74,35 @@ export class CheckSupervisor {
     return outcome.result
   }
 
+  /**
+   * The scheduler's check: always probes (joining a run already under way for the domain), and
+   * leaves its result in the cache for on-demand checks. Returns null when the policy refused it.
+   */
+  async probeNow(domain: string): Promise<CheckResult | null> {
+    const outcome = await this.#shared(domain, 'schedule')
+    return outcome.ok ? outcome.result : null
+  }
+
   async #outcome(domain: string): Promise<Outcome> {
     const cached = this.#cache?.get(domain)
     if (cached) return cached.ok ? { ok: true, result: { ...cached.result, cached: true } } : cached
+    return this.#shared(domain, 'demand')
+  }
+
+  /** One probe run per domain at a time; everyone asking meanwhile gets its outcome. */
+  #shared(domain: string, source: 'demand' | 'schedule'): Promise<Outcome> {
     let running = this.#inFlight.get(domain)
     if (!running) {
-      running = this.#run(domain).finally(() => this.#inFlight.delete(domain))
+      running = this.#run(domain, source).finally(() => this.#inFlight.delete(domain))
       this.#inFlight.set(domain, running)
     }
     return running
   }
 
-  async #run(domain: string): Promise<Outcome> {
+  async #run(domain: string, source: 'demand' | 'schedule'): Promise<Outcome> {
     const outcome = await this.#probe(domain)
     this.#cache?.set(domain, outcome)
-    if (outcome.ok) this.#opts.onResult?.(outcome.result)
+    if (outcome.ok) this.#opts.onResult?.(outcome.result, source)
     return outcome
   }
 

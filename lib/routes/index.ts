@@ -1,4 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi'
+import type { SiteStates } from '../checks/site-state.js'
 import type { CheckSupervisor } from '../checks/supervisor.js'
 import type { RateLimiter } from '../rate-limit.js'
 import type { Db } from '../store/db.js'
@@ -6,6 +7,7 @@ import { checkRoutes } from './check.js'
 import { fallbackRoutes } from './fallback.js'
 import { healthRoutes } from './health.js'
 import { rateLimitRoutes } from './rate-limit.js'
+import { statusRoutes } from './status.js'
 
 export interface RouteDeps {
   db: Db
@@ -13,6 +15,8 @@ export interface RouteDeps {
   now: () => Date
   /** On-demand checks; a server built without one (some tests) has no check route. */
   checks?: CheckSupervisor
+  /** Tracked sites' state for the status endpoint; likewise optional. */
+  states?: SiteStates
 }
 
 /** The route table: every path the service answers, one module per resource. */
@@ -21,6 +25,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...healthRoutes(deps),
     ...rateLimitRoutes(deps),
     ...(deps.checks ? checkRoutes({ checks: deps.checks }) : []),
+    ...(deps.states ? statusRoutes({ states: deps.states, now: deps.now }) : []),
     ...fallbackRoutes()
   ]
 }

@@ -3,6 +3,7 @@ import type { Server } from '@hapi/hapi'
 import { loadConfig, type Config } from '../../config/index.js'
 import { generateKey, hashKey } from '../../lib/keys.js'
 import { createLogger } from '../../lib/logger.js'
+import type { SiteStates } from '../../lib/checks/site-state.js'
 import type { CheckSupervisor } from '../../lib/checks/supervisor.js'
 import type { RateLimiter } from '../../lib/rate-limit.js'
 import { buildServer } from '../../lib/server.js'
@@ -27,12 +28,12 @@ export interface TestServer {
 }
 
 export async function testServer(
-  { db, env = {}, now, limiter, checks }: { db: Db; env?: Record<string, string>; now?: () => Date; limiter?: RateLimiter; checks?: CheckSupervisor }
+  { db, env = {}, now, limiter, checks, states }: { db: Db; env?: Record<string, string>; now?: () => Date; limiter?: RateLimiter; checks?: CheckSupervisor; states?: SiteStates }
 ): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
   const logger = createLogger({ level: config.logLevel, stream: logs })
-  const server = await buildServer({ config, db, logger, now, limiter, checks })
+  const server = await buildServer({ config, db, logger, now, limiter, checks, states })
   return {
     server,
     config,

@@ -1,0 +1,137 @@
+import type { Db } from '../store/db.js'
+import type { CheckRecord, RecordedCheck } from '../store/checks.js'
+import { listTrackedIds, loadSiteStates, type StoredSiteState } from '../store/site-states.js'
+import type { SiteStatus } from './consensus.js'
+import { durationSeconds } from './outages.js'
+import { UPTIME_WINDOWS, uptimeSummary, type OutageSpan, type UptimeWindows } from './uptime.js'
+
+/** The status endpoint's record (spec 2.1). */
+export interface StatusRecord {
+  domain: string
+  name: string
+  status: SiteStatus
+  blocked: boolean
+  partial: boolean
+  response_ms: number | null
+  checked_at: string | null
+  uptime_percent: UptimeWindows
+  last_outage: { started_at: string; ended_at: string | null; duration_seconds: number } | null
+  url: string
+}
+
+/** A newest check older than this many intervals means nobody knows: `unavailable`. */
+const FRESH_INTERVALS = 3
+
+/**
+ * The tracked sites' current state, kept in memory and updated after every committed check, so the
+ * status endpoint answers without touching the database. Sites added or removed by the operator
+ * tool are noticed by `refresh`.
+ */
+export class SiteStates {
+  readonly #byDomain = new Map<string, StoredSiteState>()
+  readonly #byId = new Map<number, StoredSiteState>()
+  readonly #intervalMs: number
+  readonly #publicUrl: string
+
+  constructor({ intervalMs, publicUrl }: { intervalMs: number; publicUrl: string }) {
+    this.#intervalMs = intervalMs
+    this.#publicUrl = publicUrl
+  }
+
+  #put(state: StoredSiteState): void {
+    const old = this.#byId.get(state.site.id)
+    if (old) this.#byDomain.delete(old.site.domain)
+    this.#byId.set(state.site.id, state)
+    this.#byDomain.set(state.site.domain, state)
+  }
+
+  /** Brings the set of tracked sites in line with the database; returns them. */
+  async refresh(db: Db, now: Date): Promise<Array<{ id: number; domain: string }>> {
+    const tracked = await listTrackedIds({ db })
+    const seen = new Set<number>()
+    const reload: number[] = []
+    for (const t of tracked) {
+      seen.add(t.id)
+      const known = this.#byId.get(t.id)
+      // New, or removed and added again (a new tracking period): read its whole state.
+      if (!known || known.site.added_at.getTime() !== t.added_at.getTime()) reload.push(t.id)
+      else known.site.name = t.name
+    }
+    for (const [id, state] of this.#byId) {
+      if (!seen.has(id)) {
+        this.#byId.delete(id)
+        this.#byDomain.delete(state.site.domain)
+      } else {
+        this.#forgetOld(state, now)
+      }
+    }
+    for (let i = 0; i < reload.length; i += 500) {
+      const since = new Date(now.getTime() - UPTIME_WINDOWS.month)
+      for (const state of await loadSiteStates({ db, since, siteIds: reload.slice(i, i + 500) })) this.#put(state)
+    }
+    return tracked.map((t) => ({ id: t.id, domain: t.domain }))
+  }
+
+  #forgetOld(state: StoredSiteState, now: Date): void {
+    const horizon = now.getTime() - UPTIME_WINDOWS.month
+    const first = state.outages[0]
+    if (first?.ended_at && first.ended_at.getTime() < horizon) {
+      state.outages = state.outages.filter((o) => o.ended_at === null || o.ended_at.getTime() >= horizon)
+    }
+  }
+
+  has(domain: string): boolean {
+    return this.#byDomain.has(domain)
+  }
+
+  siteId(domain: string): number | undefined {
+    return this.#byDomain.get(domain)?.site.id
+  }
+
+  /** Applies a committed check to the in-memory state, exactly as the database applied it. */
+  apply(check: CheckRecord, recorded: RecordedCheck): void {
+    const state = this.#byId.get(check.siteId)
+    if (!state || !recorded.current) return
+    Object.assign(state.site, {
+      status: check.status,
+      blocked: check.blocked,
+      partial: check.partial,
+      response_ms: check.responseMs,
+      checked_at: check.checkedAt
+    })
+    if (recorded.step === 'open' && recorded.outage) {
+      const span: OutageSpan = { started_at: recorded.outage.started_at, ended_at: null }
+      state.outages.push(span)
+      state.lastOutage = span
+    } else if (recorded.step === 'close' && recorded.outage) {
+      const open = state.outages.find((o) => o.ended_at === null)
+      if (open) open.ended_at = recorded.outage.ended_at
+      state.lastOutage = open ?? { started_at: recorded.outage.started_at, ended_at: recorded.outage.ended_at }
+    }
+  }
+
+  statusRecord(domain: string, now: Date): StatusRecord | null {
+    const state = this.#byDomain.get(domain)
+    if (!state) return null
+    const { site, lastOutage } = state
+    const fresh = site.checked_at !== null && now.getTime() - site.checked_at.getTime() <= FRESH_INTERVALS * this.#intervalMs
+    return {
+      domain: site.domain,
+      name: site.name,
+      status: fresh ? site.status : 'unavailable',
+      blocked: fresh && site.blocked,
+      partial: fresh && site.partial,
+      response_ms: fresh ? site.response_ms : null,
+      checked_at: site.checked_at?.toISOString() ?? null,
+      uptime_percent: uptimeSummary(state.outages, site.added_at, now),
+      last_outage: lastOutage === null
+        ? null
+        : {
+            started_at: lastOutage.started_at.toISOString(),
+            ended_at: lastOutage.ended_at?.toISOString() ?? null,
+            duration_seconds: durationSeconds(lastOutage.started_at, lastOutage.ended_at, now)
+          },
+      url: `${this.#publicUrl}/sites/${site.domain}`
+    }
+  }
+}

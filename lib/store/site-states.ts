@@ -1,0 +1,47 @@
+import type { OutageSpan } from '../checks/uptime.js'
+import { toDate, type Db } from './db.js'
+import { toSiteRow } from './sites.js'
+import type { SiteRow } from './tables.js'
+
+export interface StoredSiteState {
+  site: SiteRow
+  /** Outages that may matter for uptime (ended inside the window or ongoing), oldest first. */
+  outages: OutageSpan[]
+  /** The site's newest outage, however old. */
+  lastOutage: OutageSpan | null
+}
+
+function span(r: Record<string, unknown>): OutageSpan {
+  return { started_at: toDate(r.started_at) as Date, ended_at: toDate(r.ended_at) }
+}
+
+/**
+ * Everything the status endpoint needs for the given tracked sites (all tracked sites when `siteIds`
+ * is absent): their rows, the outages since `since`, and each one's newest outage.
+ */
+export async function loadSiteStates({ db, since, siteIds }: { db: Db; since: Date; siteIds?: number[] }): Promise<StoredSiteState[]> {
+  if (siteIds !== undefined && siteIds.length === 0) return []
+  const scope = <Q extends { whereIn(col: string, v: number[]): Q }>(q: Q, col: string): Q => (siteIds ? q.whereIn(col, siteIds) : q)
+  const sites = (await scope(db('sites').whereNull('removed_at'), 'id').select('*')).map(toSiteRow)
+  const states = new Map<number, StoredSiteState>(sites.map((site) => [site.id, { site, outages: [], lastOutage: null }]))
+  const recent = await scope(db('outages'), 'site_id')
+    .where((q) => q.whereNull('ended_at').orWhere('ended_at', '>=', since))
+    .orderBy([{ column: 'started_at' }, { column: 'id' }])
+    .select('site_id', 'started_at', 'ended_at')
+  for (const r of recent) states.get(Number(r.site_id))?.outages.push(span(r))
+  const newestIds = (await scope(db('outages'), 'site_id').groupBy('site_id').select(db.raw('max(id) as id'))).map((r: { id: number }) => r.id)
+  for (let i = 0; i < newestIds.length; i += 500) {
+    const rows = await db('outages').whereIn('id', newestIds.slice(i, i + 500)).select('site_id', 'started_at', 'ended_at')
+    for (const r of rows) {
+      const state = states.get(Number(r.site_id))
+      if (state) state.lastOutage = span(r)
+    }
+  }
+  return [...states.values()]
+}
+
+/** The tracked sites' ids and domains, for noticing additions and removals cheaply. */
+export async function listTrackedIds({ db }: { db: Db }): Promise<Array<{ id: number; domain: string; name: string; added_at: Date }>> {
+  const rows = await db('sites').whereNull('removed_at').select('id', 'domain', 'name', 'added_at')
+  return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain), name: String(r.name), added_at: toDate(r.added_at) as Date }))
+}
