@@ -24,6 +24,8 @@ export interface Config {
   readonly databaseUrl: string
   readonly locations: readonly LocationConfig[]
   readonly checkIntervalS: number
+  /** Raw per-check rows older than this are pruned; outages are kept. */
+  readonly checkRetentionDays: number
   readonly probeTimeoutMs: number
   readonly cacheTtlS: number
   readonly rateLimitPerMin: number
@@ -74,6 +76,7 @@ const envSchema = Joi.object({
     .default('sqlite:data/site-status.sqlite'),
   LOCATIONS: Joi.string().min(1),
   CHECK_INTERVAL_S: Joi.number().integer().min(1).max(86400).default(60),
+  CHECK_RETENTION_DAYS: Joi.number().integer().min(1).max(3650).default(35),
   PROBE_TIMEOUT_MS: Joi.number().integer().min(100).max(120000).default(10000),
   CACHE_TTL_S: Joi.number().integer().min(0).max(86400).default(60),
   RATE_LIMIT_PER_MIN: Joi.number().integer().min(1).max(1000000).default(60),
@@ -174,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: v.DATABASE_URL as string,
     locations: Object.freeze(locations.map((l) => Object.freeze({ ...l }))),
     checkIntervalS: v.CHECK_INTERVAL_S as number,
+    checkRetentionDays: v.CHECK_RETENTION_DAYS as number,
     probeTimeoutMs: v.PROBE_TIMEOUT_MS as number,
     cacheTtlS: v.CACHE_TTL_S as number,
     rateLimitPerMin: v.RATE_LIMIT_PER_MIN as number,

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { ConfigError, loadConfig, parseConnectTo, type Config, type ConnectToRule } from '../../config/index.js'
 
 const VARIABLES = [
-  'PORT', 'HOST', 'PUBLIC_URL', 'DATABASE_URL', 'LOCATIONS', 'CHECK_INTERVAL_S', 'PROBE_TIMEOUT_MS',
+  'PORT', 'HOST', 'PUBLIC_URL', 'DATABASE_URL', 'LOCATIONS', 'CHECK_INTERVAL_S', 'CHECK_RETENTION_DAYS', 'PROBE_TIMEOUT_MS',
   'CACHE_TTL_S', 'RATE_LIMIT_PER_MIN', 'ALLOW_PRIVATE_TARGETS', 'CONNECT_TO', 'LOG_LEVEL'
 ]
 
@@ -40,6 +40,7 @@ t.test('an empty environment gives the documented defaults', async (t) => {
     databaseUrl: 'sqlite:data/site-status.sqlite',
     locations: [direct('Local 1, Local'), direct('Local 2, Local'), direct('Local 3, Local')],
     checkIntervalS: 60,
+    checkRetentionDays: 35,
     probeTimeoutMs: 10000,
     cacheTtlS: 60,
     rateLimitPerMin: 60,
@@ -79,6 +80,7 @@ t.test('good values of each variable are taken and converted', async (t) => {
     ['a mysql DATABASE_URL', { DATABASE_URL: 'mysql://u:p@db:3306/site' }, { databaseUrl: 'mysql://u:p@db:3306/site' }],
     ['a sqlite DATABASE_URL', { DATABASE_URL: 'sqlite::memory:' }, { databaseUrl: 'sqlite::memory:' }],
     ['CHECK_INTERVAL_S', { CHECK_INTERVAL_S: '300' }, { checkIntervalS: 300 }],
+    ['CHECK_RETENTION_DAYS', { CHECK_RETENTION_DAYS: '90' }, { checkRetentionDays: 90 }],
     ['PROBE_TIMEOUT_MS', { PROBE_TIMEOUT_MS: '2500' }, { probeTimeoutMs: 2500 }],
     ['CACHE_TTL_S of 0', { CACHE_TTL_S: '0' }, { cacheTtlS: 0 }],
     ['RATE_LIMIT_PER_MIN', { RATE_LIMIT_PER_MIN: '600' }, { rateLimitPerMin: 600 }],
@@ -177,6 +179,7 @@ t.test('bad values produce a one-line ConfigError naming the variable', async (t
     ['LOCATIONS', '/nonexistent/site-status/locations.json', /ENOENT/],
     ['CHECK_INTERVAL_S', '0'],
     ['CHECK_INTERVAL_S', 'abc'],
+    ['CHECK_RETENTION_DAYS', '0'],
     ['PROBE_TIMEOUT_MS', '0'],
     ['PROBE_TIMEOUT_MS', 'soon'],
     ['CACHE_TTL_S', '-1'],
