@@ -2,6 +2,9 @@ import type { Server } from '@hapi/hapi'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import { LocationPools } from './checks/location-pool.js'
+import { startMonitoring, type Monitoring } from './checks/monitor.js'
+import { CheckRecorder } from './checks/recorder.js'
+import { SiteStates } from './checks/site-state.js'
 import { CheckSupervisor } from './checks/supervisor.js'
 import { userAgent } from './checks/user-agent.js'
 import { safeErrorSummary } from './errors.js'
@@ -18,10 +21,13 @@ export interface RunningService {
 
 /** How long in-flight requests may take to finish after a stop signal. */
 const DRAIN_TIMEOUT_MS = 8000
+/** How long checks still waiting for the database may take to be written at stop. */
+const FLUSH_TIMEOUT_MS = 1500
 
 export async function startService({ config, logger }: { config: Config; logger: Logger }): Promise<RunningService> {
   const db = openDb(config.databaseUrl)
   let pools: LocationPools | undefined
+  let monitoring: Monitoring | undefined
   try {
     const applied = await migrateLatest(db)
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
@@ -36,20 +42,27 @@ export async function startService({ config, logger }: { config: Config; logger:
     })
     // The first checks must not count actor start-up against their deadline.
     await pools.ready()
+    const intervalMs = config.checkIntervalS * 1000
+    const states = new SiteStates({ intervalMs, publicUrl: config.publicUrl })
+    const recorder = new CheckRecorder({ db, states, logger })
     const checks = new CheckSupervisor({
       prober: pools,
       cacheTtlS: config.cacheTtlS,
       allowPrivate: config.allowPrivateTargets,
       allowRanges: config.allowedTargetRanges,
-      connectTo: config.connectTo
+      connectTo: config.connectTo,
+      onResult: (result, source) => recorder.record(result, source)
     })
-    const server = await buildServer({ config, db, logger, checks })
+    monitoring = await startMonitoring({ db, states, checks, intervalMs, retentionDays: config.checkRetentionDays, logger })
+    const server = await buildServer({ config, db, logger, checks, states })
     await server.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')
     let stopping: Promise<void> | undefined
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
         await server.stop({ timeout: DRAIN_TIMEOUT_MS })
+        await monitoring?.stop()
+        if (!(await recorder.flush(FLUSH_TIMEOUT_MS))) logger.warn({ pending: recorder.pending() }, 'checks not recorded at stop')
         await pools?.close()
         await db.destroy()
       })()
@@ -57,6 +70,7 @@ export async function startService({ config, logger }: { config: Config; logger:
     }
     return { server, db, stop }
   } catch (err) {
+    await monitoring?.stop().catch(() => {})
     await pools?.close().catch(() => {})
     await db.destroy().catch(() => {})
     throw err

@@ -1,0 +1,56 @@
+import type { Logger } from 'pino'
+import type { Db } from '../store/db.js'
+import { pruneChecks } from '../store/checks.js'
+import { Scheduler } from './scheduler.js'
+import type { SiteStates } from './site-state.js'
+import type { CheckSupervisor } from './supervisor.js'
+
+/** Scheduled checks running at once; slow targets hold a slot for at most the probe deadline. */
+const CONCURRENCY = 500
+const PRUNE_EVERY_MS = 3_600_000
+const DAY_MS = 86_400_000
+
+export interface Monitoring {
+  scheduler: Scheduler
+  stop(): Promise<void>
+}
+
+/**
+ * Checks every tracked site from all locations once per interval (the supervisor records each
+ * result) and prunes raw checks past their retention. The site list, and with it the in-memory
+ * state the status endpoint serves, is re-read on every scheduler refresh.
+ */
+export async function startMonitoring(
+  { db, states, checks, intervalMs, retentionDays, logger, now = () => new Date() }:
+  { db: Db; states: SiteStates; checks: CheckSupervisor; intervalMs: number; retentionDays: number; logger: Logger; now?: () => Date }
+): Promise<Monitoring> {
+  const scheduler = new Scheduler({
+    intervalMs,
+    listSites: () => states.refresh(db, now()),
+    runCheck: async (site) => {
+      if ((await checks.probeNow(site.domain)) === null) {
+        logger.warn({ domain: site.domain }, 'tracked site not checked: it resolves to a non-public address')
+      }
+    },
+    concurrency: CONCURRENCY,
+    onError: (err, what) => logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed')
+  })
+  await scheduler.start()
+  const prune = async (): Promise<void> => {
+    try {
+      const pruned = await pruneChecks({ db, before: new Date(now().getTime() - retentionDays * DAY_MS) })
+      if (pruned > 0) logger.info({ pruned }, 'old checks pruned')
+    } catch (err) {
+      logger.warn({ err }, 'pruning old checks failed')
+    }
+  }
+  const timer = setInterval(() => void prune(), PRUNE_EVERY_MS)
+  timer.unref()
+  return {
+    scheduler,
+    stop: async () => {
+      clearInterval(timer)
+      await scheduler.stop()
+    }
+  }
+}
