@@ -6,6 +6,7 @@ import type { Db } from '../store/db.js'
 import { checkRoutes } from './check.js'
 import { fallbackRoutes } from './fallback.js'
 import { healthRoutes } from './health.js'
+import { outageRoutes } from './outages.js'
 import { rateLimitRoutes } from './rate-limit.js'
 import { statusRoutes } from './status.js'
 
@@ -26,6 +27,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...rateLimitRoutes(deps),
     ...(deps.checks ? checkRoutes({ checks: deps.checks }) : []),
     ...(deps.states ? statusRoutes({ states: deps.states, now: deps.now }) : []),
+    ...outageRoutes(deps),
     ...fallbackRoutes()
   ]
 }

@@ -1,0 +1,59 @@
+import { durationSeconds } from '../checks/outages.js'
+import { toDate, type Db } from './db.js'
+
+/** An outage as the outages endpoint reports it (spec 2.3). */
+export interface OutageRecord {
+  domain: string
+  name: string
+  started_at: string
+  ended_at: string | null
+  duration_seconds: number
+}
+
+/** Where the previous page ended: keyset pagination on (started_at, id), never OFFSET. */
+export interface OutageCursor {
+  startedAt: number
+  id: number
+}
+
+export interface OutagePage {
+  outages: OutageRecord[]
+  next: OutageCursor | null
+}
+
+/**
+ * Confirmed outages newest first (started_at, then id, descending), optionally for one domain or
+ * only the ongoing ones, continuing after `before`. Each page is one indexed range scan.
+ */
+export async function listOutages(
+  { db, domain, ongoing, limit, before, now }:
+  { db: Db; domain?: string; ongoing: boolean; limit: number; before?: OutageCursor; now: Date }
+): Promise<OutagePage> {
+  const q = db('outages as o')
+    .join('sites as s', 's.id', 'o.site_id')
+    .select('o.id', 'o.started_at', 'o.ended_at', 's.domain', 's.name')
+    .orderBy([{ column: 'o.started_at', order: 'desc' }, { column: 'o.id', order: 'desc' }])
+    .limit(limit + 1)
+  if (domain !== undefined) q.where('s.domain', domain)
+  if (ongoing) q.whereNull('o.ended_at')
+  if (before) {
+    const at = new Date(before.startedAt)
+    q.where((w) => w.where('o.started_at', '<', at).orWhere((e) => e.where('o.started_at', '=', at).andWhere('o.id', '<', before.id)))
+  }
+  const rows = await q
+  const page = rows.slice(0, limit)
+  const outages = page.map((r): OutageRecord => {
+    const started = toDate(r.started_at) as Date
+    const ended = toDate(r.ended_at)
+    return {
+      domain: String(r.domain),
+      name: String(r.name),
+      started_at: started.toISOString(),
+      ended_at: ended?.toISOString() ?? null,
+      duration_seconds: durationSeconds(started, ended, now)
+    }
+  })
+  const last = page[page.length - 1]
+  const next = rows.length > limit && last ? { startedAt: (toDate(last.started_at) as Date).getTime(), id: Number(last.id) } : null
+  return { outages, next }
+}
