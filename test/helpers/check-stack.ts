@@ -1,0 +1,57 @@
+import type { Server } from '@hapi/hapi'
+import { loadConfig } from '../../config/index.js'
+import { LocationPools } from '../../lib/checks/location-pool.js'
+import { CheckSupervisor, type CheckResult } from '../../lib/checks/supervisor.js'
+import { createLogger } from '../../lib/logger.js'
+import { migratedDb } from './db.js'
+import { bearer, testServer } from './server.js'
+
+export interface CheckStack {
+  server: Server
+  pools: LocationPools
+  key: string
+  results: CheckResult[]
+  check(domain: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Record<string, unknown> }>
+}
+
+/** The real check path: location actors in Piscina pools, the supervisor and the HTTP route, on loopback only. */
+export async function checkStack(
+  t: Tap.Test,
+  { proxies, connectTo, timeoutMs = 1500, cacheTtlS = 60, actorFile, keyLimit = 100_000 }:
+  { proxies: Array<number | null>; connectTo: string; timeoutMs?: number; cacheTtlS?: number; actorFile?: string; keyLimit?: number }
+): Promise<CheckStack> {
+  const locations = proxies.map((port, i) => ({ label: `Proxy ${i + 1}, Testland`, ...(port === null ? {} : { proxy: `http://127.0.0.1:${port}` }) }))
+  const env = { LOCATIONS: JSON.stringify(locations), CONNECT_TO: connectTo, ALLOW_PRIVATE_TARGETS: '1', PROBE_TIMEOUT_MS: String(timeoutMs), CACHE_TTL_S: String(cacheTtlS) }
+  const config = loadConfig(env)
+  const pools = new LocationPools({
+    locations: config.locations,
+    connectTo: config.connectTo,
+    allowPrivate: true,
+    timeoutMs: config.probeTimeoutMs,
+    userAgent: 'SiteStatusAPI/test',
+    logger: createLogger({ level: 'silent' }),
+    actorFile
+  })
+  t.teardown(() => pools.close())
+  await pools.ready()
+  const results: CheckResult[] = []
+  const checks = new CheckSupervisor({ prober: pools, cacheTtlS, allowPrivate: true, connectTo: config.connectTo, onResult: (r) => results.push(r) })
+  const { db } = await migratedDb('sqlite', t)
+  const { server, issueKey } = await testServer({ db, env, checks })
+  const key = await issueKey({ limit: keyLimit })
+  return {
+    server,
+    pools,
+    key,
+    results,
+    check: async (domain, headers = {}) => {
+      const res = await server.inject({
+        method: 'POST',
+        url: '/api/v1/check',
+        headers: { ...bearer(key), 'content-type': 'application/json', ...headers },
+        payload: JSON.stringify({ domain })
+      })
+      return { status: res.statusCode, body: JSON.parse(res.payload), headers: res.headers }
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import t from 'tap'
+import { checkStack } from '../../helpers/check-stack.js'
+import { closedPort, startHttpTarget, startProxy } from '../../helpers/targets.js'
+
+const web = await startHttpTarget()
+const live = await Promise.all([startProxy(), startProxy()])
+const refusing = await startProxy({ refuse: 502 })
+const dead = await closedPort()
+const closed = await closedPort()
+t.teardown(async () => { await web.close(); for (const p of [...live, refusing]) await p.close() })
+const CONNECT_TO = `:443:127.0.0.1:${closed},:80:127.0.0.1:${web.port}`
+const [a, b] = live.map((p) => p.port) as [number, number]
+
+t.test('one dead proxy: that location is an error and the site is still up', async (t) => {
+  const { body } = await (await checkStack(t, { proxies: [a, b, dead], connectTo: CONNECT_TO })).check('ok.site.test')
+  t.match(body, { status: 'up', locations_answered: 2, locations_total: 3 })
+  t.match(body.locations[2], { status: 'error', http_code: 0, error: 'location: egress unreachable' })
+})
+
+t.test('two dead proxies: unconfirmed', async (t) => {
+  const { body } = await (await checkStack(t, { proxies: [a, dead, dead], connectTo: CONNECT_TO })).check('fail.site.test')
+  t.match(body, { status: 'unconfirmed', locations_answered: 1 }, 'one failing location alone cannot call it down')
+})
+
+t.test('three dead proxies: unavailable', async (t) => {
+  const { body } = await (await checkStack(t, { proxies: [dead, dead, dead], connectTo: CONNECT_TO })).check('ok.site.test')
+  t.match(body, { status: 'unavailable', locations_answered: 0, response_ms: null })
+})
+
+t.test('a proxy refusing the target while the others reach it: partial, still up', async (t) => {
+  const { body } = await (await checkStack(t, { proxies: [a, b, refusing.port], connectTo: CONNECT_TO })).check('ok.site.test')
+  t.match(body, { status: 'up', partial: true, locations_answered: 3 })
+  t.match(body.locations[2], { status: 'down', error: 'proxy: 502' })
+})
+
+t.test('an actor thread killed mid-probe: that location did not answer, the pool recovers', async (t) => {
+  const stack = await checkStack(t, { proxies: [a, b, a], connectTo: CONNECT_TO, timeoutMs: 3000, cacheTtlS: 0 })
+  const pending = stack.check('hang.site.test')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  await stack.pools.pools[0]?.threads[0]?.terminate()
+  const { status, body } = await pending
+  t.equal(status, 200, 'the request still answers')
+  t.match(body.locations[0], { status: 'error', error: 'location: worker failed' })
+  t.match(body.locations[1], { status: 'down', error: /^timeout/ }, 'the others are reported')
+  const after = await stack.check('ok.site.test')
+  t.match(after.body, { status: 'up', locations_answered: 3 }, 'the replaced actor probes again')
+})
+
+t.test('an actor that never answers is reported after the deadline and its margin', async (t) => {
+  const stack = await checkStack(t, {
+    proxies: [null, a, b],
+    connectTo: CONNECT_TO,
+    timeoutMs: 500,
+    actorFile: new URL('../../helpers/silent-actor.ts', import.meta.url).href
+  })
+  const started = Date.now()
+  const { body } = await stack.check('ok.site.test')
+  const elapsed = Date.now() - started
+  t.ok(elapsed >= 2400 && elapsed < 6000, `answered after ${elapsed} ms`)
+  t.match(body, { status: 'up', locations_answered: 2 })
+  t.match(body.locations[0], { status: 'error', error: 'location: no answer in 2500 ms' })
+})
