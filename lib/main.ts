@@ -15,6 +15,8 @@ import { migrateLatest } from './store/migrate.js'
 export interface RunningService {
   server: Server
   db: Db
+  /** The scheduler and its counters (benchmarks and operators read them). */
+  monitoring: Monitoring
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>
 }
@@ -68,7 +70,7 @@ export async function startService({ config, logger }: { config: Config; logger:
       })()
       return stopping
     }
-    return { server, db, stop }
+    return { server, db, monitoring, stop }
   } catch (err) {
     await monitoring?.stop().catch(() => {})
     await pools?.close().catch(() => {})

@@ -52,6 +52,7 @@ const IPV6_LIKE = /^[0-9a-f]*:[0-9a-f]*:[0-9a-f:.]*(?:%.*)?$/i
 // Anything ASCII outside LDH and '.' is rejected before domainToASCII, which would
 // otherwise percent-decode it or silently truncate at '/' and '\'.
 const BAD_ASCII = /[^a-z0-9.\-\u0080-\uffff]/i
+const PLAIN = /^[a-z0-9.-]+$/
 const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/
 
 // WHATWG "ends in a number": such hosts are parsed as IPv4 (127.1, 0x7f000001, 2130706433).
@@ -97,7 +98,8 @@ export function normaliseDomain(input: unknown): string {
   if (BAD_ASCII.test(authority)) throw new DomainError('invalid_characters')
   if (endsInNumber(authority)) throw new DomainError('ip_literal')
 
-  let ascii = domainToASCII(authority)
+  // Plain lower-case LDH text is already what UTS-46 would return; only punycode needs its check.
+  let ascii = PLAIN.test(authority) && !authority.includes('xn--') ? authority : domainToASCII(authority)
   if (ascii === '') throw new DomainError('invalid_characters')
   if (ascii.endsWith('.')) ascii = ascii.slice(0, -1)
   // UTS-46 can map non-ASCII digits and dots into an IPv4 literal, so check again.
