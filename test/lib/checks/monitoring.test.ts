@@ -3,6 +3,7 @@ import { CheckRecorder } from '../../../lib/checks/recorder.js'
 import { SiteStates } from '../../../lib/checks/site-state.js'
 import type { CheckResult } from '../../../lib/checks/supervisor.js'
 import { createLogger } from '../../../lib/logger.js'
+import { pruneChecks } from '../../../lib/store/checks.js'
 import { addSite } from '../../../lib/store/sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 import { bearer, LogCapture, testServer } from '../../helpers/server.js'
@@ -131,4 +132,21 @@ t.test('a database error while recording is retried, logged, and never becomes d
   t.equal(outages.length, 1, 'in order: the outage opened and closed')
   t.not(outages[0].ended_at, null)
   t.equal(states.statusRecord('retry.example.com', new Date(T0 + MIN))?.status, 'up')
+})
+
+t.test('pruning removes raw checks past their retention and keeps outages', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  await addSite({ db, entry: { domain: 'old.example.com', name: null }, now: new Date(T0 - 100 * 24 * 60 * MIN) })
+  const states = new SiteStates({ intervalMs: MIN, publicUrl: 'http://x' })
+  await states.refresh(db, new Date(T0))
+  const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'silent' }) })
+  const DAY = 24 * 60 * MIN
+  for (const [status, daysAgo] of [['down', 40], ['up', 39], ['up', 36], ['up', 34], ['up', 1]] as const) {
+    recorder.record(result('old.example.com', status, T0 - daysAgo * DAY), 'schedule')
+  }
+  await recorder.flush(5000)
+  const pruned = await pruneChecks({ db, before: new Date(T0 - 35 * DAY), batch: 2 })
+  t.equal(pruned, 3, 'the three checks older than 35 days went, in batches')
+  t.equal((await db('checks')).length, 2, 'the two younger ones stay')
+  t.equal((await db('outages')).length, 1, 'the outage they recorded is kept')
 })
