@@ -4,22 +4,31 @@ export interface ScheduledSite {
   domain: string
 }
 
-/** Counters since start; `onTime` means started within `onTimeMs` of the due time. */
+/** Counters since start, plus the current load. */
 export interface SchedulerStats {
+  /** Checks started. */
   started: number
+  /** Started within `onTimeMs` of their due time. */
   onTime: number
+  /** Started more than `onTimeMs` after their due time (they waited for a free slot). */
   late: number
-  /** Due again while the previous check still ran or waited: not started twice. */
+  /** Due again while the previous check still ran or waited for a slot: not started twice. */
   skipped: number
+  /** Checks running now. */
   running: number
+  /** Due checks waiting for a free slot. */
   queued: number
+  /** Sites in the current list. */
   sites: number
 }
 
+/** How a {@link Scheduler} finds its sites, runs their checks and paces itself. */
 export interface SchedulerOptions {
+  /** Every site is due once per interval. */
   intervalMs: number
-  /** The tracked sites now; when it fails the last known list is kept. */
+  /** The tracked sites now; when it fails the last known list is kept and retried on the next refresh. */
   listSites: () => Promise<ScheduledSite[]>
+  /** One check of one site; a rejection is counted and reported, never thrown. */
   runCheck: (site: ScheduledSite, dueAt: number) => Promise<void>
   /** Checks running at once at most. */
   concurrency: number
@@ -27,7 +36,9 @@ export interface SchedulerOptions {
   refreshMs?: number
   /** Scheduling granularity; default 250 ms. */
   tickMs?: number
+  /** A check started within this long of its due time is on time; default 5 s. */
   onTimeMs?: number
+  /** The clock, in ms; default `Date.now`. */
   now?: () => number
   onError?: (err: unknown, what: 'list' | 'check') => void
 }
@@ -41,64 +52,88 @@ interface Entry {
   removed: boolean
 }
 
-/** FNV-1a: a stable, well-spread phase per domain, the same after every restart. */
-function phaseOf(domain: string, intervalMs: number): number {
+/** FNV-1a with a murmur3 finaliser: a stable, evenly spread phase per domain, the same after every restart. */
+export function phaseOf(domain: string, intervalMs: number): number {
+  const name = domain.toLowerCase()
   let h = 0x811c9dc5
-  for (let i = 0; i < domain.length; i++) {
-    h ^= domain.charCodeAt(i)
+  for (let i = 0; i < name.length; i++) {
+    h ^= name.charCodeAt(i)
     h = Math.imul(h, 0x01000193)
   }
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  h ^= h >>> 16
   return Math.floor(((h >>> 0) / 2 ** 32) * intervalMs)
 }
+
+const byPhase = (a: Entry, b: Entry): number => a.phase - b.phase || a.site.id - b.site.id
 
 /**
  * Checks every site once per interval at its own phase, so the load is spread evenly instead of
  * bursting at the top of the interval. Sites are kept sorted by phase and a cursor walks them as
- * time passes, so a tick costs only the sites that fall due. At most `concurrency` checks run at once;
- * due sites beyond that wait in order, and a site still running or waiting is not started again.
+ * time passes, so a tick costs only the sites that fall due. At most `concurrency` checks run at
+ * once; due sites beyond that wait in order, and a site still running or waiting is not started again.
  */
 export class Scheduler {
   readonly #opts: Required<Omit<SchedulerOptions, 'onError'>> & Pick<SchedulerOptions, 'onError'>
   #entries: Entry[] = []
+  /** Entries running or queued, so a site removed and re-added meanwhile is not checked twice at once. */
+  #busy = new Map<number, Entry>()
   #cycleStart = 0
   #cursor = 0
+  /** Every due time up to here has been handled. */
   #processedUntil = 0
-  #queue: Array<{ entry: Entry; dueAt: number }> = []
+  #queue: Entry[] = []
+  #queueDue: number[] = []
   #queueHead = 0
   #running = 0
   #stats = { started: 0, onTime: 0, late: 0, skipped: 0 }
   #timers: NodeJS.Timeout[] = []
+  #started = false
   #stopped = false
-  #idle: (() => void) | null = null
+  #refreshing = false
+  #idle: Array<() => void> = []
 
   constructor(opts: SchedulerOptions) {
+    if (!(opts.intervalMs > 0) || !(opts.concurrency >= 1)) throw new RangeError('intervalMs and concurrency must be positive')
     this.#opts = {
-      refreshMs: Math.min(opts.intervalMs, 10_000),
-      tickMs: 250,
-      onTimeMs: 5000,
-      now: Date.now,
-      ...opts
+      ...opts,
+      refreshMs: opts.refreshMs ?? Math.min(opts.intervalMs, 10_000),
+      tickMs: opts.tickMs ?? 250,
+      onTimeMs: opts.onTimeMs ?? 5000,
+      now: opts.now ?? Date.now
     }
   }
 
+  /** Loads the site list once, then checks each site at its phase until {@link stop}. */
   async start(): Promise<void> {
-    const now = this.#opts.now()
-    // Cycles are aligned to the epoch, so a restart keeps every site's due times.
-    this.#cycleStart = now - (now % this.#opts.intervalMs)
-    this.#processedUntil = now
+    if (this.#started) return
+    this.#started = true
     await this.#refresh()
-    this.#timers.push(setInterval(() => this.#tick(), this.#opts.tickMs), setInterval(() => void this.#refresh(), this.#opts.refreshMs))
+    if (this.#stopped) return
+    const { intervalMs, tickMs, refreshMs } = this.#opts
+    const now = this.#opts.now()
+    // Cycles are aligned to the epoch, so a restart keeps every site's due times; sites whose
+    // phase has passed in the current cycle wait for the next one.
+    this.#cycleStart = now - (((now % intervalMs) + intervalMs) % intervalMs)
+    this.#processedUntil = now
+    this.#seek()
+    this.#timers.push(setInterval(() => this.#tick(), tickMs), setInterval(() => void this.#refresh(), refreshMs))
     for (const timer of this.#timers) timer.unref()
   }
 
+  /** Starts no further check and resolves once the running ones have finished. */
   async stop(): Promise<void> {
     this.#stopped = true
     for (const timer of this.#timers) clearInterval(timer)
     this.#timers = []
-    for (let i = this.#queueHead; i < this.#queue.length; i++) (this.#queue[i] as { entry: Entry }).entry.queued = false
+    for (let i = this.#queueHead; i < this.#queue.length; i++) this.#release(this.#queue[i] as Entry)
     this.#queue = []
+    this.#queueDue = []
     this.#queueHead = 0
-    if (this.#running > 0) await new Promise<void>((resolve) => { this.#idle = resolve })
+    if (this.#running > 0) await new Promise<void>((resolve) => this.#idle.push(resolve))
   }
 
   stats(): SchedulerStats {
@@ -106,33 +141,73 @@ export class Scheduler {
   }
 
   async #refresh(): Promise<void> {
+    // A slow database must not pile up overlapping reads, nor let an older list win over a newer one.
+    if (this.#refreshing) return
+    this.#refreshing = true
     let sites: ScheduledSite[]
     try {
       sites = await this.#opts.listSites()
     } catch (err) {
-      this.#opts.onError?.(err, 'list')
+      this.#report(err, 'list')
       return
+    } finally {
+      this.#refreshing = false
     }
-    if (this.#stopped) return
-    const known = new Map(this.#entries.map((e) => [e.site.id, e]))
+    if (!this.#stopped) this.#apply(sites)
+  }
+
+  /** Costs O(n) for an unchanged list; only added sites are sorted, then merged. */
+  #apply(sites: ScheduledSite[]): void {
+    const incoming = new Map<number, ScheduledSite>()
+    for (const site of sites) if (!incoming.has(site.id)) incoming.set(site.id, site)
+    const kept: Entry[] = []
+    for (const entry of this.#entries) {
+      const site = incoming.get(entry.site.id)
+      if (site !== undefined && site.domain === entry.site.domain) {
+        entry.site = site
+        kept.push(entry)
+        incoming.delete(site.id)
+      } else {
+        entry.removed = true
+      }
+    }
+    const added: Entry[] = []
+    for (const site of incoming.values()) {
+      const busy = this.#busy.get(site.id)
+      if (busy !== undefined && busy.site.domain === site.domain) {
+        busy.removed = false
+        added.push(busy)
+      } else {
+        added.push({ site, phase: phaseOf(site.domain, this.#opts.intervalMs), running: false, queued: false, removed: false })
+      }
+    }
+    added.sort(byPhase)
     const next: Entry[] = []
-    for (const site of sites) {
-      const old = known.get(site.id)
-      known.delete(site.id)
-      next.push(old && old.site.domain === site.domain
-        ? old
-        : { site, phase: phaseOf(site.domain, this.#opts.intervalMs), running: false, queued: false, removed: false })
+    let i = 0
+    let j = 0
+    while (i < kept.length || j < added.length) {
+      const a = kept[i]
+      const b = added[j]
+      if (b === undefined || (a !== undefined && byPhase(a, b) <= 0)) {
+        next.push(a as Entry)
+        i++
+      } else {
+        next.push(b)
+        j++
+      }
     }
-    for (const gone of known.values()) gone.removed = true
-    next.sort((a, b) => a.phase - b.phase || a.site.id - b.site.id)
     this.#entries = next
-    // Resume after what has been handled: a new site whose phase already passed waits for the next cycle.
+    this.#seek()
+  }
+
+  /** Points the cursor past every phase already handled in this cycle, so a new site waits for its phase. */
+  #seek(): void {
     const done = this.#processedUntil - this.#cycleStart
     let lo = 0
-    let hi = next.length
+    let hi = this.#entries.length
     while (lo < hi) {
       const mid = (lo + hi) >>> 1
-      if ((next[mid] as Entry).phase <= done) lo = mid + 1
+      if ((this.#entries[mid] as Entry).phase <= done) lo = mid + 1
       else hi = mid
     }
     this.#cursor = lo
@@ -147,14 +222,12 @@ export class Scheduler {
       if (entry !== undefined && this.#cycleStart + entry.phase <= now) {
         this.#due(entry, this.#cycleStart + entry.phase)
         this.#cursor++
-        continue
-      }
-      if (entry === undefined && now >= this.#cycleStart + intervalMs) {
+      } else if (entry === undefined && now >= this.#cycleStart + intervalMs) {
         this.#cycleStart += intervalMs
         this.#cursor = 0
-        continue
+      } else {
+        break
       }
-      break
     }
     this.#processedUntil = now
   }
@@ -162,48 +235,64 @@ export class Scheduler {
   #due(entry: Entry, dueAt: number): void {
     if (entry.running || entry.queued) {
       this.#stats.skipped++
-      return
-    }
-    if (this.#running < this.#opts.concurrency) {
+    } else if (this.#running < this.#opts.concurrency) {
       this.#start(entry, dueAt)
-      return
+    } else {
+      entry.queued = true
+      this.#busy.set(entry.site.id, entry)
+      this.#queue.push(entry)
+      this.#queueDue.push(dueAt)
     }
-    entry.queued = true
-    this.#queue.push({ entry, dueAt })
   }
 
   #start(entry: Entry, dueAt: number): void {
     this.#running++
     entry.running = true
+    this.#busy.set(entry.site.id, entry)
     this.#stats.started++
     if (this.#opts.now() - dueAt <= this.#opts.onTimeMs) this.#stats.onTime++
     else this.#stats.late++
     let work: Promise<void>
     try {
-      work = this.#opts.runCheck(entry.site, dueAt)
+      work = Promise.resolve(this.#opts.runCheck(entry.site, dueAt))
     } catch (err) {
       work = Promise.reject(err)
     }
-    work.catch((err: unknown) => this.#opts.onError?.(err, 'check')).finally(() => {
+    work.then(undefined, (err: unknown) => this.#report(err, 'check')).then(() => {
       this.#running--
       entry.running = false
+      this.#release(entry)
       this.#pump()
-      if (this.#running === 0 && this.#idle) {
-        this.#idle()
-        this.#idle = null
-      }
+      if (this.#running === 0) for (const resolve of this.#idle.splice(0)) resolve()
     })
   }
 
   #pump(): void {
     while (!this.#stopped && this.#running < this.#opts.concurrency && this.#queueHead < this.#queue.length) {
-      const { entry, dueAt } = this.#queue[this.#queueHead++] as { entry: Entry; dueAt: number }
+      const entry = this.#queue[this.#queueHead] as Entry
+      const dueAt = this.#queueDue[this.#queueHead] as number
+      this.#queueHead++
       entry.queued = false
-      if (!entry.removed) this.#start(entry, dueAt)
+      if (entry.removed) this.#release(entry)
+      else this.#start(entry, dueAt)
     }
     if (this.#queueHead > 1024 && this.#queueHead * 2 > this.#queue.length) {
       this.#queue = this.#queue.slice(this.#queueHead)
+      this.#queueDue = this.#queueDue.slice(this.#queueHead)
       this.#queueHead = 0
+    }
+  }
+
+  #release(entry: Entry): void {
+    entry.queued = false
+    if (!entry.running && this.#busy.get(entry.site.id) === entry) this.#busy.delete(entry.site.id)
+  }
+
+  #report(err: unknown, what: 'list' | 'check'): void {
+    try {
+      this.#opts.onError?.(err, what)
+    } catch {
+      // A failing error handler must not stop the scheduler.
     }
   }
 }

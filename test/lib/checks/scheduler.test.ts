@@ -1,156 +1,313 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Scheduler, type ScheduledSite } from '../../../lib/checks/scheduler.js'
+import { Scheduler, phaseOf, type ScheduledSite } from '../../../lib/checks/scheduler.js'
 
-const sites = (n: number, from = 1): ScheduledSite[] => Array.from({ length: n }, (_, i) => ({ id: from + i, domain: `site${from + i}.example.com` }))
+const sites = (n: number, from = 1): ScheduledSite[] =>
+  Array.from({ length: n }, (_, i) => ({ id: from + i, domain: `site${from + i}.example.com` }))
 
-t.test('every site is checked once per interval, spread across it', async (t) => {
-  const starts = new Map<number, number[]>()
+// Longer than several 5 ms ticks: an interval timer due earlier always fires before this sleep ends.
+const settle = (): Promise<unknown> => sleep(20)
+
+/** Polls until `cond` holds; fails after a few seconds rather than hanging the run. */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 5000; !cond(); await sleep(5)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
+  }
+}
+
+/** A clock the test moves by hand; ticks still run on real timers in between. */
+function fakeClock(at = 0) {
+  const clock = {
+    at,
+    now: () => clock.at,
+    async advance(ms: number, step = 10_000): Promise<void> {
+      for (let left = ms; left > 0; left -= step) {
+        clock.at += Math.min(step, left)
+        await settle()
+      }
+    }
+  }
+  return clock
+}
+
+/** Checks that hang until the test releases them, oldest first. */
+function gate() {
+  const waiting: Array<() => void> = []
+  return {
+    wait: () => new Promise<void>((resolve) => waiting.push(resolve)),
+    releaseOne: async () => { waiting.shift()?.(); await settle() },
+    releaseAll: () => { for (const resolve of waiting.splice(0)) resolve() }
+  }
+}
+
+t.test('every site is checked once per interval, at due times spread across it', async (t) => {
+  const dues = new Map<number, number[]>()
+  let early = 0
   const list = sites(100)
   const scheduler = new Scheduler({
     intervalMs: 500,
     tickMs: 10,
     concurrency: 1000,
     listSites: async () => list,
-    runCheck: async (site, dueAt) => { starts.set(site.id, [...(starts.get(site.id) ?? []), dueAt]) }
+    runCheck: async (site, dueAt) => {
+      if (Date.now() < dueAt) early++
+      dues.set(site.id, [...(dues.get(site.id) ?? []), dueAt])
+    }
   })
+  const startedAt = Date.now()
   await scheduler.start()
   await sleep(2100)
   await scheduler.stop()
+  const intervals = (Date.now() - startedAt) / 500
   for (const site of list) {
-    const dues = starts.get(site.id) ?? []
-    t.ok(dues.length >= 3 && dues.length <= 5, `${site.domain} ran ${dues.length} times in ~4 intervals`)
-    for (let i = 1; i < dues.length; i++) t.equal((dues[i] as number) - (dues[i - 1] as number), 500, 'exactly one interval apart')
+    const d = dues.get(site.id) ?? []
+    t.ok(d.length >= Math.floor(intervals) - 1 && d.length <= Math.ceil(intervals) + 1, `${site.domain} ran ${d.length} times in ${intervals.toFixed(1)} intervals`)
+    for (let i = 1; i < d.length; i++) t.equal((d[i] as number) - (d[i - 1] as number), 500, 'one interval apart')
   }
-  const slices = new Array(10).fill(0)
-  for (const dues of starts.values()) for (const d of dues) slices[Math.floor((d % 500) / 50)]++
+  t.equal(early, 0, 'no check started before it was due')
+  const firstSoon = [...dues.values()].filter((d) => (d[0] as number) < startedAt + 100).length
+  t.ok(firstSoon <= 40, `no burst at start: ${firstSoon} of 100 sites were first due within 100 ms`)
+  const slices = new Array<number>(10).fill(0)
+  for (const d of dues.values()) for (const due of d) slices[Math.floor((due % 500) / 50)]++
   const total = slices.reduce((a, b) => a + b, 0)
   t.ok(Math.max(...slices) <= total * 0.3, `no tenth of the interval holds more than 30% of starts: ${slices.join(' ')}`)
-  t.equal(scheduler.stats().late, 0)
+  const stats = scheduler.stats()
+  t.equal(stats.late, 0)
+  t.equal(stats.onTime, stats.started)
+  t.equal(stats.skipped, 0)
 })
 
-t.test('a domain keeps its phase across scheduler instances', async (t) => {
-  const firstDue = async () => {
-    let due = -1
-    const s = new Scheduler({ intervalMs: 400, tickMs: 5, concurrency: 1, listSites: async () => sites(1, 7), runCheck: async (_site, d) => { if (due < 0) due = d } })
+t.test('a domain keeps its phase across scheduler instances started at different times', async (t) => {
+  const phases = async (at: number): Promise<Map<string, number>> => {
+    const clock = fakeClock(at)
+    const seen = new Map<string, number>()
+    let retro = 0
+    const s = new Scheduler({
+      intervalMs: 60_000, tickMs: 5, concurrency: 100, now: clock.now,
+      listSites: async () => sites(30),
+      runCheck: async (site, dueAt) => {
+        if (dueAt <= at) retro++
+        if (!seen.has(site.domain)) seen.set(site.domain, dueAt % 60_000)
+      }
+    })
     await s.start()
-    await sleep(900)
+    await clock.advance(70_000)
     await s.stop()
-    return due % 400
+    t.equal(retro, 0, 'at start every site waits for its phase, none is due in the past')
+    return seen
   }
-  t.equal(await firstDue(), await firstDue())
+  const first = await phases(1_000_000)
+  const second = await phases(7_654_321)
+  t.equal(first.size, 30, 'every site was checked within an interval')
+  t.same(second, first)
+  t.ok(new Set(first.values()).size >= 25, 'different domains get different phases')
+  t.equal(first.get('site1.example.com'), phaseOf('site1.example.com', 60_000))
 })
 
-t.test('concurrency is bounded and hanging checks do not hold up other sites', async (t) => {
+t.test('concurrency is bounded and due sites wait their turn in order', async (t) => {
+  const clock = fakeClock()
+  const hang = gate()
   let running = 0
   let max = 0
-  const checked = new Set<number>()
-  const release: Array<() => void> = []
+  const order: number[] = []
+  const scheduler = new Scheduler({
+    intervalMs: 60_000, tickMs: 5, concurrency: 3, now: clock.now,
+    listSites: async () => sites(10),
+    runCheck: async (_site, dueAt) => {
+      order.push(dueAt)
+      max = Math.max(max, ++running)
+      await hang.wait()
+      running--
+    }
+  })
+  await scheduler.start()
+  await clock.advance(60_000)
+  t.match(scheduler.stats(), { started: 3, running: 3, queued: 7 })
+  for (let i = 0; i < 7; i++) await hang.releaseOne()
+  t.match(scheduler.stats(), { started: 10, running: 3, queued: 0 })
+  t.equal(max, 3, 'never more than 3 at once')
+  t.same(order, [...order].sort((a, b) => a - b), 'started in the order they fell due')
+  hang.releaseAll()
+  await scheduler.stop()
+})
+
+t.test('a few hanging checks do not stop other sites being checked', async (t) => {
+  const hang = gate()
+  const checked = new Map<number, number>()
   const scheduler = new Scheduler({
     intervalMs: 400,
     tickMs: 5,
     concurrency: 5,
     listSites: async () => sites(40),
     runCheck: async (site) => {
-      running++
-      max = Math.max(max, running)
-      // Three sites hang until released; the rest take a moment.
-      if (site.id <= 3) await new Promise<void>((resolve) => release.push(resolve))
-      else await sleep(5)
-      checked.add(site.id)
-      running--
+      checked.set(site.id, (checked.get(site.id) ?? 0) + 1)
+      if (site.id <= 3) await hang.wait()
+      else await sleep(2)
     }
   })
   await scheduler.start()
-  await sleep(1000)
-  t.ok(max <= 5, `at most 5 at once (saw ${max})`)
-  t.ok(checked.size >= 37, `all ${checked.size} others were checked while three hung`)
-  t.ok(scheduler.stats().skipped >= 3, 'the hanging sites were skipped when due again')
-  for (const r of release) r()
+  await sleep(1100)
+  const others = sites(37, 4).filter((s) => (checked.get(s.id) ?? 0) >= 2).length
+  t.equal(others, 37, 'every other site was checked at least twice while three hung')
+  for (const id of [1, 2, 3]) t.equal(checked.get(id), 1, `hanging site ${id} was not started again`)
+  t.ok(scheduler.stats().skipped >= 3, 'the hanging sites were counted as skipped when due again')
+  hang.releaseAll()
   await scheduler.stop()
 })
 
-t.test('sites added or removed are picked up within about an interval', async (t) => {
+t.test('a site due again while running or queued is skipped, never queued twice', async (t) => {
+  const clock = fakeClock()
+  const hang = gate()
+  const scheduler = new Scheduler({
+    intervalMs: 60_000, tickMs: 5, concurrency: 1, now: clock.now,
+    listSites: async () => sites(2),
+    runCheck: () => hang.wait()
+  })
+  await scheduler.start()
+  await clock.advance(60_000)
+  t.match(scheduler.stats(), { started: 1, running: 1, queued: 1, skipped: 0 })
+  await clock.advance(120_000)
+  t.match(scheduler.stats(), { started: 1, queued: 1, skipped: 4 }, 'both sites due twice more: four skips')
+  await hang.releaseOne()
+  await hang.releaseOne()
+  t.match(scheduler.stats(), { started: 2, running: 0, queued: 0, skipped: 4 })
+  await scheduler.stop()
+})
+
+t.test('sites added or removed are picked up at the next refresh, new ones at their phase', async (t) => {
+  const clock = fakeClock()
   let list = sites(5)
-  const seen = new Map<number, number>()
+  const count = new Map<number, number>()
   const scheduler = new Scheduler({
-    intervalMs: 300,
-    refreshMs: 100,
-    tickMs: 5,
-    concurrency: 100,
+    intervalMs: 60_000, refreshMs: 10, tickMs: 5, concurrency: 100, now: clock.now,
     listSites: async () => list,
-    runCheck: async (site) => { if (!seen.has(site.id) || site.id === 5) seen.set(site.id, Date.now()) }
+    runCheck: async (site) => { count.set(site.id, (count.get(site.id) ?? 0) + 1) }
   })
   await scheduler.start()
-  await sleep(400)
+  await clock.advance(60_000)
+  t.same([...count.values()], [1, 1, 1, 1, 1])
   list = [...sites(4), ...sites(3, 100)]
-  const changedAt = Date.now()
-  await sleep(700)
-  for (const id of [100, 101, 102]) t.ok((seen.get(id) ?? Infinity) - changedAt <= 500, `new site ${id} checked within refresh + interval`)
-  t.ok((seen.get(5) ?? 0) <= changedAt + 150, 'the removed site stopped being checked')
+  await until(() => scheduler.stats().sites === 7, 'the new list is read')
+  await settle()
+  t.notOk([100, 101, 102].some((id) => count.has(id)), 'new sites are not started in a burst')
+  await clock.advance(60_000)
+  for (const id of [100, 101, 102]) t.equal(count.get(id), 1, `new site ${id} checked within one interval`)
+  for (const id of [1, 2, 3, 4]) t.equal(count.get(id), 2, `site ${id} kept its schedule`)
+  t.equal(count.get(5), 1, 'the removed site was not checked again')
   await scheduler.stop()
 })
 
-t.test('failures of the list or of a check do not stop the scheduler', async (t) => {
+t.test('failures of the list, of a check or of the error handler do not stop the scheduler', async (t) => {
+  const clock = fakeClock()
   let calls = 0
-  let checks = 0
-  const errors: string[] = []
+  const checks = new Map<number, number>()
+  const errors = new Set<string>()
   const scheduler = new Scheduler({
-    intervalMs: 200,
-    refreshMs: 50,
-    tickMs: 5,
-    concurrency: 10,
-    listSites: async () => { if (++calls > 1) throw new Error('database down'); return sites(3) },
-    runCheck: async () => { checks++; throw new Error('boom') },
-    onError: (_err, what) => { errors.push(what) }
+    intervalMs: 60_000, refreshMs: 10, tickMs: 5, concurrency: 10, now: clock.now,
+    listSites: async () => {
+      if (++calls > 1) throw new Error('database down')
+      return sites(3)
+    },
+    runCheck: (site) => {
+      checks.set(site.id, (checks.get(site.id) ?? 0) + 1)
+      if (site.id === 1) throw new Error('thrown')
+      return Promise.reject(new Error('rejected'))
+    },
+    onError: (_err, what) => {
+      errors.add(what)
+      throw new Error('the handler fails too')
+    }
   })
   await scheduler.start()
-  await sleep(700)
+  await until(() => calls >= 3, 'the list failed twice')
+  await clock.advance(120_000)
+  t.same([...checks.values()], [2, 2, 2], 'checks kept running on the last known list')
+  t.same([...errors].sort(), ['check', 'list'], 'both failures were reported')
+  t.match(scheduler.stats(), { sites: 3, started: 6, running: 0 })
   await scheduler.stop()
-  t.ok(checks >= 6, `checks kept running on the last known list (${checks})`)
-  t.ok(errors.includes('list') && errors.includes('check'), 'both failures were reported')
-  t.equal(scheduler.stats().sites, 3)
 })
 
-t.test('stop waits for running checks and starts nothing afterwards', async (t) => {
-  let finished = 0
-  let startedAfterStop = 0
-  let stopped = false
+t.test('a slow site list is not read again while a read is pending', async (t) => {
+  let calls = 0
   const scheduler = new Scheduler({
-    intervalMs: 100,
-    tickMs: 5,
-    concurrency: 10,
-    listSites: async () => sites(5),
-    runCheck: async () => { if (stopped) startedAfterStop++; await sleep(150); finished++ }
+    intervalMs: 1000, refreshMs: 5, tickMs: 5, concurrency: 1,
+    listSites: () => ++calls === 1 ? Promise.resolve(sites(1)) : new Promise<ScheduledSite[]>(() => {}),
+    runCheck: async () => {}
   })
   await scheduler.start()
-  await sleep(250)
-  const before = scheduler.stats().started
-  await scheduler.stop()
-  stopped = true
-  t.equal(scheduler.stats().running, 0, 'nothing runs after stop resolves')
-  t.equal(finished, before, 'every started check finished')
-  await sleep(300)
-  t.equal(startedAfterStop, 0)
-})
-
-t.test('checks started late are counted as late', async (t) => {
-  let now = 1_000_000
-  const scheduler = new Scheduler({
-    intervalMs: 60_000,
-    tickMs: 5,
-    onTimeMs: 5000,
-    concurrency: 1,
-    now: () => now,
-    listSites: async () => sites(50),
-    runCheck: async () => { now += 1000 }
-  })
-  await scheduler.start()
-  now += 60_000
   await sleep(100)
+  t.equal(calls, 2)
   await scheduler.stop()
-  const stats = scheduler.stats()
-  t.ok(stats.started >= 40, `${stats.started} started`)
-  t.ok(stats.late > 0 && stats.onTime > 0, `on time ${stats.onTime}, late ${stats.late}`)
-  t.equal(stats.onTime + stats.late, stats.started)
+})
+
+t.test('stop waits for running checks, starts nothing afterwards and leaves no timer', async (t) => {
+  const live = new Set<unknown>()
+  const { setInterval: realSet, clearInterval: realClear } = globalThis
+  globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => {
+    const timer = realSet(...args)
+    live.add(timer)
+    return timer
+  }) as typeof setInterval
+  globalThis.clearInterval = ((timer: NodeJS.Timeout) => { live.delete(timer); realClear(timer) }) as typeof clearInterval
+  t.teardown(() => { globalThis.setInterval = realSet; globalThis.clearInterval = realClear })
+
+  const clock = fakeClock()
+  const hang = gate()
+  let calls = 0
+  const scheduler = new Scheduler({
+    intervalMs: 60_000, refreshMs: 10, tickMs: 5, concurrency: 2, now: clock.now,
+    listSites: async () => { calls++; return sites(3) },
+    runCheck: () => hang.wait()
+  })
+  await scheduler.start()
+  t.equal(live.size, 2)
+  await clock.advance(60_000)
+  t.match(scheduler.stats(), { started: 2, running: 2, queued: 1 })
+  let resolved = 0
+  const stops = [scheduler.stop(), scheduler.stop()].map((p) => p.then(() => resolved++))
+  const callsAtStop = calls
+  await clock.advance(120_000)
+  t.equal(resolved, 0, 'stop waits while checks run')
+  t.equal(scheduler.stats().started, 2, 'nothing started after stop, not even the queued site')
+  hang.releaseAll()
+  await Promise.all(stops)
+  t.match(scheduler.stats(), { started: 2, running: 0, queued: 0 })
+  t.equal(calls, callsAtStop, 'the list is not read after stop')
+  t.equal(live.size, 0, 'no timer left')
+
+  let release = (): void => {}
+  const late = new Scheduler({
+    intervalMs: 60_000, tickMs: 5, concurrency: 1, now: clock.now,
+    listSites: () => new Promise((resolve) => { release = () => resolve(sites(3)) }),
+    runCheck: async () => { t.fail('no check after stop') }
+  })
+  const starting = late.start()
+  await late.stop()
+  release()
+  await starting
+  await clock.advance(60_000)
+  t.equal(live.size, 0, 'stopped while starting: no timer left')
+})
+
+t.test('checks that wait for a slot past onTimeMs count as late', async (t) => {
+  const clock = fakeClock()
+  const hang = gate()
+  const scheduler = new Scheduler({
+    intervalMs: 20_000, onTimeMs: 2000, tickMs: 5, concurrency: 1, now: clock.now,
+    listSites: async () => sites(3),
+    runCheck: () => hang.wait()
+  })
+  await scheduler.start()
+  for (let i = 0; i < 80; i++) {
+    const { started, queued } = scheduler.stats()
+    if (started + queued === 3) break
+    await clock.advance(500, 500)
+  }
+  t.match(scheduler.stats(), { started: 1, queued: 2, onTime: 1, late: 0 })
+  clock.at += 3000
+  await hang.releaseOne()
+  await hang.releaseOne()
+  await hang.releaseOne()
+  t.match(scheduler.stats(), { started: 3, onTime: 1, late: 2 })
+  await scheduler.stop()
 })
