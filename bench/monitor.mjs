@@ -2,7 +2,7 @@
 //   npm run bench:monitor     (builds first; about four minutes; loopback and the local MySQL only)
 // Knobs: BENCH_SITES (10000), BENCH_INTERVAL_S (60), BENCH_RUN_S (150), BENCH_ROUNDS (3),
 // BENCH_SECONDS (5), BENCH_MYSQL_URL (default TEST_MYSQL_URL or mysql://root@127.0.0.1:3306/test).
-import { fork, spawn } from 'node:child_process'
+import { execFileSync, fork, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -15,7 +15,7 @@ import { addSites } from '../dist/lib/store/sites.js'
 const SITES = Number(process.env.BENCH_SITES ?? 10_000)
 const INTERVAL_S = Number(process.env.BENCH_INTERVAL_S ?? 60)
 const RUN_S = Number(process.env.BENCH_RUN_S ?? 150)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 const here = (file) => new URL(file, import.meta.url)
@@ -28,9 +28,22 @@ async function freePort() {
   return port
 }
 
+/**
+ * Pins a process (and the threads it starts later) to one CPU, so that the server measured and the
+ * load generator do not take turns on the same core. Skipped where taskset is missing.
+ */
+function pin(pid, cpu) {
+  try {
+    execFileSync('taskset', ['-a', '-pc', String(cpu), String(pid)], { stdio: 'ignore' })
+  } catch {
+    console.error(`  (could not pin ${pid} to CPU ${cpu}; figures will be noisier)`)
+  }
+}
+
 /** Forks a module and waits for its `{ready}` message. */
-async function start(file, env = {}) {
+async function start(file, env = {}, cpu = null) {
   const child = fork(here(file), [], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  if (cpu !== null) pin(child.pid, cpu)
   const ready = await new Promise((resolve, reject) => {
     child.once('message', (m) => resolve(m.ready))
     child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)))
@@ -119,9 +132,11 @@ try {
   const rowsPerS = (checksAfter - checksBefore) / elapsedS
 
   // Phase 2: the status endpoint against bare hapi, each alone on the machine in turn.
-  const status = await start('./monitor-sut.mjs', { ...env, CHECK_INTERVAL_S: '86400' })
-  const bare = await start('./bare-hapi.mjs')
+  // The server measured gets CPU 0, the load generator CPU 1.
+  const status = await start('./monitor-sut.mjs', { ...env, CHECK_INTERVAL_S: '86400' }, 0)
+  const bare = await start('./bare-hapi.mjs', {}, 0)
   const load = fork(here('./load.mjs'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  pin(load.pid, 1)
   const paths = Array.from({ length: 1000 }, (_, i) => `/api/v1/status/s${(i * 7919) % SITES}.bench.test`)
   const ours = []
   const baseline = []

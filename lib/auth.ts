@@ -38,6 +38,7 @@ export class KeyAuthenticator {
       ttl: KEY_CACHE_TTL_MS,
       allowStaleOnFetchRejection: true,
       noDeleteOnFetchRejection: true,
+      noDeleteOnStaleGet: true,
       fetchMethod: async (keyHash) => ({ row: await findKeyByHash({ db, keyHash }) })
     })
   }
@@ -51,11 +52,14 @@ export class KeyAuthenticator {
     const key = match[1] as string
     if (!isWellFormedKey(key)) throw Boom.unauthorized('invalid API key', 'Bearer')
     const keyHash = hashKey(key)
-    let found: Lookup | undefined
-    try {
-      found = await this.#cache.fetch(keyHash)
-    } catch {
-      found = undefined
+    // A fresh cached answer needs no promise; only a miss or a stale entry goes to the database.
+    let found: Lookup | undefined = this.#cache.get(keyHash)
+    if (found === undefined) {
+      try {
+        found = await this.#cache.fetch(keyHash)
+      } catch {
+        found = undefined
+      }
     }
     // The fetch method always returns an object; nothing back means the database failed and no
     // earlier answer for this key was at hand.

@@ -1,5 +1,5 @@
 import Boom from '@hapi/boom'
-import type { Server } from '@hapi/hapi'
+import type { Request, ResponseObject, Server } from '@hapi/hapi'
 
 /** What a key's budget looks like after a decision; times in ms. */
 export interface RateLimitState {
@@ -120,10 +120,7 @@ function seconds(ms: number): number {
   return Math.max(0, Math.ceil(ms / 1000))
 }
 
-/**
- * Charges every authenticated request its route's cost before validation and the handler run, and
- * puts the key's budget on every keyed response, errors included.
- */
+/** Charges every authenticated request its route's cost before validation and the handler run. */
 export function registerRateLimits(server: Server, limiter: RateLimiter): void {
   server.ext('onPostAuth', (request, h) => {
     if (!request.auth.isAuthenticated) return h.continue
@@ -140,19 +137,20 @@ export function registerRateLimits(server: Server, limiter: RateLimiter): void {
     boom.output.headers['Retry-After'] = String(Math.max(1, seconds(state.retryAfterMs)))
     throw boom
   })
-  server.ext('onPreResponse', (request, h) => {
-    const state = (request.plugins as WithState)[STATE]
-    if (!state) return h.continue
-    const headers: Record<string, string> = {
-      'RateLimit-Limit': String(state.limit),
-      'RateLimit-Remaining': String(state.remaining),
-      'RateLimit-Reset': String(seconds(state.resetMs))
-    }
-    const response = request.response
-    if (Boom.isBoom(response)) Object.assign(response.output.headers, headers)
-    else for (const [name, value] of Object.entries(headers)) response.header(name, value)
-    return h.continue
-  })
+}
+
+/**
+ * Puts the key's budget on a keyed response, errors included. Called from the server's one
+ * onPreResponse step; headers go straight into the response, which is on every request's path.
+ */
+export function addBudgetHeaders(request: Request): void {
+  const state = (request.plugins as WithState)[STATE]
+  if (!state) return
+  const response = request.response
+  const headers = Boom.isBoom(response) ? response.output.headers : (response as ResponseObject).headers
+  headers['ratelimit-limit'] = String(state.limit)
+  headers['ratelimit-remaining'] = String(state.remaining)
+  headers['ratelimit-reset'] = String(seconds(state.resetMs))
 }
 
 /** The key's budget as the free `GET /api/v1/rate_limit` reports it. */

@@ -8,7 +8,7 @@ import type { CheckSupervisor } from './checks/supervisor.js'
 import { KeyAuthenticator, registerKeyAuth } from './auth.js'
 import { formatErrorResponse } from './errors.js'
 import { hapiPinoOptions, logRequestErrors } from './logger.js'
-import { RateLimiter, registerRateLimits } from './rate-limit.js'
+import { addBudgetHeaders, RateLimiter, registerRateLimits } from './rate-limit.js'
 import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
 
@@ -51,8 +51,13 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   logRequestErrors(server, logger)
   registerKeyAuth(server, new KeyAuthenticator({ db, defaultLimit: config.rateLimitPerMin }))
   server.auth.default({ strategy: 'api-key', mode: 'required' })
-  server.ext('onPreResponse', formatErrorResponse)
   registerRateLimits(server, limiter)
+  // One onPreResponse step for every response: errors become JSON, keyed responses get their budget.
+  // Budget first: an error replaced while formatting keeps the headers of the one it replaces.
+  server.ext('onPreResponse', (request, h) => {
+    addBudgetHeaders(request)
+    return formatErrorResponse(request, h)
+  })
   server.route(routes({ db, limiter, now, checks: deps.checks, states: deps.states }))
   return server
 }

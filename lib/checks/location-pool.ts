@@ -73,7 +73,10 @@ export class LocationPools {
         // The dispatcher lives with the thread: never let an idle actor be reaped.
         idleTimeout: Number.MAX_SAFE_INTEGER,
         // Actors wait on sockets, not on the pool: a blocking Atomics.wait would freeze their event loop.
-        atomics: 'disabled'
+        atomics: 'disabled',
+        // Probes allocate small, short-lived objects: a small young generation keeps each actor's
+        // memory low, and the old-generation cap turns a runaway actor into a replaced worker.
+        resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 }
       })
       pool.on('error', (err: unknown) => {
         opts.logger.error({ err, location: location.label }, 'location actor failed; it is being replaced')

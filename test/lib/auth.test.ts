@@ -83,3 +83,18 @@ t.test('keys revoked with the operator tool stop working in the running server w
   await sleep(1000)
   t.equal((await server.inject({ url: '/api/v1/rate_limit', headers: bearer(key) })).statusCode, 401, 'refused one second later')
 })
+
+t.test('while key lookups fail, a key seen before keeps working and an unseen one gets 503', async (t) => {
+  const { db, url } = await migratedDb('sqlite', t)
+  const { server, issueKey } = await testServer({ db, env: { DATABASE_URL: url } })
+  const known = await issueKey({ name: 'known' })
+  const unseen = await issueKey({ name: 'unseen' })
+  t.equal((await server.inject({ url: '/api/v1/rate_limit', headers: bearer(known) })).statusCode, 200)
+  await db.schema.renameTable('api_keys', 'api_keys_away')
+  t.teardown(() => db.schema.renameTable('api_keys_away', 'api_keys'))
+  await sleep(600)
+  t.equal((await server.inject({ url: '/api/v1/rate_limit', headers: bearer(known) })).statusCode, 200, 'the known key still works after its cache entry went stale')
+  const res = await server.inject({ url: '/api/v1/rate_limit', headers: bearer(unseen) })
+  t.equal(res.statusCode, 503, 'a key never seen cannot be checked')
+  t.same(JSON.parse(res.payload), { error: 'database unavailable' })
+})
