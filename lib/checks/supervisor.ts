@@ -75,8 +75,8 @@ export class CheckSupervisor {
   }
 
   /**
-   * The scheduler's check: always probes (joining a run already under way for the domain), and
-   * leaves its result in the cache for on-demand checks. Returns null when the policy refused it.
+   * The scheduler's check: always probes, joining a run already under way for the domain. Returns
+   * null when the policy refused it.
    */
   async probeNow(domain: string): Promise<CheckResult | null> {
     const outcome = await this.#shared(domain, 'schedule')
@@ -101,7 +101,9 @@ export class CheckSupervisor {
 
   async #run(domain: string, source: 'demand' | 'schedule'): Promise<Outcome> {
     const outcome = await this.#probe(domain)
-    this.#cache?.set(domain, outcome)
+    // Only on-demand results are kept for reuse: holding every scheduled result for a minute would
+    // keep tens of thousands of objects alive at scale for checks that mostly never come.
+    if (source === 'demand') this.#cache?.set(domain, outcome)
     if (outcome.ok) this.#opts.onResult?.(outcome.result, source)
     return outcome
   }
