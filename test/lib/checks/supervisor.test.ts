@@ -1,0 +1,42 @@
+import t from 'tap'
+import { CheckSupervisor, type Prober } from '../../../lib/checks/supervisor.js'
+import type { LocationResult } from '../../../lib/checks/location-pool.js'
+
+/** A prober that answers `up` from three locations after `delayMs`, counting its runs. */
+function counting(delayMs = 20): Prober & { runs: number } {
+  const prober = {
+    runs: 0,
+    async probeAll(domain: string): Promise<LocationResult[]> {
+      prober.runs++
+      await new Promise((resolve) => setTimeout(resolve, delayMs))
+      return [1, 2, 3].map((n) => ({
+        location: `L ${n}, X`, status: 'up', http_code: 200, response_ms: 10 * n, error: null, final_url: `https://${domain}/`,
+        timings: { dns: 0, connect: 1, tls: 1, first_byte: 1, total: 10 * n }
+      }))
+    }
+  }
+  return prober
+}
+
+const options = { cacheTtlS: 60, allowPrivate: true, connectTo: [], lookup: async () => ['8.8.8.8'] }
+
+t.test('on-demand results are reused; scheduled ones are not kept', async (t) => {
+  const prober = counting()
+  const seen: string[] = []
+  const checks = new CheckSupervisor({ ...options, prober, onResult: (r, source) => seen.push(`${r.domain} ${source}`) })
+  await checks.probeNow('a.example.com')
+  t.equal((await checks.check('a.example.com')).cached, false, 'a scheduled result is not served to an on-demand check')
+  t.equal((await checks.check('a.example.com')).cached, true, 'an on-demand result is')
+  await checks.probeNow('a.example.com')
+  t.equal(prober.runs, 3, 'the scheduler always probes')
+  t.same(seen, ['a.example.com schedule', 'a.example.com demand', 'a.example.com schedule'], 'every fresh result reaches the recording seam once')
+})
+
+t.test('a scheduled check joins an on-demand run already under way', async (t) => {
+  const prober = counting(100)
+  const checks = new CheckSupervisor({ ...options, prober })
+  const [demand, scheduled] = await Promise.all([checks.check('b.example.com'), checks.probeNow('b.example.com')])
+  t.equal(prober.runs, 1)
+  t.equal(demand.checked_at, scheduled?.checked_at)
+  t.equal(demand.response_ms, 20, 'the median of the locations')
+})
