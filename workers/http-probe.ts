@@ -1,9 +1,10 @@
-import dc from 'node:diagnostics_channel'
 import { performance } from 'node:perf_hooks'
 import { ProxyAgent, type Dispatcher } from 'undici'
 import type { LocationVerdict } from '../lib/checks/consensus.js'
 import { matchChallenge } from './challenge-signatures.js'
-import { applyConnectTo, hostPort, socketPhases, type ConnectToRule } from './location-dispatcher.js'
+import { POLICY_REFUSAL } from '../lib/checks/target-policy.js'
+import { applyConnectTo, hostPort, POLICY_REFUSED_CODE, socketPhases, type ConnectToRule } from './location-dispatcher.js'
+import { ON_CONNECTION } from './single-use-dispatcher.js'
 
 export type { LocationVerdict } from '../lib/checks/consensus.js'
 export { createLocationDispatcher, type ConnectToRule, type LocationDispatcherOptions } from './location-dispatcher.js'
@@ -11,7 +12,7 @@ export { createLocationDispatcher, type ConnectToRule, type LocationDispatcherOp
 /**
  * Phases in ms, summed over every hop that got a connection (redirects and the http fallback
  * included), as blackbox_exporter sums its per-redirect traces. `first_byte` is the wait from the
- * request being written to the response headers (blackbox "processing"); `total` is the whole
+ * connection being ready to the response headers (blackbox "processing": writing the request and the server's wait); `total` is the whole
  * probe's wall time, like `response_ms`. dns/connect/tls are only known for sockets made by a
  * {@link createLocationDispatcher} dispatcher and stay 0 otherwise (first_byte then also holds
  * the connection setup); dns is 0 for an IP literal and, behind a proxy, covers only the proxy's name.
@@ -29,21 +30,6 @@ export interface ProbeOptions {
   checkTarget?: (host: string, port: number) => Promise<string | null>
   now?: () => number
 }
-
-// Ties each undici request to the probe hop that issued it, to learn which socket it went out on.
-// dispatcher.request() builds its Request synchronously, so a hop is "capturing" only during that call.
-interface HopTrace { now: () => number; socket?: object; sentAt?: number }
-const traces = new WeakMap<object, HopTrace>()
-let capturing: HopTrace | null = null
-dc.subscribe('undici:request:create', (msg) => {
-  const { request } = msg as { request: { method?: string } }
-  if (capturing !== null && request.method !== 'CONNECT') traces.set(request, capturing)
-})
-dc.subscribe('undici:client:sendHeaders', (msg) => {
-  const { request, socket } = msg as { request: object; socket: object }
-  const trace = traces.get(request)
-  if (trace !== undefined) { trace.socket = socket; trace.sentAt = trace.now() }
-})
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 const EGRESS_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
@@ -85,6 +71,7 @@ function classify(err: unknown, timeoutMs: number, viaProxy: boolean, expired: b
   // plain dial error can only be about reaching the proxy itself.
   if (viaProxy && code !== undefined && EGRESS_CODES.has(code)) return fail('error', 'location: egress unreachable', 0)
   if (code === undefined) return fail('error', `internal: ${message}`, 0)
+  if (code === POLICY_REFUSED_CODE) return fail('down', POLICY_REFUSAL, 3)
   if (DNS_NAMES[code] !== undefined || code.startsWith('EAI_') || code === 'ESERVFAIL' || code === 'ETIMEOUT') {
     return fail('down', `dns: ${DNS_NAMES[code] ?? code}`, 0, true)
   }
@@ -158,32 +145,30 @@ async function hop(run: Run, url: URL): Promise<Dispatcher.ResponseData> {
   const { opts, now } = run
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80)
   const target = applyConnectTo(opts.connectTo, url.hostname, port)
-  const trace: HopTrace = { now }
   const started = now()
+  // A location's own dispatcher reports the connection it made for this request: its phases
+  // were timed while dialling, and the wait for the first byte starts once it is there.
+  let socket: object | undefined
+  let connectedAt: number | undefined
   const slack = opts.timeoutMs + 1000 // undici's coarse timers must never beat the exact deadline
-  let pending: Promise<Dispatcher.ResponseData>
-  capturing = trace
-  try {
-    pending = opts.dispatcher.request({
-      origin: `${url.protocol}//${hostPort(target.host, target.port)}`,
-      path: url.pathname + url.search,
-      method: 'GET',
-      // Host (and thereby SNI) stays the logical name when connect-to redirects the dial.
-      headers: { host: url.host, 'user-agent': opts.userAgent, accept: '*/*' },
-      signal: run.signal,
-      reset: true, // `connection: close`: a fresh, measured connection per request, closed after
-      headersTimeout: slack,
-      bodyTimeout: slack
-    })
-  } finally {
-    capturing = null
-  }
+  const pending = opts.dispatcher.request({
+    origin: `${url.protocol}//${hostPort(target.host, target.port)}`,
+    path: url.pathname + url.search,
+    method: 'GET',
+    // Host (and thereby SNI) stays the logical name when connect-to redirects the dial.
+    headers: { host: url.host, 'user-agent': opts.userAgent, accept: '*/*' },
+    signal: run.signal,
+    reset: true, // `connection: close`: a fresh, measured connection per request, closed after
+    headersTimeout: slack,
+    bodyTimeout: slack,
+    [ON_CONNECTION]: (s: object) => { socket = s; connectedAt = now() }
+  } as Dispatcher.RequestOptions)
   const res = await raceDeadline(pending, run.signal, (late) => discard(late.body))
-  const phases = trace.socket === undefined ? undefined : socketPhases(trace.socket)
+  const phases = socket === undefined ? undefined : socketPhases(socket)
   run.sums.dns += phases?.dns ?? 0
   run.sums.connect += phases?.connect ?? 0
   run.sums.tls += phases?.tls ?? 0
-  run.sums.first_byte += now() - (trace.sentAt ?? started)
+  run.sums.first_byte += now() - (connectedAt ?? started)
   return res
 }
 

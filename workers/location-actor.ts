@@ -1,5 +1,5 @@
 import { workerData } from 'node:worker_threads'
-import { checkHost, POLICY_REFUSAL } from '../lib/checks/target-policy.js'
+import { checkHost, isAllowedAddress, POLICY_REFUSAL, type TargetPolicy } from '../lib/checks/target-policy.js'
 import { probe, type ProbeResult } from './http-probe.js'
 import { applyConnectTo, createLocationDispatcher, type ConnectToRule } from './location-dispatcher.js'
 
@@ -18,13 +18,22 @@ export type ProbeTask = { domain: string } | { ping: true }
 
 const settings = workerData as ActorSettings
 
+// A target's failure is data here, never an exception that leaves the thread, so nobody reads a
+// stack: undici and net build several errors per probe (a refused dial, every closed socket), and
+// capturing their stacks was an eighth of a probe's CPU.
+Error.stackTraceLimit = 0
+
+const policy: TargetPolicy = { allowPrivate: settings.allowPrivate, allowRanges: settings.allowRanges }
+
 /**
- * Every hop is judged where the connection will really go: the connect-to target if a rule
- * matches (HOST2's address, as the interface says), otherwise the hop's own name.
+ * Behind a proxy the proxy resolves the site's name, so every hop is judged beforehand by the name
+ * as this machine resolves it, where the connection will go: the connect-to target if a rule
+ * matches (HOST2, as the interface says), otherwise the hop's own name. A direct location instead
+ * judges the very address its connector is about to dial.
  */
-async function checkTarget(host: string, port: number): Promise<string | null> {
+async function checkProxiedTarget(host: string, port: number): Promise<string | null> {
   const dial = applyConnectTo(settings.connectTo, host, port)
-  const verdict = await checkHost(dial.host, { allowPrivate: settings.allowPrivate, allowRanges: settings.allowRanges })
+  const verdict = await checkHost(dial.host, policy)
   return !verdict.ok && verdict.reason === 'non_public' ? POLICY_REFUSAL : null
 }
 
@@ -32,8 +41,10 @@ async function checkTarget(host: string, port: number): Promise<string | null> {
 const dispatcher = createLocationDispatcher({
   proxy: settings.proxy ?? undefined,
   connectTo: settings.connectTo,
-  connectTimeoutMs: settings.timeoutMs
+  connectTimeoutMs: settings.timeoutMs,
+  allowAddress: settings.allowPrivate ? undefined : (ip) => isAllowedAddress(ip, policy)
 })
+const checkTarget = settings.proxy === null || settings.allowPrivate ? undefined : checkProxiedTarget
 
 export default async function run(task: ProbeTask): Promise<ProbeResult | 'pong'> {
   if ('ping' in task) return 'pong'

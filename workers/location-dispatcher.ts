@@ -6,6 +6,7 @@ import tls from 'node:tls'
 import { Agent, Pool, ProxyAgent, type Dispatcher, type buildConnector } from 'undici'
 
 import { applyConnectTo, bare, type ConnectToRule } from '../lib/checks/connect-to.js'
+import { SingleUseClients } from './single-use-dispatcher.js'
 
 export { applyConnectTo, type ConnectToRule } from '../lib/checks/connect-to.js'
 
@@ -23,7 +24,17 @@ export interface LocationDispatcherOptions {
   tls?: tls.ConnectionOptions
   /** Deadline for one dial (DNS + TCP + tunnel + TLS); the probe's own deadline is usually shorter. */
   connectTimeoutMs?: number
+  /**
+   * The target policy, asked about every address a direct location is about to dial (after
+   * connect-to): a name with any refused address is not dialled at all. Judging the very addresses
+   * that are dialled, rather than a lookup made before, leaves DNS rebinding no gap. Not applied to
+   * the proxy itself, nor behind it: there the proxy resolves the site's name.
+   */
+  allowAddress?: (ip: string) => boolean
 }
+
+/** Code of the dial error when the target policy refused every way to the site. */
+export const POLICY_REFUSED_CODE = 'ERR_TARGET_POLICY'
 
 type Connector = buildConnector.connector
 type ConnectorOptions = buildConnector.Options
@@ -88,7 +99,16 @@ async function handshake(raw: net.Socket, servername: string | undefined, extra:
   return sock
 }
 
-interface DialSettings { lookup: (host: string) => Promise<string[]>; timeoutMs: number; tls: tls.ConnectionOptions | undefined }
+interface DialSettings {
+  lookup: (host: string) => Promise<string[]>
+  timeoutMs: number
+  tls: tls.ConnectionOptions | undefined
+  allowAddress: ((ip: string) => boolean) | undefined
+}
+
+function refused(): Error {
+  return Object.assign(new Error('the target policy refused this address'), { code: POLICY_REFUSED_CODE })
+}
 
 function directConnector(s: DialSettings, rules: readonly ConnectToRule[] | undefined): Connector {
   return (opts, cb) => {
@@ -102,7 +122,10 @@ function directConnector(s: DialSettings, rules: readonly ConnectToRule[] | unde
       if (net.isIP(address) === 0) {
         const found = await s.lookup(address)
         if (found[0] === undefined) throw Object.assign(new Error(`no address for ${address}`), { code: 'ENODATA' })
+        if (s.allowAddress !== undefined && !found.every(s.allowAddress)) throw refused()
         address = found[0]
+      } else if (s.allowAddress !== undefined && !s.allowAddress(address)) {
+        throw refused()
       }
       const t1 = performance.now()
       const raw = own(net.connect({ host: address, port: target.port }))
@@ -158,20 +181,22 @@ export function createLocationDispatcher(opts: LocationDispatcherOptions = {}): 
   const settings: DialSettings = {
     lookup: opts.lookup ?? defaultLookup,
     timeoutMs: opts.connectTimeoutMs ?? 10_000,
-    tls: opts.tls
+    tls: opts.tls,
+    allowAddress: opts.allowAddress
   }
   if (opts.proxy === undefined) {
-    return new Agent({ connect: directConnector(settings, opts.connectTo) })
+    return new Agent({ connect: directConnector(settings, opts.connectTo), factory: (origin, o) => new SingleUseClients(origin, o) })
   }
-  // The proxy itself is dialled with system CAs only; `tls` is for the sites behind it.
-  const proxyDial = directConnector({ ...settings, tls: undefined }, undefined)
+  // The proxy itself is dialled with system CAs only, and may well sit on a private address;
+  // `tls` and the policy are for the sites behind it.
+  const proxyDial = directConnector({ ...settings, tls: undefined, allowAddress: undefined }, undefined)
   return new ProxyAgent({
     uri: opts.proxy,
     proxyTunnel: true,
     clientFactory: (url, o) => new Pool(url, { ...o, connect: proxyDial, headersTimeout: settings.timeoutMs }),
     factory: (origin, o) => {
       const options = o as Pool.Options
-      return new Pool(origin, { ...options, connect: tunnelConnector(options.connect as Connector, settings, opts.connectTo) })
+      return new SingleUseClients(origin, { ...options, connect: tunnelConnector(options.connect as Connector, settings, opts.connectTo) })
     }
   })
 }

@@ -82,6 +82,13 @@ t.test('headers that never come end the probe at the deadline', async (t) => {
   t.match(r, { status: 'down', http_code: 0, error: 'timeout: no response in 300 ms', final_url: 'https://hang.site.test/' })
   t.ok(took >= 280 && took < 1000, `answered after ${took} ms`)
   t.ok(r.response_ms >= 280 && r.response_ms < 1000)
+  // The abandoned request once left its Client asking to reconnect in a loop that froze the thread.
+  let ticks = 0
+  const ticker = setInterval(() => { ticks++ }, 10)
+  t.teardown(() => clearInterval(ticker))
+  t.match(await run('ok.site.test'), { status: 'up' }, 'the location probes on afterwards')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.ok(ticks >= 3, `the event loop kept turning (${ticks} ticks)`)
 })
 
 t.test('a deadline that expires while connecting still ends the probe on time', async (t) => {
@@ -160,6 +167,26 @@ t.test('checkTarget is asked about every hop and can refuse a redirect', async (
   t.match(allowed, { status: 'up', final_url: 'http://internal.site.test/' })
 })
 
+t.test('a direct location judges the very address it dials, so a name that rebinds is still refused', async (t) => {
+  // The name looked public when the check began; the lookup made for the dial says loopback.
+  const publicOnly = (ip: string): boolean => !ip.startsWith('127.')
+  const rebinding = location({ tls: { ca: cert.cert }, allowAddress: publicOnly, lookup: async () => ['127.0.0.1'] })
+  const to = (host2: string): ConnectToRule[] => [{ host1: null, port1: null, host2, port2: web.port }]
+  const before = hitsFor(web, 'rebind').length
+  t.match(await run('rebind.site.test', { dispatcher: rebinding, connectTo: [] }),
+    { status: 'down', http_code: 0, error: 'policy: domain resolves to a non-public address' }, 'a name resolving to loopback at dial time')
+  const literal = location({ allowAddress: publicOnly, connectTo: to('127.0.0.1') })
+  t.match(await run('rebind.site.test', { dispatcher: literal, connectTo: [] }),
+    { status: 'down', error: 'policy: domain resolves to a non-public address' }, 'a connect-to address literal')
+  const mixed = location({ allowAddress: publicOnly, lookup: async () => ['93.184.215.14', '127.0.0.1'] })
+  t.match(await run('rebind.site.test', { dispatcher: mixed, connectTo: [] }),
+    { status: 'down', error: 'policy: domain resolves to a non-public address' }, 'one private address among public ones')
+  t.equal(hitsFor(web, 'rebind').length, before, 'nothing was fetched')
+  const allowed = location({ allowAddress: () => true, connectTo: to('127.0.0.1') })
+  t.match(await run('rebind.site.test', { dispatcher: allowed, connectTo: [] }), { status: 'up', final_url: 'http://rebind.site.test/' },
+    'the same dial goes ahead when the policy allows it')
+})
+
 t.test('a probe through a CONNECT proxy is up and its tunnel is timed', async (t) => {
   const proxy = await startProxy()
   t.teardown(proxy.close)
@@ -206,6 +233,20 @@ t.test('each probe opens a fresh connection and closes it afterwards', async (t)
   t.not(ports[0], ports[1])
   for (let i = 0; i < 50 && web.open() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
   t.equal(web.open(), 0, 'no connection is left open')
+})
+
+t.test('concurrent probes of one origin each get a connection of their own, and the location forgets the origin after', async (t) => {
+  const dispatcher = location({ connectTo: rules(nowhere, web.port) })
+  let connected = 0
+  let gone = 0
+  dispatcher.on('connect', () => { connected++ }).on('disconnect', () => { gone++ }).on('connectionError', () => { gone++ })
+  const before = web.accepted()
+  const results = await Promise.all(Array.from({ length: 20 }, () => run('same.site.test', { dispatcher, connectTo: [] })))
+  t.ok(results.every((r) => r.status === 'up'), 'all 20 are up')
+  t.equal(web.accepted() - before, 20, 'twenty connections at once, none waited in a queue for another')
+  for (let i = 0; i < 50 && gone < 40; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(connected, 20, 'every connection was reported to the location agent')
+  t.equal(gone, 40, 'and so was its end (20 refused https dials, 20 closed http connections), which is when the agent drops the origin')
 })
 
 t.test('a plain undici Agent works too, with the probe applying connect-to', async (t) => {
