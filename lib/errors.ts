@@ -1,5 +1,6 @@
 import Boom from '@hapi/boom'
-import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi'
+import type { Lifecycle, Request, ResponseToolkit, Server } from '@hapi/hapi'
+import type { Duplex } from 'node:stream'
 
 export function databaseUnavailable(): Boom.Boom {
   return Boom.serverUnavailable('database unavailable')
@@ -52,4 +53,38 @@ export function formatErrorResponse(request: Request, h: ResponseToolkit): Lifec
   boom.output.payload = { error: message } as unknown as Boom.Payload
   if (status === 503 && boom.output.headers['Retry-After'] === undefined) boom.output.headers['Retry-After'] = '5'
   return boom === response ? h.continue : boom
+}
+
+/** Protocol errors answered before hapi ever sees a request, by Node's HTTP parser code. */
+const CLIENT_ERRORS: Readonly<Record<string, readonly [number, string, string]>> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'request headers too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request timed out'],
+  ERR_HTTP_HEADERS_TIMEOUT: [408, 'Request Timeout', 'request headers timed out']
+}
+
+/**
+ * Requests that Node's HTTP parser rejects (broken request lines, oversized headers, bad framing)
+ * never reach hapi, whose own answer is a bare `400 Bad Request` without a body. Clients get the
+ * same JSON `{"error": ...}` as everywhere else, with 431 for oversized headers, and the connection
+ * is closed since its framing can no longer be trusted.
+ */
+export function answerClientErrors(listener: Server['listener']): void {
+  // hapi's own handler stays in charge of a request it already has (a body that breaks off
+  // mid-way): it answers through the request lifecycle, hence as JSON too.
+  const hapis = listener.listeners('clientError') as Array<(err: Error, socket: Duplex) => void>
+  listener.removeAllListeners('clientError')
+  listener.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if ((socket as Duplex & { _httpMessage?: unknown })._httpMessage) {
+      for (const handler of hapis) handler(err, socket)
+      return
+    }
+    if (!socket.writable) {
+      socket.destroy()
+      return
+    }
+    const [status, reason, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad Request', 'malformed HTTP request']
+    const body = JSON.stringify({ error: message })
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
+  })
 }

@@ -6,7 +6,7 @@ import type { Config } from '../config/index.js'
 import type { SiteStates } from './checks/site-state.js'
 import type { CheckSupervisor } from './checks/supervisor.js'
 import { KeyAuthenticator, registerKeyAuth } from './auth.js'
-import { formatErrorResponse } from './errors.js'
+import { answerClientErrors, formatErrorResponse } from './errors.js'
 import { hapiPinoOptions, logRequestErrors } from './logger.js'
 import { addBudgetHeaders, RateLimiter, registerRateLimits } from './rate-limit.js'
 import { routes } from './routes/index.js'
@@ -47,6 +47,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
       response: { emptyStatusCode: 204 }
     }
   })
+  answerClientErrors(server.listener)
   await server.register({ plugin: hapiPino, options: hapiPinoOptions(logger) })
   logRequestErrors(server, logger)
   registerKeyAuth(server, new KeyAuthenticator({ db, defaultLimit: config.rateLimitPerMin }))
