@@ -9,15 +9,24 @@ interface RequestLike {
   raw?: { req?: { method?: string; url?: string } }
 }
 
+/** Anything shaped like one of our keys (lib/keys.ts), wherever a client pasted it. */
+const KEY_TEXT = /ssk_[A-Za-z0-9_-]*/g
+
+/** A path fit for a log line: a key pasted into a URL is not written out. */
+export function loggablePath(path: string | undefined): string | undefined {
+  return path?.replace(KEY_TEXT, 'ssk_[redacted]')
+}
+
 /**
  * Requests are logged by method, path and id only: no headers at all, so neither the
- * Authorization header nor a key pasted into another header can reach a log line.
+ * Authorization header nor a key pasted into another header can reach a log line, and a key
+ * pasted into the path is redacted.
  */
 function requestSerializer(request: RequestLike): Record<string, unknown> {
   return {
     id: request.info?.id,
     method: (request.method ?? request.raw?.req?.method ?? '').toUpperCase(),
-    path: request.path ?? request.raw?.req?.url?.split('?')[0],
+    path: loggablePath(request.path ?? request.raw?.req?.url?.split('?')[0]),
     remoteAddress: request.info?.remoteAddress
   }
 }
@@ -52,6 +61,8 @@ export function hapiPinoOptions(logger: Logger) {
     // Request errors are logged by `logRequestErrors`: pino would copy the raw error message,
     // which Knex prefixes with the SQL, into the line's msg.
     logEvents: ['onPostStart', 'onPostStop', 'response'],
+    customRequestCompleteMessage: (request: { method: string; path: string; raw: { res: { headersSent: boolean; statusCode: number } } }, ms: number) =>
+      `[response] ${request.method} ${loggablePath(request.path) ?? ''} ${request.raw.res.headersSent ? request.raw.res.statusCode : '-'} (${ms}ms)`,
     ignorePaths: ['/healthz']
   }
 }

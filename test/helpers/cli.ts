@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { run } from '../../lib/cli/index.js'
+import { logLinesOf, recordLogLines } from './suite-log.js'
 
 /** The project root: the real command runs from here, as `npx site-status` would. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -45,7 +46,10 @@ export function spawnCli(
   child.stdin.end(input)
   return new Promise((resolve, reject) => {
     child.once('error', reject)
-    child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }))
+    child.once('close', (code) => {
+      recordLogLines([...logLinesOf(stdout), ...logLinesOf(stderr)])
+      resolve({ code, stdout, stderr, ms: Date.now() - started })
+    })
   })
 }
 
@@ -72,6 +76,7 @@ export async function runCli(
   const stdout = new Capture()
   const stderr = new Capture(stderrTTY)
   const code = await run(args, { stdout, stderr, env: { LOG_LEVEL: 'silent', ...env }, now: () => new Date() })
+  recordLogLines([...logLinesOf(stdout.text), ...logLinesOf(stderr.text)])
   return { code, stdout: stdout.text, stderr: stderr.text }
 }
 

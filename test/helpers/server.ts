@@ -9,12 +9,15 @@ import type { RateLimiter } from '../../lib/rate-limit.js'
 import { buildServer } from '../../lib/server.js'
 import type { Db } from '../../lib/store/db.js'
 import { createKey } from '../../lib/store/keys.js'
+import { recordLogLines } from './suite-log.js'
 
 /** Every log line a test server wrote, parsed, so tests can assert what logs never contain. */
 export class LogCapture extends Writable {
   readonly lines: string[] = []
   override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.lines.push(...chunk.toString().split('\n').filter(Boolean))
+    const lines = chunk.toString().split('\n').filter(Boolean)
+    this.lines.push(...lines)
+    recordLogLines(lines)
     done()
   }
 }

@@ -162,7 +162,7 @@ export interface Proxy {
 
 /**
  * A minimal CONNECT proxy. `refuse` answers every CONNECT with that status; otherwise it tunnels,
- * but only to 127.0.0.1 / localhost (anything else gets 403), and answers 502 when the dial fails.
+ * but only to loopback (127.0.0.0/8 or localhost; anything else gets 403), and answers 502 when the dial fails.
  */
 export async function startProxy(opts: { refuse?: number } = {}): Promise<Proxy> {
   const connects: string[] = []
@@ -176,8 +176,8 @@ export async function startProxy(opts: { refuse?: number } = {}): Promise<Proxy>
     const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(wanted)
     const host = m?.[1] ?? m?.[2] ?? ''
     if (opts.refuse !== undefined) { client.end(`HTTP/1.1 ${opts.refuse} Refused\r\n\r\n`); return }
-    if (host !== '127.0.0.1' && host !== 'localhost') { client.end('HTTP/1.1 403 Forbidden\r\n\r\n'); return }
-    const upstream = net.connect({ host: '127.0.0.1', port: Number(m?.[3]) })
+    if (!/^127\.\d+\.\d+\.\d+$/.test(host) && host !== 'localhost') { client.end('HTTP/1.1 403 Forbidden\r\n\r\n'); return }
+    const upstream = net.connect({ host: host === 'localhost' ? '127.0.0.1' : host, port: Number(m?.[3]) })
     let tunnelled = false
     sockets.add(upstream)
     upstream.on('close', () => { sockets.delete(upstream); if (tunnelled) client.destroy() })
