@@ -1,13 +1,19 @@
-// The service under test for bench/monitor: the real service (dist build) in its own process,
-// answering the parent's questions about its scheduler, CPU and memory over IPC.
+// The service under test for bench/monitor and bench/load-mix: the real service (dist build) in its
+// own process, answering the parent's questions about its scheduler, CPU, memory and event-loop
+// delay over IPC.
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { loadConfig } from '../dist/config/index.js'
 import { createLogger } from '../dist/lib/logger.js'
 import { startService } from '../dist/lib/main.js'
 
 const service = await startService({ config: loadConfig(process.env), logger: createLogger({ level: 'warn' }) })
+const loop = monitorEventLoopDelay({ resolution: 10 })
+loop.enable()
 process.on('message', async (msg) => {
   if (msg === 'stats') {
-    process.send({ scheduler: service.monitoring.scheduler.stats(), cpu: process.cpuUsage(), rss: process.memoryUsage().rss })
+    const delay = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 }
+    loop.reset()
+    process.send({ scheduler: service.monitoring.scheduler.stats(), cpu: process.cpuUsage(), rss: process.memoryUsage().rss, delay })
   } else if (msg === 'stop') {
     await service.stop()
     process.exit(0)
