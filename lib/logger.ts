@@ -36,6 +36,15 @@ export function createLogger({ level, stream }: { level: string; stream?: NodeJS
   return stream ? pino(options, stream as pino.DestinationStream) : pino(options)
 }
 
+/**
+ * Requests not access-logged: load balancers poll /healthz, and badges are embedded on busy pages,
+ * where a log line per hit would cost more than the answer. Their errors are still logged by
+ * `logRequestErrors`. Decided on the path because hapi-pino asks before the route is known.
+ */
+function unlogged(_options: unknown, request: { path: string }): boolean {
+  return request.path === '/healthz' || request.path.startsWith('/api/badge/')
+}
+
 /** hapi-pino options that keep its own serializers from reintroducing headers or stacks. */
 export function hapiPinoOptions(logger: Logger) {
   return {
@@ -52,7 +61,7 @@ export function hapiPinoOptions(logger: Logger) {
     // Request errors are logged by `logRequestErrors`: pino would copy the raw error message,
     // which Knex prefixes with the SQL, into the line's msg.
     logEvents: ['onPostStart', 'onPostStop', 'response'],
-    ignorePaths: ['/healthz']
+    ignoreFunc: unlogged
   }
 }
 

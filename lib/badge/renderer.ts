@@ -11,6 +11,9 @@ export interface RenderedBadge {
   gzip: Buffer
   /** Strong validator (unquoted): a hash of the body. */
   etag: string
+  /** The header values, quoted once: `etag` for the body, and with `-gzip` for the gzipped body. */
+  etagHeader: string
+  gzipEtagHeader: string
 }
 
 /** Bytes of rendered badges kept; labels come from URLs, so the cache must be bounded. */
@@ -25,7 +28,8 @@ const ENDPOINT_CACHE_SECONDS = 300
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
 
 function finish(body: string): RenderedBadge {
-  return { body, gzip: gzipSync(body), etag: createHash('sha256').update(body).digest('base64url').slice(0, 32) }
+  const etag = createHash('sha256').update(body).digest('base64url').slice(0, 32)
+  return { body, gzip: gzipSync(body), etag, etagHeader: `"${etag}"`, gzipEtagHeader: `"${etag}-gzip"` }
 }
 
 /**

@@ -25,20 +25,22 @@ function site(states: SiteStates, raw: string, now: Date): CurrentStatus | null 
 
 /**
  * Sends a cached badge: gzip-accepting clients get the body compressed once at render time, and
- * hapi answers a matching If-None-Match with 304 (strong ETag, "-gzip" appended for the gzipped body).
+ * hapi answers a matching If-None-Match with 304. Every value is computed at render time; a hit
+ * only sets headers.
  */
 function send(request: Request, h: ResponseToolkit, badge: RenderedBadge, type: string) {
-  const gzip = request.info.acceptEncoding === 'gzip'
+  const encoding = request.info.acceptEncoding
+  const gzip = encoding === 'gzip'
   const response = h.response(gzip ? badge.gzip : badge.body)
     .type(type)
-    .etag(badge.etag)
     .header('cache-control', 'public, max-age=60')
     .header('access-control-allow-origin', '*')
     .header('cross-origin-resource-policy', 'cross-origin')
     .header('x-content-type-options', 'nosniff')
-    .vary('accept-encoding')
-  if (gzip) response.compressed('gzip')
-  return response
+    .header('vary', 'accept-encoding')
+  if (gzip) return response.header('etag', badge.gzipEtagHeader).compressed('gzip')
+  // Identity as it is; any other coding hapi applies itself and appends to the strong ETag.
+  return encoding === 'identity' ? response.header('etag', badge.etagHeader) : response.etag(badge.etag)
 }
 
 /**

@@ -73,6 +73,10 @@ t.test('badge headers: cacheable by anyone, embeddable anywhere, no key', async 
   }
   const budget = await s.server.inject({ url: '/api/v1/rate_limit', headers: bearer(key) })
   t.equal(JSON.parse(budget.payload).remaining, 5, "the key's budget is untouched")
+  t.notOk(s.logs.lines.some((l) => l.includes('/api/badge/')), 'badge hits are not access-logged')
+  await s.server.inject('/sites/up.example.com')
+  t.ok(s.logs.lines.some((l) => l.includes('/sites/up.example.com')), 'pages are')
+
 })
 
 t.test('ETag and If-None-Match', async (t) => {
@@ -96,6 +100,10 @@ t.test('ETag and If-None-Match', async (t) => {
   t.equal(gunzipSync(gz.rawPayload).toString(), first.payload, 'the same badge, gzipped')
   t.equal(gz.headers.etag, `${etag.slice(0, -1)}-gzip"`, 'the gzipped body has its own strong ETag')
   t.equal((await s.server.inject({ url: '/api/badge/up.example.com', headers: { 'accept-encoding': 'gzip', 'if-none-match': gz.headers.etag as string } })).statusCode, 304)
+
+  const deflate = await s.server.inject({ url: '/api/badge/up.example.com', headers: { 'accept-encoding': 'deflate' } })
+  t.equal(deflate.headers['content-encoding'], 'deflate', 'other codings are applied by hapi')
+  t.equal(deflate.headers.etag, `${etag.slice(0, -1)}-deflate"`, 'with their own strong ETag')
 
   const head = await s.server.inject({ method: 'HEAD', url: '/api/badge/up.example.com' })
   t.equal(head.statusCode, 200, 'HEAD works')
