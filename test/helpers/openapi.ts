@@ -10,7 +10,7 @@ export const document = openApiDocument({ publicUrl: 'https://status.example.net
 
 const DOC_ID = 'urn:site-status:openapi'
 // ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule)
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => unknown
 export const ajv = new Ajv2020({ strict: true, allErrors: true })
 addFormats(ajv)
 // The document's own top-level fields are not JSON Schema keywords; declaring them lets strict mode

@@ -22,7 +22,7 @@ t.test('lines join answered buckets, unanswered checks and long silences break t
   t.equal(chart.lines.length, 2, 'buckets 0-3 (a 10-minute hole is no silence) and 20-21')
   t.same(chart.dots.map((d) => d.x), [chart.plot.left + Math.round(((5.5 * bucketMs) / (24 * 60 * MIN)) * (chart.plot.right - chart.plot.left) * 10) / 10],
     'bucket 5 stands alone: an unanswered bucket before it, 75 silent minutes after it')
-  const points = (chart.lines[0] as string).split(' ').map((p) => p.split(',').map(Number))
+  const points = (chart.lines[0] as string).split(' ').map((p) => p.split(',').map(Number) as [number, number])
   t.equal(points.length, 3)
   t.same(chart.yTicks.map((y) => y.label), ['0 ms', '100 ms', '200 ms'], 'the axis tops at the round value above the slowest')
   const [x0, y0] = points[0] as [number, number]

@@ -1,10 +1,9 @@
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PAGES_DIR } from '../../../lib/pages/views.js'
-import { ROOT } from '../../helpers/cli.js'
+import { ROOT, startServe } from '../../helpers/cli.js'
 
 const BUILT = join(ROOT, 'dist/lib/cli/index.js')
 
@@ -28,23 +27,7 @@ t.test('the built service (npm start) serves pages from any working directory', 
   if (!existsSync(BUILT)) return
   const dir = mkdtempSync(join(tmpdir(), 'site-status-pages-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const child = spawn(process.execPath, [BUILT, 'serve'], {
-    cwd: dir,
-    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  let out = ''
-  child.stderr.on('data', (c: Buffer) => { out += c.toString() })
-  const uri = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000)
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString()
-      const m = /"uri":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(out)
-      if (m) { clearTimeout(timer); resolve(m[1] as string) }
-    })
-    child.once('exit', () => reject(new Error(`serve exited early: ${out}`)))
-  })
+  const { child, uri } = await startServe(t, { script: 'dist/lib/cli/index.js', cwd: dir, env: { HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` } })
   const home = await fetch(`${uri}/`)
   t.equal(home.status, 200)
   t.match(await home.text(), /<h1>Tracked sites<\/h1>/)
