@@ -30,6 +30,10 @@ const COLORS: Record<CurrentStatus['status'], BadgeContent['color']> = {
   unavailable: 'lightgrey'
 }
 
+/** Each status's message, indexed by blocked (1) + partial (2): made once, not per hit. */
+const MESSAGES = Object.fromEntries(Object.keys(COLORS).map((status) =>
+  [status, [status, `${status} (blocked)`, `${status} (partial)`, `${status} (blocked, partial)`]])) as Record<CurrentStatus['status'], string[]>
+
 /** The default label, and the label of a domain nobody tracks. */
 export const GENERIC_LABEL = 'status'
 
@@ -42,10 +46,10 @@ export function describeBadge(site: CurrentStatus | null, override?: string): Ba
   const fallback = site === null || site.name.length > MAX_LABEL_LENGTH ? GENERIC_LABEL : site.name
   const label = override ?? fallback
   if (site === null) return { label, message: 'not tracked', color: 'lightgrey' }
-  const notes = [site.blocked ? 'blocked' : '', site.partial ? 'partial' : ''].filter(Boolean)
-  const message = notes.length === 0 ? site.status : `${site.status} (${notes.join(', ')})`
-  return { label, message, color: COLORS[site.status] }
+  return { label, message: MESSAGES[site.status][(site.blocked ? 1 : 0) + (site.partial ? 2 : 0)] as string, color: COLORS[site.status] }
 }
+
+const DEFAULT_OPTIONS: BadgeOptions = Object.freeze({ style: 'flat' })
 
 /**
  * Reads `style` and `label` from a badge URL's query. Other parameters are ignored, as shields.io
@@ -53,6 +57,7 @@ export function describeBadge(site: CurrentStatus | null, override?: string): Ba
  */
 export function parseBadgeOptions(query: Record<string, unknown>): BadgeOptions {
   const { style, label } = query
+  if (style === undefined && label === undefined) return DEFAULT_OPTIONS
   if (style !== undefined && (typeof style !== 'string' || !(BADGE_STYLES as readonly string[]).includes(style))) {
     throw new BadgeOptionError(`"style" must be one of ${BADGE_STYLES.join(', ')}`)
   }

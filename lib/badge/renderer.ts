@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
 import { makeBadge } from 'badge-maker'
-import { LRUCache } from 'lru-cache'
 import type { BadgeContent, BadgeStyle } from './describe.js'
 
 /** A rendered badge, ready to send as it is on every hit until the site's state changes. */
@@ -16,7 +15,10 @@ export interface RenderedBadge {
   gzipEtagHeader: string
 }
 
-/** Bytes of rendered badges kept; labels come from URLs, so the cache must be bounded. */
+/**
+ * Bytes of rendered badges kept: about 10,000 badges. Labels come from URLs, so the cache must be
+ * bounded; when it is full it starts over, which costs one drawing per badge still in use.
+ */
 const MAX_CACHE_BYTES = 32 * 1024 * 1024
 
 /** Endpoint badges are refreshed by shields.io no more often than this (its minimum is 300 s). */
@@ -37,50 +39,60 @@ function finish(body: string): RenderedBadge {
  * into it, so a badge is drawn once per state change (and per style and label), not once per hit.
  */
 export class BadgeRenderer {
+  // A plain Map: a hit is one lookup, with none of an LRU's bookkeeping.
+  readonly #cache = new Map<string, RenderedBadge>()
+  readonly #maxBytes: number
+  #bytes = 0
   #renders = 0
-  readonly #cache = new LRUCache<string, RenderedBadge>({
-    maxSize: MAX_CACHE_BYTES,
-    sizeCalculation: (badge, key) => badge.body.length + badge.gzip.length + key.length + 200
-  })
+
+  constructor({ maxBytes = MAX_CACHE_BYTES }: { maxBytes?: number } = {}) {
+    this.#maxBytes = maxBytes
+  }
+
+  #store(key: string, body: string): RenderedBadge {
+    this.#renders++
+    const badge = finish(body)
+    const size = key.length + body.length + badge.gzip.length + 200
+    if (this.#bytes + size > this.#maxBytes) {
+      this.#cache.clear()
+      this.#bytes = 0
+    }
+    this.#cache.set(key, badge)
+    this.#bytes += size
+    return badge
+  }
 
   /** The SVG badge. */
   svg(content: BadgeContent, style: BadgeStyle): RenderedBadge {
     const key = `svg\u0000${style}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
-    let badge = this.#cache.get(key)
-    if (badge === undefined) {
-      this.#renders++
-      badge = finish(makeBadge({
-        label: content.label.replace(CONTROL, ' '),
-        message: content.message,
-        color: content.color,
-        style
-      }))
-      this.#cache.set(key, badge)
-    }
-    return badge
+    return this.#cache.get(key) ?? this.#store(key, makeBadge({
+      label: content.label.replace(CONTROL, ' '),
+      message: content.message,
+      color: content.color,
+      style
+    }))
   }
 
   /** shields.io's endpoint-badge JSON (https://shields.io/badges/endpoint-badge), for routing badges through shields. */
   endpoint(content: BadgeContent, style?: BadgeStyle): RenderedBadge {
     const key = `json\u0000${style ?? ''}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
-    let badge = this.#cache.get(key)
-    if (badge === undefined) {
-      this.#renders++
-      badge = finish(JSON.stringify({
-        schemaVersion: 1,
-        label: content.label,
-        message: content.message,
-        color: content.color,
-        cacheSeconds: ENDPOINT_CACHE_SECONDS,
-        ...(style === undefined ? {} : { style })
-      }))
-      this.#cache.set(key, badge)
-    }
-    return badge
+    return this.#cache.get(key) ?? this.#store(key, JSON.stringify({
+      schemaVersion: 1,
+      label: content.label,
+      message: content.message,
+      color: content.color,
+      cacheSeconds: ENDPOINT_CACHE_SECONDS,
+      ...(style === undefined ? {} : { style })
+    }))
   }
 
   /** Badges drawn so far (cache misses): hits must not add to it. */
   get renders(): number {
     return this.#renders
+  }
+
+  /** Bytes the cache holds now. */
+  get bytes(): number {
+    return this.#bytes
   }
 }

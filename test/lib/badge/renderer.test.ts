@@ -36,3 +36,17 @@ t.test("the endpoint form is shields.io's JSON", async (t) => {
   t.same(JSON.parse(renderer.endpoint(up, 'for-the-badge').body), { schemaVersion: 1, label: 'Shop', message: 'up', color: 'green', cacheSeconds: 300, style: 'for-the-badge' })
   t.not(renderer.endpoint(up).etag, renderer.svg(up, 'flat').etag)
 })
+
+t.test('the cache is bounded: labels come from URLs', async (t) => {
+  const renderer = new BadgeRenderer({ maxBytes: 50_000 })
+  const first = renderer.svg({ ...up, label: 'label 0' }, 'flat')
+  for (let i = 1; i < 100; i++) {
+    renderer.svg({ ...up, label: `label ${i}` }, 'flat')
+    t.ok(renderer.bytes <= 50_000, `within the bound after ${i + 1} labels`)
+  }
+  t.equal(renderer.renders, 100)
+  const again = renderer.svg({ ...up, label: 'label 0' }, 'flat')
+  t.equal(renderer.renders, 101, 'a badge dropped when the cache filled is drawn again')
+  t.equal(again.body, first.body, 'identically')
+  t.equal(again.etag, first.etag)
+})
