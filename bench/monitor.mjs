@@ -2,15 +2,15 @@
 //   npm run bench:monitor     (builds first; about four minutes; loopback and the local MySQL only)
 // Knobs: BENCH_SITES (10000), BENCH_INTERVAL_S (60), BENCH_RUN_S (150), BENCH_ROUNDS (3),
 // BENCH_SECONDS (5), BENCH_MYSQL_URL (default TEST_MYSQL_URL or mysql://root@127.0.0.1:3306/test).
-import { execFileSync, fork, spawn } from 'node:child_process'
+import { fork, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { generateKey, hashKey } from '../dist/lib/keys.js'
 import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
 import { addSites } from '../dist/lib/store/sites.js'
+import { ask, freePort, median, pin, start, stop } from './processes.mjs'
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000)
 const INTERVAL_S = Number(process.env.BENCH_INTERVAL_S ?? 60)
@@ -20,54 +20,11 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 const here = (file) => new URL(file, import.meta.url)
 
-async function freePort() {
-  const s = createServer()
-  await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve))
-  const { port } = s.address()
-  await new Promise((resolve) => s.close(resolve))
-  return port
-}
-
-/**
- * Pins a process (and the threads it starts later) to one CPU, so that the server measured and the
- * load generator do not take turns on the same core. Skipped where taskset is missing.
- */
-function pin(pid, cpu) {
-  try {
-    execFileSync('taskset', ['-a', '-pc', String(cpu), String(pid)], { stdio: 'ignore' })
-  } catch {
-    console.error(`  (could not pin ${pid} to CPU ${cpu}; figures will be noisier)`)
-  }
-}
-
-/** Forks a module and waits for its `{ready}` message. */
-async function start(file, env = {}, cpu = null) {
-  const child = fork(here(file), [], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
-  if (cpu !== null) pin(child.pid, cpu)
-  const ready = await new Promise((resolve, reject) => {
-    child.once('message', (m) => resolve(m.ready))
-    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)))
-  })
-  return { child, uri: ready }
-}
-
-function ask(child, message) {
-  return new Promise((resolve) => { child.once('message', resolve); child.send(message) })
-}
-
-/** Asks a service to drain and stop, and waits until its process is gone. */
-async function stop(child) {
-  const gone = new Promise((resolve) => child.once('exit', resolve))
-  child.send('stop')
-  await gone
-}
-
 function peakRss(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const mb = (bytes) => (bytes / 1024 / 1024).toFixed(0)
 
 // A target for every site, in its own process.

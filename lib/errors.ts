@@ -1,5 +1,5 @@
 import Boom from '@hapi/boom'
-import type { Lifecycle, Request, ResponseToolkit, Server } from '@hapi/hapi'
+import type { Lifecycle, Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi'
 import type { Duplex } from 'node:stream'
 
 export function databaseUnavailable(): Boom.Boom {
@@ -34,12 +34,23 @@ export function safeErrorSummary(err: unknown): Record<string, unknown> {
   return { type: e.name, code: typeof e.code === 'string' ? e.code : undefined, message: message.slice(0, 300) }
 }
 
+declare module '@hapi/hapi' {
+  interface PluginSpecificConfiguration {
+    /** The route answers HTML, errors included: the error formatter renders its failures as a page. */
+    page?: true
+  }
+}
+
+/** Draws an error as an HTML page, for routes that answer HTML (`options.plugins.page`). */
+export type HtmlErrorRenderer = (h: ResponseToolkit, status: number, message: string, headers: Record<string, string>) => ResponseObject
+
 /**
  * The one place where failures become responses: every error is `{"error": "..."}` with its status
- * and headers (WWW-Authenticate, Retry-After, Allow) kept. Server faults say nothing about their
+ * and headers (WWW-Authenticate, Retry-After, Allow) kept; on a route that answers HTML the same
+ * status, message and headers come as a page instead. Server faults say nothing about their
  * cause; the cause goes to the log through hapi's request-error event.
  */
-export function formatErrorResponse(request: Request, h: ResponseToolkit): Lifecycle.ReturnValue {
+export function formatErrorResponse(request: Request, h: ResponseToolkit, renderHtml?: HtmlErrorRenderer): Lifecycle.ReturnValue {
   const response = request.response
   if (!Boom.isBoom(response)) return h.continue
   let boom: Boom.Boom = response
@@ -52,6 +63,9 @@ export function formatErrorResponse(request: Request, h: ResponseToolkit): Lifec
   const message = status === 500 ? 'internal server error' : String(boom.output.payload.message || boom.output.payload.error)
   boom.output.payload = { error: message } as unknown as Boom.Payload
   if (status === 503 && boom.output.headers['Retry-After'] === undefined) boom.output.headers['Retry-After'] = '5'
+  if (renderHtml && request.route.settings.plugins?.page) {
+    return renderHtml(h, status, message, boom.output.headers as Record<string, string>)
+  }
   return boom === response ? h.continue : boom
 }
 

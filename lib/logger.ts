@@ -45,6 +45,15 @@ export function createLogger({ level, stream }: { level: string; stream?: NodeJS
   return stream ? pino(options, stream as pino.DestinationStream) : pino(options)
 }
 
+/**
+ * Requests not access-logged: load balancers poll /healthz, and badges are embedded on busy pages,
+ * where a log line per hit would cost more than the answer. Their errors are still logged by
+ * `logRequestErrors`. Decided on the path because hapi-pino asks before the route is known.
+ */
+function unlogged(_options: unknown, request: { path: string }): boolean {
+  return request.path === '/healthz' || request.path.startsWith('/api/badge/')
+}
+
 /** hapi-pino options that keep its own serializers from reintroducing headers or stacks. */
 export function hapiPinoOptions(logger: Logger) {
   return {
@@ -63,7 +72,7 @@ export function hapiPinoOptions(logger: Logger) {
     logEvents: ['onPostStart', 'onPostStop', 'response'],
     customRequestCompleteMessage: (request: { method: string; path: string; raw: { res: { headersSent: boolean; statusCode: number } } }, ms: number) =>
       `[response] ${request.method} ${loggablePath(request.path) ?? ''} ${request.raw.res.headersSent ? request.raw.res.statusCode : '-'} (${ms}ms)`,
-    ignorePaths: ['/healthz']
+    ignoreFunc: unlogged
   }
 }
 

@@ -3,11 +3,13 @@ import Boom from '@hapi/boom'
 import hapiPino from 'hapi-pino'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
+import { BadgeRenderer } from './badge/renderer.js'
 import type { SiteStates } from './checks/site-state.js'
 import type { CheckSupervisor } from './checks/supervisor.js'
 import { KeyAuthenticator, registerKeyAuth } from './auth.js'
 import { answerClientErrors, formatErrorResponse } from './errors.js'
 import { hapiPinoOptions, logRequestErrors } from './logger.js'
+import { errorPage, registerPages } from './pages/views.js'
 import { addBudgetHeaders, RateLimiter, registerRateLimits } from './rate-limit.js'
 import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
@@ -21,6 +23,8 @@ export interface ServerDeps {
   limiter?: RateLimiter
   checks?: CheckSupervisor
   states?: SiteStates
+  /** Rendered badges; tests pass their own to count renders. */
+  badges?: BadgeRenderer
 }
 
 /** Largest request body accepted anywhere: the check endpoint's 4 KiB. */
@@ -53,12 +57,22 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   registerKeyAuth(server, new KeyAuthenticator({ db, defaultLimit: config.rateLimitPerMin }))
   server.auth.default({ strategy: 'api-key', mode: 'required' })
   registerRateLimits(server, limiter)
-  // One onPreResponse step for every response: errors become JSON, keyed responses get their budget.
-  // Budget first: an error replaced while formatting keeps the headers of the one it replaces.
+  await registerPages(server)
+  // One onPreResponse step for every response: errors become JSON (HTML on pages), keyed responses
+  // get their budget. Budget first: an error replaced while formatting keeps the headers of the one
+  // it replaces.
   server.ext('onPreResponse', (request, h) => {
     addBudgetHeaders(request)
-    return formatErrorResponse(request, h)
+    return formatErrorResponse(request, h, errorPage)
   })
-  server.route(routes({ db, limiter, now, checks: deps.checks, states: deps.states }))
+  server.route(routes({
+    db,
+    limiter,
+    now,
+    publicUrl: config.publicUrl,
+    badges: deps.badges ?? new BadgeRenderer(),
+    checks: deps.checks,
+    states: deps.states
+  }))
   return server
 }

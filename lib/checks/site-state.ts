@@ -19,6 +19,14 @@ export interface StatusRecord {
   url: string
 }
 
+/** What a badge needs to know about a site: no uptime arithmetic, so a badge hit stays cheap. */
+export interface CurrentStatus {
+  name: string
+  status: SiteStatus
+  blocked: boolean
+  partial: boolean
+}
+
 /** A newest check older than this many intervals means nobody knows: `unavailable`. */
 const FRESH_INTERVALS = 3
 
@@ -110,11 +118,30 @@ export class SiteStates {
     }
   }
 
+  #fresh(site: StoredSiteState['site'], now: Date): boolean {
+    return site.checked_at !== null && now.getTime() - site.checked_at.getTime() <= FRESH_INTERVALS * this.#intervalMs
+  }
+
+  /** The site's name and current verdict, with the same freshness rule as the status record. */
+  current(domain: string, now: Date): CurrentStatus | null {
+    const state = this.#byDomain.get(domain)
+    if (!state) return null
+    const { site } = state
+    const fresh = this.#fresh(site, now)
+    return { name: site.name, status: fresh ? site.status : 'unavailable', blocked: fresh && site.blocked, partial: fresh && site.partial }
+  }
+
+  /** Every tracked site's status record, ordered by domain. */
+  list(now: Date): StatusRecord[] {
+    const domains = [...this.#byDomain.keys()].sort()
+    return domains.map((domain) => this.statusRecord(domain, now) as StatusRecord)
+  }
+
   statusRecord(domain: string, now: Date): StatusRecord | null {
     const state = this.#byDomain.get(domain)
     if (!state) return null
     const { site, lastOutage } = state
-    const fresh = site.checked_at !== null && now.getTime() - site.checked_at.getTime() <= FRESH_INTERVALS * this.#intervalMs
+    const fresh = this.#fresh(site, now)
     return {
       domain: site.domain,
       name: site.name,

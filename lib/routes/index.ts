@@ -1,12 +1,16 @@
 import type { ServerRoute } from '@hapi/hapi'
+import type { BadgeRenderer } from '../badge/renderer.js'
 import type { SiteStates } from '../checks/site-state.js'
 import type { CheckSupervisor } from '../checks/supervisor.js'
 import type { RateLimiter } from '../rate-limit.js'
 import type { Db } from '../store/db.js'
+import { badgeRoutes } from './badge.js'
 import { checkRoutes } from './check.js'
 import { fallbackRoutes } from './fallback.js'
 import { healthRoutes } from './health.js'
+import { openApiRoutes } from './openapi.js'
 import { outageRoutes } from './outages.js'
+import { pageRoutes } from './pages.js'
 import { rateLimitRoutes } from './rate-limit.js'
 import { statusRoutes } from './status.js'
 
@@ -14,9 +18,13 @@ export interface RouteDeps {
   db: Db
   limiter: RateLimiter
   now: () => Date
+  /** Base of `url` fields, page links and embed code. */
+  publicUrl: string
+  /** Rendered badges, kept between hits. */
+  badges: BadgeRenderer
   /** On-demand checks; a server built without one (some tests) has no check route. */
   checks?: CheckSupervisor
-  /** Tracked sites' state for the status endpoint; likewise optional. */
+  /** Tracked sites' state for the status endpoint, badges and pages; likewise optional. */
   states?: SiteStates
 }
 
@@ -28,6 +36,9 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...(deps.checks ? checkRoutes({ checks: deps.checks }) : []),
     ...(deps.states ? statusRoutes({ states: deps.states, now: deps.now }) : []),
     ...outageRoutes(deps),
+    ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
+    ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),
+    ...openApiRoutes({ publicUrl: deps.publicUrl }),
     ...fallbackRoutes()
   ]
 }

@@ -1,4 +1,4 @@
-import type { Server } from '@hapi/hapi'
+import type { Server, ServerInjectResponse } from '@hapi/hapi'
 import { loadConfig } from '../../config/index.js'
 import { LocationPools } from '../../lib/checks/location-pool.js'
 import { CheckSupervisor, type CheckResult } from '../../lib/checks/supervisor.js'
@@ -11,7 +11,7 @@ export interface CheckStack {
   pools: LocationPools
   key: string
   results: CheckResult[]
-  check(domain: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Record<string, unknown> }>
+  check(domain: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Record<string, unknown>; res: ServerInjectResponse }>
 }
 
 /** The real check path: location actors in Piscina pools, the supervisor and the HTTP route, on loopback only. */
@@ -51,7 +51,7 @@ export async function checkStack(
         headers: { ...bearer(key), 'content-type': 'application/json', ...headers },
         payload: JSON.stringify({ domain })
       })
-      return { status: res.statusCode, body: JSON.parse(res.payload), headers: res.headers }
+      return { status: res.statusCode, body: JSON.parse(res.payload), headers: res.headers, res }
     }
   }
 }

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { resolve } from 'node:path'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { run } from '../../lib/cli/index.js'
@@ -90,4 +91,30 @@ export function lines(text: string): string[] {
 /** True when some line looks like a stack frame, which an operator must never see. */
 export function hasStackTrace(text: string): boolean {
   return /^\s{4}at /m.test(text)
+}
+
+/**
+ * Starts `site-status serve` as a real process (the sources through tap's loader, or `script`, a
+ * built file) with only PATH, PORT=0 and `env`; resolves with its address once it listens.
+ */
+export async function startServe(
+  t: Tap.Test,
+  { env, cwd, script = 'lib/cli/index.ts' }: { env: Record<string, string>; cwd: string; script?: string }
+): Promise<{ child: ChildProcess; uri: string; output: () => string }> {
+  const file = resolve(ROOT, script)
+  const args = script.endsWith('.ts') ? [...process.execArgv, file, 'serve'] : [file, 'serve']
+  const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  let out = ''
+  child.stderr.on('data', (c: Buffer) => { out += c.toString() })
+  const uri = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000)
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString()
+      const m = /"uri":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(out)
+      if (m) { clearTimeout(timer); resolve(m[1] as string) }
+    })
+    child.once('exit', () => reject(new Error(`serve exited early: ${out}`)))
+  })
+  return { child, uri, output: () => out }
 }

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream'
 import type { Server } from '@hapi/hapi'
 import { loadConfig, type Config } from '../../config/index.js'
+import type { BadgeRenderer } from '../../lib/badge/renderer.js'
 import { generateKey, hashKey } from '../../lib/keys.js'
 import { createLogger } from '../../lib/logger.js'
 import type { SiteStates } from '../../lib/checks/site-state.js'
@@ -31,12 +32,13 @@ export interface TestServer {
 }
 
 export async function testServer(
-  { db, env = {}, now, limiter, checks, states }: { db: Db; env?: Record<string, string>; now?: () => Date; limiter?: RateLimiter; checks?: CheckSupervisor; states?: SiteStates }
+  { db, env = {}, now, limiter, checks, states, badges }:
+  { db: Db; env?: Record<string, string>; now?: () => Date; limiter?: RateLimiter; checks?: CheckSupervisor; states?: SiteStates; badges?: BadgeRenderer }
 ): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
   const logger = createLogger({ level: config.logLevel, stream: logs })
-  const server = await buildServer({ config, db, logger, now, limiter, checks, states })
+  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges })
   return {
     server,
     config,

@@ -7,6 +7,7 @@ import { once } from 'node:events'
 import { loadConfig } from '../../config/index.js'
 import { createLogger } from '../../lib/logger.js'
 import { startService } from '../../lib/main.js'
+import { startServe } from '../helpers/cli.js'
 import { LogCapture } from '../helpers/server.js'
 
 const CLI = resolve('lib/cli/index.ts')
@@ -34,26 +35,9 @@ t.test('stop lets in-flight requests finish, then refuses new ones and closes th
   await t.rejects(service.db.raw('select 1'), 'the database is closed')
 })
 
-/** Starts `site-status serve` as a real process and resolves with its address once it listens. */
-async function serve(t: Tap.Test, env: Record<string, string>, cwd: string) {
-  const child = spawn(process.execPath, [...process.execArgv, CLI, 'serve'], {
-    cwd,
-    env: { PATH: process.env.PATH, PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
-  let out = ''
-  child.stderr.on('data', (c: Buffer) => { out += c.toString() })
-  const uri = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000)
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString()
-      const m = /"uri":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(out)
-      if (m) { clearTimeout(timer); resolve(m[1] as string) }
-    })
-    child.once('exit', () => reject(new Error(`serve exited early: ${out}`)))
-  })
-  return { child, uri, output: () => out }
+/** Starts `site-status serve` from the sources as a real process and resolves with its address once it listens. */
+function serve(t: Tap.Test, env: Record<string, string>, cwd: string) {
+  return startServe(t, { env, cwd })
 }
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

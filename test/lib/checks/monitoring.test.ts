@@ -6,6 +6,7 @@ import { createLogger } from '../../../lib/logger.js'
 import { pruneChecks } from '../../../lib/store/checks.js'
 import { addSite } from '../../../lib/store/sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
+import { matchesOpenApi } from '../../helpers/openapi.js'
 import { bearer, LogCapture, testServer } from '../../helpers/server.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
@@ -41,6 +42,7 @@ for (const engine of engines()) {
     const key = await issueKey({ limit: 1000 })
     const status = async (domain = 'shop.example.com') => {
       const res = await server.inject({ url: `/api/v1/status/${domain}`, headers: bearer(key) })
+      matchesOpenApi(t, res)
       return { code: res.statusCode, body: JSON.parse(res.payload) }
     }
     const feed = async (s: CheckResult['status'], at: number) => {

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { bearer } from '../../helpers/server.js'
 import { checkStack } from '../../helpers/check-stack.js'
+import { matchesOpenApi } from '../../helpers/openapi.js'
 import { closedPort, makeCert, startHttpsTarget, startHttpTarget, startProxy } from '../../helpers/targets.js'
 
 const web = await startHttpTarget()
@@ -22,8 +23,9 @@ const stack = await checkStack(t, { proxies: proxies.map((p) => p.port), connect
 const LABELS = ['Proxy 1, Testland', 'Proxy 2, Testland', 'Proxy 3, Testland']
 
 t.test('a healthy site is up from every location', async (t) => {
-  const { status, body } = await stack.check('ok.site.test')
+  const { status, body, res } = await stack.check('ok.site.test')
   t.equal(status, 200)
+  matchesOpenApi(t, res)
   t.match(body, { domain: 'ok.site.test', status: 'up', locations_answered: 3, locations_total: 3, cached: false, partial: false, blocked: false })
   t.type(body.response_ms, 'number')
   t.same(body.locations.map((l: { location: string }) => l.location), LABELS)
@@ -44,8 +46,9 @@ const downCases: Array<[string, string, RegExp, number]> = [
 for (const [title, domain, error, code] of downCases) {
   t.test(`${title} is down`, async (t) => {
     const started = Date.now()
-    const { status, body } = await stack.check(domain)
+    const { status, body, res } = await stack.check(domain)
     t.equal(status, 200)
+    matchesOpenApi(t, res)
     t.match(body, { status: 'down', locations_answered: 3, partial: false })
     for (const l of body.locations) t.match(l, { status: 'down', http_code: code, error })
     t.ok(Date.now() - started < 6000, 'answered within the deadline and its margin')
@@ -59,7 +62,8 @@ t.test('a redirect chain is followed to its end', async (t) => {
 })
 
 t.test('a challenge page is blocked, not down', async (t) => {
-  const { body } = await stack.check('challenge.site.test')
+  const { body, res } = await stack.check('challenge.site.test')
+  matchesOpenApi(t, res)
   t.match(body, { status: 'up', blocked: true, partial: false })
   for (const l of body.locations) t.match(l, { status: 'blocked', http_code: 403, error: /^blocked: / })
 })
@@ -79,6 +83,7 @@ t.test('200 concurrent checks of one domain share one probe per location', async
   t.equal(stack.results.filter((r) => r.domain === domain).length, 1, 'the recording seam saw one fresh result')
   const again = await stack.check(domain)
   t.match(again.body, { cached: true, checked_at: responses[0]?.body.checked_at }, 'a later check within the minute is cached')
+  matchesOpenApi(t, again.res)
   t.equal(web.hits.filter((h) => h.host === domain).length, 3, 'and probes nothing')
 })
 
@@ -101,6 +106,7 @@ t.test('every check costs 5, cached or not, and is refused whole when fewer rema
   t.equal(second.headers['ratelimit-remaining'], '2', 'a cached answer costs the same')
   const third = await small.check('ok.cost.site.test')
   t.equal(third.status, 429)
+  matchesOpenApi(t, third.res)
   t.equal(third.headers['ratelimit-remaining'], '2', 'a refused check consumes nothing')
 })
 
@@ -126,6 +132,9 @@ t.test('bad requests get clear 4xx JSON', async (t) => {
     const res = await post(payload, type)
     t.equal(res.statusCode, status, title)
     t.match(JSON.parse(res.payload), { error: message }, title)
+    matchesOpenApi(t, res, title)
   }
-  t.equal((await stack.server.inject({ method: 'GET', url: '/api/v1/check', headers: bearer(stack.key) })).statusCode, 405)
+  const wrongMethod = await stack.server.inject({ method: 'GET', url: '/api/v1/check', headers: bearer(stack.key) })
+  t.equal(wrongMethod.statusCode, 405)
+  matchesOpenApi(t, wrongMethod)
 })

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { engines, migratedDb } from '../../helpers/db.js'
+import { matchesOpenApi } from '../../helpers/openapi.js'
 import { testServer } from '../../helpers/server.js'
 
 for (const engine of engines()) {
@@ -10,6 +11,7 @@ for (const engine of engines()) {
     t.equal(res.statusCode, 200)
     t.same(JSON.parse(res.payload), { status: 'ok', database: 'ok' })
     t.notOk(res.headers['ratelimit-limit'], 'no key, no budget')
+    matchesOpenApi(t, res)
   })
 }
 
@@ -26,6 +28,7 @@ t.test('healthz answers 503 within about a second when the database hangs', asyn
   release()
   await held
   t.equal(res.statusCode, 503)
+  matchesOpenApi(t, res)
   t.ok(elapsed < 2500, `answered in ${elapsed} ms`)
   t.equal((await server.inject({ url: '/healthz' })).statusCode, 200, 'and 200 again once the database is free')
 })

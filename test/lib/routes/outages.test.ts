@@ -2,6 +2,7 @@ import t from 'tap'
 import type { Db } from '../../../lib/store/db.js'
 import { addSite } from '../../../lib/store/sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
+import { matchesOpenApi } from '../../helpers/openapi.js'
 import { bearer, testServer } from '../../helpers/server.js'
 
 const T0 = Date.parse('2026-11-01T00:00:00.000Z')
@@ -24,6 +25,7 @@ for (const engine of engines()) {
     const key = await issueKey({ limit: 10_000 })
     const get = async (query: string) => {
       const res = await server.inject({ url: `/api/v1/outages${query}`, headers: bearer(key) })
+      matchesOpenApi(t, res)
       return { code: res.statusCode, body: JSON.parse(res.payload), remaining: Number(res.headers['ratelimit-remaining']) }
     }
     const shop = await site(db, 'shop.example.com', 'Shop')
@@ -104,10 +106,12 @@ t.test('bad parameters get 400 JSON', async (t) => {
   for (const [query, message] of cases) {
     const res = await server.inject({ url: `/api/v1/outages?${query}`, headers: bearer(key) })
     t.equal(res.statusCode, 400, query)
+    matchesOpenApi(t, res, query)
     t.match(JSON.parse(res.payload), { error: message }, query)
   }
   const noKey = await server.inject({ url: '/api/v1/outages' })
   t.equal(noKey.statusCode, 401)
+  matchesOpenApi(t, noKey)
   const ok = await server.inject({ url: '/api/v1/outages?limit=200&ongoing=1', headers: bearer(key) })
   t.equal(ok.statusCode, 200, 'the largest limit is accepted')
 })

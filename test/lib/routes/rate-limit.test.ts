@@ -1,6 +1,7 @@
 import t from 'tap'
 import { RateLimiter } from '../../../lib/rate-limit.js'
 import { migratedDb } from '../../helpers/db.js'
+import { matchesOpenApi } from '../../helpers/openapi.js'
 import { bearer, testServer } from '../../helpers/server.js'
 
 t.test('200 concurrent requests at a key with limit 60 get exactly 60 through', async (t) => {
@@ -52,6 +53,7 @@ t.test('route costs, headers and the free rate_limit endpoint', async (t) => {
   t.equal(budget.statusCode, 200)
   t.same(JSON.parse(budget.payload), { limit: 10, remaining: 4, used: 6, reset_seconds: 60, reset_at: '2026-11-22T10:01:10.000Z' }, 'rate_limit reports without charging')
   t.equal(budget.headers['ratelimit-remaining'], '4')
+  matchesOpenApi(t, budget)
 
   now += 1000
   t.equal((await get('/api/v1/ping')).statusCode, 200)
@@ -72,6 +74,7 @@ t.test('a per-key limit overrides the default and errors carry the headers too',
   const key = await issueKey({ limit: 2 })
   const notFound = await server.inject({ method: 'GET', url: '/api/v1/rate_limit', headers: bearer(key) })
   t.equal(notFound.headers['ratelimit-limit'], '2')
+  matchesOpenApi(t, notFound)
   server.route({ method: 'GET', path: '/api/v1/ping/{n}', options: { validate: { params: (await import('joi')).default.object({ n: (await import('joi')).default.number() }) } }, handler: () => ({ ok: true }) })
   const bad = await server.inject({ method: 'GET', url: '/api/v1/ping/abc', headers: bearer(key) })
   t.equal(bad.statusCode, 400)

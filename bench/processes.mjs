@@ -1,0 +1,52 @@
+// Process plumbing shared by the benchmarks: free ports, CPU pinning, forked services and medians.
+import { execFileSync, fork } from 'node:child_process'
+import { createServer } from 'node:net'
+
+/** A free loopback port (bound, then released). */
+export async function freePort() {
+  const s = createServer()
+  await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve))
+  const { port } = s.address()
+  await new Promise((resolve) => s.close(resolve))
+  return port
+}
+
+/**
+ * Pins a process (and the threads it starts later) to one CPU, so that the server measured and the
+ * load generator do not take turns on the same core. Skipped where taskset is missing; returns
+ * whether it worked.
+ */
+export function pin(pid, cpu) {
+  try {
+    execFileSync('taskset', ['-a', '-pc', String(cpu), String(pid)], { stdio: 'ignore' })
+    return true
+  } catch {
+    console.error(`  (could not pin ${pid} to CPU ${cpu}; figures will be noisier)`)
+    return false
+  }
+}
+
+/** Forks a module of bench/ and waits for its `{ready}` message. */
+export async function start(file, env = {}, cpu = null) {
+  const child = fork(new URL(file, import.meta.url), [], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  if (cpu !== null) pin(child.pid, cpu)
+  const ready = await new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve(m.ready))
+    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)))
+  })
+  return { child, uri: ready }
+}
+
+export function ask(child, message) {
+  return new Promise((resolve) => { child.once('message', resolve); child.send(message) })
+}
+
+/** Asks a service to drain and stop, and waits until its process is gone. */
+export async function stop(child) {
+  if (child.exitCode !== null) return
+  const gone = new Promise((resolve) => child.once('exit', resolve))
+  child.send('stop')
+  await gone
+}
+
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]

@@ -1,0 +1,70 @@
+import type { CurrentStatus } from '../checks/site-state.js'
+
+export const BADGE_STYLES = ['flat', 'flat-square', 'plastic', 'for-the-badge'] as const
+export type BadgeStyle = typeof BADGE_STYLES[number]
+
+/** Longest `label` override accepted, and longest site name used as the label before falling back to `status`. */
+export const MAX_LABEL_LENGTH = 64
+
+/** What a badge says, independent of how it is drawn. Colours are shields.io's named colours. */
+export interface BadgeContent {
+  label: string
+  message: string
+  color: 'green' | 'red' | 'yellow' | 'lightgrey'
+}
+
+export interface BadgeOptions {
+  style: BadgeStyle
+  /** Replaces the label; '' draws the message alone. */
+  label?: string
+}
+
+export class BadgeOptionError extends Error {
+  override name = 'BadgeOptionError'
+}
+
+const COLORS: Record<CurrentStatus['status'], BadgeContent['color']> = {
+  up: 'green',
+  down: 'red',
+  unconfirmed: 'yellow',
+  unavailable: 'lightgrey'
+}
+
+/** Each status's message, indexed by blocked (1) + partial (2): made once, not per hit. */
+const MESSAGES = Object.fromEntries(Object.keys(COLORS).map((status) =>
+  [status, [status, `${status} (blocked)`, `${status} (partial)`, `${status} (blocked, partial)`]])) as Record<CurrentStatus['status'], string[]>
+
+/** The default label, and the label of a domain nobody tracks. */
+export const GENERIC_LABEL = 'status'
+
+/**
+ * Label: the site's name (a name too long for a badge, or no site at all, gives `status`), unless
+ * the caller overrides it. Message: the status, with blocked and partial noted in brackets, or
+ * `not tracked`. Colour: by status alone.
+ */
+export function describeBadge(site: CurrentStatus | null, override?: string): BadgeContent {
+  const fallback = site === null || site.name.length > MAX_LABEL_LENGTH ? GENERIC_LABEL : site.name
+  const label = override ?? fallback
+  if (site === null) return { label, message: 'not tracked', color: 'lightgrey' }
+  return { label, message: MESSAGES[site.status][(site.blocked ? 1 : 0) + (site.partial ? 2 : 0)] as string, color: COLORS[site.status] }
+}
+
+const DEFAULT_OPTIONS: BadgeOptions = Object.freeze({ style: 'flat' })
+
+/**
+ * Reads `style` and `label` from a badge URL's query. Other parameters are ignored, as shields.io
+ * ignores them: embedders add cache busters such as `?v=2`.
+ */
+export function parseBadgeOptions(query: Record<string, unknown>): BadgeOptions {
+  const { style, label } = query
+  if (style === undefined && label === undefined) return DEFAULT_OPTIONS
+  if (style !== undefined && (typeof style !== 'string' || !(BADGE_STYLES as readonly string[]).includes(style))) {
+    throw new BadgeOptionError(`"style" must be one of ${BADGE_STYLES.join(', ')}`)
+  }
+  if (label !== undefined) {
+    if (typeof label !== 'string') throw new BadgeOptionError('"label" must be given once')
+    if (label.length > MAX_LABEL_LENGTH) throw new BadgeOptionError(`"label" must be at most ${MAX_LABEL_LENGTH} characters long`)
+    if (/\p{Cc}/u.test(label)) throw new BadgeOptionError('"label" must not contain control characters')
+  }
+  return { style: (style as BadgeStyle | undefined) ?? 'flat', ...(label === undefined ? {} : { label }) }
+}

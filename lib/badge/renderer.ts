@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto'
+import { gzipSync } from 'node:zlib'
+import { makeBadge } from 'badge-maker'
+import type { BadgeContent, BadgeStyle } from './describe.js'
+
+/** A rendered badge, ready to send as it is on every hit until the site's state changes. */
+export interface RenderedBadge {
+  body: string
+  /** The body gzipped once, for the many clients that accept gzip. */
+  gzip: Buffer
+  /** Strong validator (unquoted): a hash of the body. */
+  etag: string
+  /** The header values, quoted once: `etag` for the body, and with `-gzip` for the gzipped body. */
+  etagHeader: string
+  gzipEtagHeader: string
+}
+
+/**
+ * Bytes of rendered badges kept: about 10,000 badges. Labels come from URLs, so the cache must be
+ * bounded; when it is full it starts over, which costs one drawing per badge still in use.
+ */
+const MAX_CACHE_BYTES = 32 * 1024 * 1024
+
+/** Endpoint badges are refreshed by shields.io no more often than this (its minimum is 300 s). */
+const ENDPOINT_CACHE_SECONDS = 300
+
+// XML 1.0 cannot carry most control characters, and a name stored by other means than the
+// operator tool might hold one.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
+
+function finish(body: string): RenderedBadge {
+  const etag = createHash('sha256').update(body).digest('base64url').slice(0, 32)
+  return { body, gzip: gzipSync(body), etag, etagHeader: `"${etag}"`, gzipEtagHeader: `"${etag}-gzip"` }
+}
+
+/**
+ * Draws badges with shields.io's own renderer and keeps each result keyed by everything that goes
+ * into it, so a badge is drawn once per state change (and per style and label), not once per hit.
+ */
+export class BadgeRenderer {
+  // A plain Map: a hit is one lookup, with none of an LRU's bookkeeping.
+  readonly #cache = new Map<string, RenderedBadge>()
+  readonly #maxBytes: number
+  #bytes = 0
+  #renders = 0
+
+  constructor({ maxBytes = MAX_CACHE_BYTES }: { maxBytes?: number } = {}) {
+    this.#maxBytes = maxBytes
+  }
+
+  #store(key: string, body: string): RenderedBadge {
+    this.#renders++
+    const badge = finish(body)
+    const size = key.length + body.length + badge.gzip.length + 200
+    if (this.#bytes + size > this.#maxBytes) {
+      this.#cache.clear()
+      this.#bytes = 0
+    }
+    this.#cache.set(key, badge)
+    this.#bytes += size
+    return badge
+  }
+
+  /** The SVG badge. */
+  svg(content: BadgeContent, style: BadgeStyle): RenderedBadge {
+    const key = `svg\u0000${style}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
+    return this.#cache.get(key) ?? this.#store(key, makeBadge({
+      label: content.label.replace(CONTROL, ' '),
+      message: content.message,
+      color: content.color,
+      style
+    }))
+  }
+
+  /** shields.io's endpoint-badge JSON (https://shields.io/badges/endpoint-badge), for routing badges through shields. */
+  endpoint(content: BadgeContent, style?: BadgeStyle): RenderedBadge {
+    const key = `json\u0000${style ?? ''}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
+    return this.#cache.get(key) ?? this.#store(key, JSON.stringify({
+      schemaVersion: 1,
+      label: content.label,
+      message: content.message,
+      color: content.color,
+      cacheSeconds: ENDPOINT_CACHE_SECONDS,
+      ...(style === undefined ? {} : { style })
+    }))
+  }
+
+  /** Badges drawn so far (cache misses): hits must not add to it. */
+  get renders(): number {
+    return this.#renders
+  }
+
+  /** Bytes the cache holds now. */
+  get bytes(): number {
+    return this.#bytes
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * The reusable parts of the OpenAPI document: schemas, headers, parameters and the error
+ * responses. Schemas are JSON Schema 2020-12 (OpenAPI 3.1); the API tests validate real responses
+ * against them, so a renamed or dropped field fails a test.
+ */
+import { BADGE_STYLES, MAX_LABEL_LENGTH } from '../badge/describe.js'
+
+type Json = Record<string, unknown>
+
+export const ref = (kind: string, name: string): Json => ({ $ref: `#/components/${kind}/${name}` })
+
+/** ISO 8601 UTC with milliseconds and Z, the one timestamp format of every response. */
+const timestamp: Json = { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$', examples: ['2026-11-22T06:25:07.123Z'] }
+const nullable = (schema: Json): Json => ({ oneOf: [schema, { type: 'null' }] })
+const siteStatus: Json = { type: 'string', enum: ['up', 'down', 'unconfirmed', 'unavailable'] }
+const percent: Json = { type: 'number', minimum: 0, maximum: 100 }
+const ms: Json = { type: 'number', minimum: 0 }
+
+const schemas: Json = {
+  Error: {
+    type: 'object',
+    description: 'Every error: one field, a human-readable text. Tests match the status, not the text.',
+    required: ['error'],
+    properties: { error: { type: 'string', minLength: 1 } },
+    additionalProperties: false
+  },
+  Health: {
+    type: 'object',
+    required: ['status', 'database'],
+    properties: { status: { const: 'ok' }, database: { const: 'ok' } },
+    additionalProperties: false
+  },
+  HealthDegraded: {
+    type: 'object',
+    required: ['status', 'database', 'error'],
+    properties: { status: { const: 'degraded' }, database: { const: 'unreachable' }, error: { const: 'database unavailable' } },
+    additionalProperties: false
+  },
+  RateLimit: {
+    type: 'object',
+    description: "The key's budget over the sliding 60-second window.",
+    required: ['limit', 'remaining', 'used', 'reset_seconds', 'reset_at'],
+    properties: {
+      limit: { type: 'integer', minimum: 1 },
+      remaining: { type: 'integer', minimum: 0 },
+      used: { type: 'integer', minimum: 0 },
+      reset_seconds: { type: 'integer', minimum: 0, description: 'Seconds until the full limit is back.' },
+      reset_at: timestamp
+    },
+    additionalProperties: false
+  },
+  CheckRequest: {
+    type: 'object',
+    required: ['domain'],
+    properties: { domain: { type: 'string', description: 'A hostname, or an http(s) URL reduced to its host.', examples: ['example.com'] } },
+    additionalProperties: false
+  },
+  Timings: {
+    type: 'object',
+    description: 'Milliseconds per phase, summed over every redirect hop.',
+    required: ['dns', 'connect', 'tls', 'first_byte', 'total'],
+    properties: { dns: ms, connect: ms, tls: ms, first_byte: ms, total: ms },
+    additionalProperties: false
+  },
+  LocationResult: {
+    type: 'object',
+    required: ['location', 'status', 'http_code', 'response_ms', 'error', 'final_url', 'timings'],
+    properties: {
+      location: { type: 'string', examples: ['Frankfurt 1, Germany'] },
+      status: {
+        type: 'string',
+        enum: ['up', 'down', 'blocked', 'error'],
+        description: 'up: answered below 500; down: no answer or 5xx; blocked: refused the automated check; error: the location itself failed.'
+      },
+      http_code: { type: 'integer', minimum: 0, maximum: 599, description: 'Last HTTP status seen; 0 when there was no HTTP response.' },
+      response_ms: ms,
+      error: { ...nullable({ type: 'string' }), description: 'null when up, otherwise a short stable text such as "dns: NXDOMAIN".' },
+      final_url: nullable({ type: 'string', format: 'uri' }),
+      timings: ref('schemas', 'Timings')
+    },
+    additionalProperties: false
+  },
+  CheckResult: {
+    type: 'object',
+    required: ['domain', 'status', 'locations_answered', 'locations_total', 'response_ms', 'cached', 'locations', 'checked_at', 'partial', 'blocked'],
+    properties: {
+      domain: { type: 'string', description: 'The normalised domain (lower case, punycode).' },
+      status: siteStatus,
+      locations_answered: { type: 'integer', minimum: 0 },
+      locations_total: { type: 'integer', minimum: 1 },
+      response_ms: { ...nullable(ms), description: 'Median of the answering locations; null when none answered.' },
+      cached: { type: 'boolean', description: 'True when a result from the last CACHE_TTL_S seconds was reused.' },
+      locations: { type: 'array', items: ref('schemas', 'LocationResult') },
+      checked_at: timestamp,
+      partial: { type: 'boolean' },
+      blocked: { type: 'boolean' }
+    },
+    additionalProperties: false
+  },
+  LastOutage: {
+    type: 'object',
+    required: ['started_at', 'ended_at', 'duration_seconds'],
+    properties: { started_at: timestamp, ended_at: nullable(timestamp), duration_seconds: { type: 'integer', minimum: 0 } },
+    additionalProperties: false
+  },
+  StatusRecord: {
+    type: 'object',
+    required: ['domain', 'name', 'status', 'blocked', 'partial', 'response_ms', 'checked_at', 'uptime_percent', 'last_outage', 'url'],
+    properties: {
+      domain: { type: 'string' },
+      name: { type: 'string' },
+      status: siteStatus,
+      blocked: { type: 'boolean', description: 'The site is reachable but refused the automated check.' },
+      partial: { type: 'boolean', description: 'Reachable from some locations only.' },
+      response_ms: nullable(ms),
+      checked_at: { ...nullable(timestamp), description: 'When the site was last checked; null if never.' },
+      uptime_percent: {
+        type: 'object',
+        required: ['day', 'week', 'month'],
+        properties: { day: percent, week: percent, month: percent },
+        additionalProperties: false
+      },
+      last_outage: { oneOf: [ref('schemas', 'LastOutage'), { type: 'null' }] },
+      url: { type: 'string', format: 'uri', description: "The site's HTML page on this service." }
+    },
+    additionalProperties: false
+  },
+  Outage: {
+    type: 'object',
+    required: ['domain', 'name', 'started_at', 'ended_at', 'duration_seconds'],
+    properties: {
+      domain: { type: 'string' },
+      name: { type: 'string' },
+      started_at: timestamp,
+      ended_at: { ...nullable(timestamp), description: 'null while the outage is ongoing.' },
+      duration_seconds: { type: 'integer', minimum: 0, description: 'To the end, or to now while ongoing.' }
+    },
+    additionalProperties: false
+  },
+  OutageList: {
+    type: 'object',
+    required: ['outages', 'next_cursor'],
+    properties: {
+      outages: { type: 'array', maxItems: 200, items: ref('schemas', 'Outage') },
+      next_cursor: { ...nullable({ type: 'string' }), description: 'Pass as `cursor` for the next page; null on the last page.' }
+    },
+    additionalProperties: false
+  },
+  EndpointBadge: {
+    type: 'object',
+    description: "shields.io's endpoint-badge format (https://shields.io/badges/endpoint-badge).",
+    required: ['schemaVersion', 'label', 'message', 'color'],
+    properties: {
+      schemaVersion: { const: 1 },
+      label: { type: 'string' },
+      message: { type: 'string' },
+      color: { type: 'string', enum: ['green', 'red', 'yellow', 'lightgrey'] },
+      cacheSeconds: { type: 'integer', minimum: 300 },
+      style: { type: 'string', enum: [...BADGE_STYLES] }
+    },
+    additionalProperties: false
+  }
+}
+
+const integerHeader = (description: string): Json => ({ description, schema: { type: 'integer', minimum: 0 } })
+
+const headers: Json = {
+  'RateLimit-Limit': integerHeader("The key's limit of request units per minute."),
+  'RateLimit-Remaining': integerHeader('Units left in the current 60-second window.'),
+  'RateLimit-Reset': integerHeader('Seconds until the full limit is back.'),
+  'Retry-After': { description: 'Whole seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 1 } },
+  'WWW-Authenticate': { description: 'Bearer, with the reason as error="...".', required: true, schema: { type: 'string', pattern: '^Bearer' } },
+  Allow: { description: 'The methods this path accepts.', required: true, schema: { type: 'string' } },
+  ETag: { description: 'A strong validator; send it back in If-None-Match.', required: true, schema: { type: 'string', pattern: '^"[^"]+"$' } },
+  'Cache-Control': { description: 'Badges may be cached for a minute by anyone.', required: true, schema: { const: 'public, max-age=60' } },
+  'Access-Control-Allow-Origin': { description: 'Any origin may load a badge.', required: true, schema: { const: '*' } }
+}
+
+/** The budget headers: on every keyed response once the key is known. */
+export const budgetHeaders = (required: boolean): Json => Object.fromEntries(
+  ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((name) => [name, required ? { ...(headers[name] as Json), required: true } : ref('headers', name)])
+)
+
+const error = (description: string, extra: Json = {}): Json => ({
+  description,
+  ...(Object.keys(extra).length > 0 ? { headers: extra } : {}),
+  content: { 'application/json': { schema: ref('schemas', 'Error') } }
+})
+
+const responses: Json = {
+  BadRequest: error('Invalid input: a bad domain, parameter or body. The text says what is wrong.'),
+  Unauthorized: error('Missing, malformed, unknown or revoked key.', { 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') }),
+  NotFound: error('The site is not tracked, or no such route.'),
+  MethodNotAllowed: error('The path exists but not with this method.', { Allow: ref('headers', 'Allow') }),
+  PayloadTooLarge: error('The request body is over 4 KiB.'),
+  UnsupportedMediaType: error('The request body is not application/json.'),
+  TooManyRequests: error("The key's per-minute limit is reached; the request was refused whole and consumed nothing.", {
+    'Retry-After': ref('headers', 'Retry-After'),
+    ...budgetHeaders(true)
+  }),
+  InternalError: error('An unexpected fault; the body says only "internal server error".'),
+  ServiceUnavailable: error('The database is unreachable.', { 'Retry-After': ref('headers', 'Retry-After') })
+}
+
+const parameters: Json = {
+  Domain: {
+    name: 'domain',
+    in: 'path',
+    required: true,
+    description: 'A hostname (`example.com`, `bücher.de`); normalised to lower-case punycode. IP literals, ports and single-label names are refused with 400.',
+    schema: { type: 'string', minLength: 1, maxLength: 2048 }
+  },
+  BadgeStyle: {
+    name: 'style',
+    in: 'query',
+    required: false,
+    description: "The badge's look, as on shields.io.",
+    schema: { type: 'string', enum: [...BADGE_STYLES], default: 'flat' }
+  },
+  BadgeLabel: {
+    name: 'label',
+    in: 'query',
+    required: false,
+    description: "Replaces the label (the site's name, or `status`); empty draws the message alone.",
+    schema: { type: 'string', maxLength: MAX_LABEL_LENGTH }
+  }
+}
+
+export const components: Json = {
+  schemas,
+  headers,
+  responses,
+  parameters,
+  securitySchemes: {
+    bearerAuth: {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'An API key issued by the operator (`site-status keys create`): `ssk_` followed by 43 base64url characters.'
+    }
+  }
+}

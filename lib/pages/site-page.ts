@@ -1,0 +1,79 @@
+import type { StatusRecord } from '../checks/site-state.js'
+import type { OutageRecord } from '../store/outages.js'
+import type { ResponseTimeBucket } from '../store/response-times.js'
+import { chartModel } from './chart.js'
+import { embedCode } from './embed.js'
+import { humanDuration, humanMs, humanPercent, humanTime, statusExplanation, statusLabel } from './format.js'
+
+/** The chart's period and resolution: a day in five-minute buckets, 288 points at most. */
+export const CHART_PERIOD_MS = 24 * 3_600_000
+export const CHART_BUCKET_MS = 5 * 60_000
+
+/** How many of a site's outages its page lists. */
+export const PAGE_OUTAGES = 10
+
+const WINDOWS = [
+  { key: 'day', window: 'Last 24 hours' },
+  { key: 'week', window: 'Last 7 days' },
+  { key: 'month', window: 'Last 30 days' }
+] as const
+
+/** The site page's template context: every value is text for Handlebars to escape, or a number. */
+export function sitePageContext(
+  { record, outages, buckets, publicUrl, now }:
+  { record: StatusRecord; outages: readonly OutageRecord[]; buckets: readonly ResponseTimeBucket[]; publicUrl: string; now: Date }
+): Record<string, unknown> {
+  return {
+    title: record.name,
+    site: {
+      name: record.name,
+      domain: record.domain,
+      status: record.status,
+      label: statusLabel(record),
+      explanation: statusExplanation(record),
+      checkedAt: record.checked_at === null ? null : humanTime(record.checked_at),
+      checkedAtIso: record.checked_at,
+      responseTime: humanMs(record.response_ms)
+    },
+    badgePath: `/api/badge/${record.domain}`,
+    uptime: WINDOWS.map(({ key, window }) => ({ key, window, value: humanPercent(record.uptime_percent[key]) })),
+    chart: chartModel(buckets, { from: new Date(now.getTime() - CHART_PERIOD_MS), to: now, bucketMs: CHART_BUCKET_MS }),
+    outages: outages.map((o) => ({
+      started: humanTime(o.started_at),
+      startedIso: o.started_at,
+      ended: o.ended_at === null ? null : humanTime(o.ended_at),
+      endedIso: o.ended_at,
+      duration: humanDuration(o.duration_seconds)
+    })),
+    embed: embedCode({ publicUrl, domain: record.domain, name: record.name })
+  }
+}
+
+/** Sites listed on one page of `/`. */
+export const SITES_PER_PAGE = 500
+
+/** The site list's template context for page `page` (1-based) of the tracked sites. */
+export function siteListContext({ records, page }: { records: readonly StatusRecord[]; page: number }): Record<string, unknown> {
+  const pages = Math.max(1, Math.ceil(records.length / SITES_PER_PAGE))
+  const counts = new Map<string, number>()
+  for (const r of records) counts.set(r.status, (counts.get(r.status) ?? 0) + 1)
+  return {
+    title: 'Tracked sites',
+    total: records.length,
+    counts: ['up', 'down', 'unconfirmed', 'unavailable'].filter((s) => counts.has(s)).map((status) => ({ status, count: counts.get(status) })),
+    sites: records.slice((page - 1) * SITES_PER_PAGE, page * SITES_PER_PAGE).map((r) => ({
+      name: r.name,
+      domain: r.domain,
+      status: r.status,
+      label: statusLabel(r),
+      responseTime: humanMs(r.response_ms),
+      uptimeDay: humanPercent(r.uptime_percent.day),
+      checkedAt: r.checked_at === null ? null : humanTime(r.checked_at),
+      checkedAtIso: r.checked_at
+    })),
+    page,
+    pages: pages > 1 ? pages : null,
+    previous: page > 1 ? page - 1 : null,
+    next: page < pages ? page + 1 : null
+  }
+}

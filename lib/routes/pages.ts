@@ -1,0 +1,66 @@
+import type { ServerRoute } from '@hapi/hapi'
+import { tryNormaliseDomain } from '../checks/domain.js'
+import type { SiteStates } from '../checks/site-state.js'
+import { CHART_BUCKET_MS, CHART_PERIOD_MS, PAGE_OUTAGES, SITES_PER_PAGE, siteListContext, sitePageContext } from '../pages/site-page.js'
+import { PAGES_DIR, pageView } from '../pages/views.js'
+import type { Db } from '../store/db.js'
+import { listOutages } from '../store/outages.js'
+import { listResponseTimes } from '../store/response-times.js'
+
+/** Static files change only with a release; a short max-age keeps a deploy visible within minutes. */
+const STATIC_MAX_AGE_MS = 10 * 60_000
+
+/**
+ * The public HTML pages: `/` lists the tracked sites, `/sites/{domain}` is the page a status
+ * record's `url` points at. No key. Their errors are pages too (`plugins.page`).
+ */
+export function pageRoutes({ db, states, now, publicUrl }: { db: Db; states: SiteStates; now: () => Date; publicUrl: string }): ServerRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: '/',
+      options: { auth: false, plugins: { page: true } },
+      handler: (request, h) => {
+        const raw = request.query.page
+        const page = raw === undefined ? 1 : /^[1-9]\d{0,5}$/.test(String(raw)) ? Number(raw) : NaN
+        if (Number.isNaN(page)) return pageView(h, 'error', { title: 'Bad request', message: 'page must be a whole number from 1' }, 400)
+        const records = states.list(now())
+        if (page > 1 && (page - 1) * SITES_PER_PAGE >= records.length) {
+          return pageView(h, 'error', { title: 'Not found', message: 'there is no such page of sites' }, 404)
+        }
+        return pageView(h, 'index', siteListContext({ records, page }))
+      }
+    },
+    {
+      method: 'GET',
+      path: '/sites/{domain}',
+      options: { auth: false, plugins: { page: true } },
+      handler: async (request, h) => {
+        const parsed = tryNormaliseDomain(request.params.domain)
+        if (!parsed.ok) return pageView(h, 'error', { title: 'Bad request', message: parsed.error.message }, 400)
+        const at = now()
+        const record = states.statusRecord(parsed.domain, at)
+        const siteId = states.siteId(parsed.domain)
+        if (record === null || siteId === undefined) {
+          return pageView(h, 'error', { title: 'Not found', message: 'this site is not tracked here' }, 404)
+        }
+        const [page, buckets] = await Promise.all([
+          listOutages({ db, domain: parsed.domain, ongoing: false, limit: PAGE_OUTAGES, now: at }),
+          listResponseTimes({ db, siteId, from: new Date(at.getTime() - CHART_PERIOD_MS), to: at, bucketMs: CHART_BUCKET_MS })
+        ])
+        return pageView(h, 'site', sitePageContext({ record, outages: page.outages, buckets, publicUrl, now: at }))
+      }
+    },
+    {
+      method: 'GET',
+      path: '/static/{file}',
+      options: {
+        auth: false,
+        files: { relativeTo: PAGES_DIR },
+        cache: { expiresIn: STATIC_MAX_AGE_MS, privacy: 'public' },
+        security: { hsts: false, xframe: 'deny', xss: false, noOpen: false, noSniff: true, referrer: false }
+      },
+      handler: { directory: { path: 'static', listing: false, index: false, redirectToSlash: false } }
+    }
+  ]
+}

@@ -1,0 +1,33 @@
+import { existsSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { chromium, type Browser } from 'playwright-core'
+
+/** Debian's Chromium; CI installs it (`.ci/run`), so its absence is a failure, never a skip. */
+export const CHROMIUM = '/usr/bin/chromium'
+
+/** Real headless Chromium, closed at teardown. Playwright gives every launch a fresh temporary profile. */
+export async function launchChromium(t: Tap.Test): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does this) to run the browser tests`)
+  }
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic',
+      '--no-first-run', '--disable-component-update', '--disable-sync'
+    ],
+    timeout: 60_000
+  })
+  t.teardown(() => browser.close())
+  return browser
+}
+
+/** A free port on loopback (bound, then released), for servers whose URL must be known before they start. */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}

@@ -1,0 +1,71 @@
+import { BadgeRenderer } from '../../lib/badge/renderer.js'
+import { CheckRecorder } from '../../lib/checks/recorder.js'
+import { SiteStates } from '../../lib/checks/site-state.js'
+import type { CheckResult } from '../../lib/checks/supervisor.js'
+import { createLogger } from '../../lib/logger.js'
+import type { Db } from '../../lib/store/db.js'
+import { addSites } from '../../lib/store/sites.js'
+import { migratedDb } from './db.js'
+import { testServer, type TestServer } from './server.js'
+
+export const MIN = 60_000
+
+export interface TrackedServer extends TestServer {
+  db: Db
+  states: SiteStates
+  badges: BadgeRenderer
+  /** The clock the server reads; tests move it. */
+  clock: { now: number }
+  /** Records a check of a tracked site through the real recorder and store, and waits until it is committed. */
+  feed(domain: string, status: CheckResult['status'], at: number, extra?: { blocked?: boolean; partial?: boolean; responseMs?: number | null }): Promise<void>
+}
+
+/**
+ * A test server with real tracked sites: the sites are added through the store, their state lives
+ * in SiteStates, and checks are recorded through the CheckRecorder into the database, exactly as
+ * the running service does it. The clock is passed in.
+ */
+export async function trackedServer(
+  t: Tap.Test,
+  { engine = 'sqlite', sites, start, env = {} }:
+  { engine?: 'sqlite' | 'mysql'; sites: Array<{ domain: string; name: string | null }>; start: number; env?: Record<string, string> }
+): Promise<TrackedServer> {
+  const { db, url } = await migratedDb(engine, t)
+  const publicUrl = env.PUBLIC_URL ?? 'https://status.example.net'
+  const clock = { now: start }
+  await addSites({ db, entries: sites, now: new Date(start - 60 * MIN) })
+  const states = new SiteStates({ intervalMs: MIN, publicUrl })
+  await states.refresh(db, new Date(start))
+  const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'silent' }), retryDelaysMs: [20] })
+  const badges = new BadgeRenderer()
+  const server = await testServer({
+    db,
+    env: { DATABASE_URL: url, ...env, PUBLIC_URL: publicUrl },
+    now: () => new Date(clock.now),
+    states,
+    badges
+  })
+  return {
+    ...server,
+    db,
+    states,
+    badges,
+    clock,
+    feed: async (domain, status, at, { blocked = false, partial = false, responseMs } = {}) => {
+      const answered = status === 'unavailable' ? 0 : status === 'unconfirmed' ? 1 : 3
+      recorder.record({
+        domain,
+        status,
+        locations_answered: answered,
+        locations_total: 3,
+        response_ms: responseMs !== undefined ? responseMs : answered === 0 ? null : 120,
+        cached: false,
+        locations: [],
+        checked_at: new Date(at).toISOString(),
+        partial,
+        blocked
+      }, 'schedule')
+      if (!(await recorder.flush(10_000))) throw new Error('the check was not recorded')
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import t from 'tap'
+import type { ServerInjectResponse } from '@hapi/hapi'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { SiteStates } from '../../../lib/checks/site-state.js'
+import { CheckSupervisor } from '../../../lib/checks/supervisor.js'
+import { openApiDocument } from '../../../lib/openapi/document.js'
+import { migratedDb } from '../../helpers/db.js'
+import { document, openApiProblems } from '../../helpers/openapi.js'
+import { testServer } from '../../helpers/server.js'
+
+type Json = Record<string, any>
+const METHODS = ['get', 'post', 'put', 'patch', 'delete']
+/** Served, but not API: the copy-button script and the style sheet. */
+const UNDOCUMENTED = new Set(['/{path*}', '/static/{file}'])
+
+t.test('the document passes a third-party OpenAPI 3.1 validator', async (t) => {
+  const validator = new Validator()
+  const result = await validator.validate(openApiDocument({ publicUrl: 'https://status.example.net' }) as Parameters<Validator['validate']>[0])
+  t.same(result.errors ?? [], [], 'no schema errors')
+  t.equal(result.valid, true)
+  t.equal(validator.version, '3.1')
+})
+
+t.test('the validator would catch a broken document', async (t) => {
+  const broken = structuredClone(document)
+  broken.paths['/api/v1/outages'].get.responses = 'none'
+  t.equal((await new Validator().validate(broken)).valid, false)
+})
+
+t.test('every route the server answers is documented, and every documented operation exists', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  const checks = new CheckSupervisor({ prober: { probeAll: async () => [] }, cacheTtlS: 60, allowPrivate: false, connectTo: [] })
+  const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'https://status.example.net' })
+  const { server } = await testServer({ db, checks, states })
+  const served = new Set(server.table().filter((r) => !UNDOCUMENTED.has(r.path)).map((r) => `${r.method} ${r.path}`))
+  const documented = new Set(Object.entries(document.paths as Json).flatMap(([path, item]) =>
+    Object.keys(item as Json).filter((m) => METHODS.includes(m)).map((m) => `${m} ${path}`)))
+  t.same([...served].sort(), [...documented].sort(), 'the same set of method and path')
+})
+
+t.test('every operation documents the errors it can answer', async (t) => {
+  for (const [path, item] of Object.entries(document.paths as Json)) {
+    for (const [method, op] of Object.entries(item as Json)) {
+      const statuses = Object.keys(op.responses)
+      const keyed = op.security === undefined
+      const expected = ['405']
+      if (keyed) expected.push('401', '429', '500', '503')
+      if (path.includes('{') || (op.parameters ?? []).length > 0 || op.requestBody) expected.push('400')
+      if (op.requestBody) expected.push('413', '415')
+      if (path.includes('{domain}') && path.startsWith('/api/v1/')) expected.push('404')
+      t.same(expected.filter((s) => !statuses.includes(s)), [], `${method.toUpperCase()} ${path} documents ${expected.join(', ')}`)
+      if (keyed) {
+        t.match(op.responses['200'].headers, { 'RateLimit-Limit': { required: true }, 'RateLimit-Remaining': { required: true }, 'RateLimit-Reset': { required: true } },
+          `${method.toUpperCase()} ${path} promises the budget headers`)
+      }
+    }
+  }
+  t.same(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: document.components.securitySchemes.bearerAuth.description }, 'the Bearer scheme')
+  t.same(document.security, [{ bearerAuth: [] }], 'keyed by default')
+  t.match(document.components.responses.TooManyRequests.headers, { 'Retry-After': {}, 'RateLimit-Remaining': {} })
+})
+
+/** A response as `inject` returns it, made up to show what the validation helper catches. */
+function fake(method: string, path: string, route: string, statusCode: number, headers: Json, body: unknown): ServerInjectResponse {
+  return {
+    statusCode,
+    headers,
+    payload: body === undefined ? '' : JSON.stringify(body),
+    request: { method, path, route: { path: route } }
+  } as unknown as ServerInjectResponse
+}
+
+t.test('the response check catches renamed fields, missing headers and undocumented answers', async (t) => {
+  const budget = { 'ratelimit-limit': '60', 'ratelimit-remaining': '59', 'ratelimit-reset': '60', 'content-type': 'application/json; charset=utf-8' }
+  const good = { limit: 60, remaining: 59, used: 1, reset_seconds: 60, reset_at: '2026-11-22T06:25:07.123Z' }
+  const rateLimit = (status: number, headers: Json, body: unknown) => fake('get', '/api/v1/rate_limit', '/api/v1/rate_limit', status, headers, body)
+  t.same(openApiProblems(rateLimit(200, budget, good)), [], 'a correct response passes')
+  const { used: _used, ...dropped } = good
+  t.match(openApiProblems(rateLimit(200, budget, { ...dropped, in_use: 1 })), [/body: .*used/], 'a renamed field fails')
+  t.match(openApiProblems(rateLimit(200, budget, { ...good, reset_at: '2026-11-22T06:25:07Z' })), [/reset_at/], 'a timestamp without milliseconds fails')
+  t.match(openApiProblems(rateLimit(200, { 'content-type': 'application/json' }, good)), [/RateLimit-Limit is required/, /RateLimit-Remaining/, /RateLimit-Reset/], 'missing budget headers fail')
+  t.match(openApiProblems(rateLimit(418, budget, { error: 'teapot' })), [/status 418 is not documented/], 'an undocumented status fails')
+  t.match(openApiProblems(rateLimit(200, { ...budget, 'content-type': 'text/plain' }, good)), [/content type text\/plain/], 'an undocumented content type fails')
+  t.match(openApiProblems(rateLimit(401, { 'content-type': 'application/json' }, { error: 'x' })), [/WWW-Authenticate/], 'a 401 without its challenge fails')
+  t.match(openApiProblems(rateLimit(429, { ...budget, 'retry-after': '3' }, { error: 'x', detail: 1 })), [/body: .*additional/], 'an error with extra fields fails')
+  t.match(openApiProblems(rateLimit(429, budget, { error: 'x' })), [/Retry-After is required/], 'a 429 without Retry-After fails')
+  t.match(openApiProblems(fake('get', '/api/v1/elsewhere', '/api/v1/elsewhere', 200, budget, {})), [/not documented/], 'an undocumented path fails')
+  t.match(openApiProblems(fake('get', '/api/badge/a.example.com', '/api/badge/{domain}', 304, { etag: '"x"', 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' }, 'x')),
+    [/a body where/], 'a 304 with a body fails')
+})
+
+t.test('GET /api/v1/openapi.json serves the document without a key', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  const { server } = await testServer({ db, env: { PUBLIC_URL: 'https://status.example.net/' } })
+  const res = await server.inject('/api/v1/openapi.json')
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /^application\/json/)
+  t.equal(res.headers['access-control-allow-origin'], '*', 'API tools on other origins may read it')
+  const served = JSON.parse(res.payload)
+  t.same(served, document, 'the document, with the public URL as its server')
+  t.same(served.servers, [{ url: 'https://status.example.net' }])
+})
