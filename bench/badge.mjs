@@ -4,7 +4,7 @@
 // Knobs: BENCH_SITES (100), BENCH_ROUNDS (5), BENCH_SECONDS (5), BENCH_CONCURRENCY (64), BENCH_DOCS (1: write
 // the figures into docs/benchmarks.md).
 import { execFileSync, fork, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -12,7 +12,7 @@ import { openDb } from '../dist/lib/store/db.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
 import { recordCheck } from '../dist/lib/store/checks.js'
 import { addSites } from '../dist/lib/store/sites.js'
-import { ask, freePort, median, pin, start, stop } from './processes.mjs'
+import { ask, freePort, median, pin, start, stop, writeFigures } from './processes.mjs'
 
 const SITES = Number(process.env.BENCH_SITES ?? 100)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -20,8 +20,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
 const DOCS = process.env.BENCH_DOCS !== '0'
 const GOAL = 0.8
-const BEGIN = '<!-- bench/badge figures: begin -->'
-const END = '<!-- bench/badge figures: end -->'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 const TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100
@@ -139,21 +137,7 @@ try {
     `| service peak RSS | ${fmt(stats.rss / 1024 / 1024)} MB | | |`
   ].join('\n')
   console.log(`\n${table}\n`)
-  if (DOCS) writeDocs(table)
+  if (DOCS) writeFigures('benchmarks.md', 'bench/badge', table)
 } finally {
   await cleanup()
-}
-
-/** Replaces only this benchmark's figures in docs/benchmarks.md; other sections and the prose are kept. */
-function writeDocs(table) {
-  const file = join(ROOT, 'docs', 'benchmarks.md')
-  const block = `${BEGIN}\n${table}\n${END}`
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n'
-  if (text.includes(BEGIN) && text.includes(END)) {
-    text = text.slice(0, text.indexOf(BEGIN)) + block + text.slice(text.indexOf(END) + END.length)
-  } else {
-    text = `${text.trimEnd()}\n\n## bench/badge\n\n${block}\n`
-  }
-  writeFileSync(file, text)
-  console.error(`bench/badge: figures written to ${file}`)
 }

@@ -30,6 +30,7 @@ import os from 'node:os'
 import { join, dirname } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
+import { writeFigures } from './processes.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(HERE, '..')
@@ -620,28 +621,9 @@ async function roleMain() {
   const failures = summary.filter((s) => s.failed > 0)
   if (failures.length) console.log(`failures: ${JSON.stringify(failures.map((s) => ({ id: s.id, failed: s.failed, errors: s.errors })))}`)
 
-  if (OPTS.docs) writeDocs(table)
+  if (OPTS.docs) writeFigures('benchmarks.md', 'bench/check', table)
   console.log(`bench/check: done in ${fmt((performance.now() - started) / 1000, 1)} s`)
   await shutdown(0, dir)
-}
-
-const BEGIN = '<!-- bench/check figures: begin (written by bench/check.mjs) -->'
-const END = '<!-- bench/check figures: end -->'
-
-/** Replaces the figures between the markers in docs/benchmarks.md; the prose around them is kept. */
-function writeDocs(table) {
-  const file = join(ROOT, 'docs', 'benchmarks.md')
-  const block = `${BEGIN}\n${table}\n${END}`
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n'
-  if (text.includes(BEGIN) && text.includes(END)) {
-    text = text.slice(0, text.indexOf(BEGIN)) + block + text.slice(text.indexOf(END) + END.length)
-  } else if (text.includes('## bench/check')) {
-    text = text.replace('## bench/check\n', `## bench/check\n\n${block}\n`)
-  } else {
-    text = `${text.trimEnd()}\n\n## bench/check\n\n${block}\n`
-  }
-  writeFileSync(file, text)
-  console.log(`bench/check: figures written to ${file}`)
 }
 
 let shuttingDown = false

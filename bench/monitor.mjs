@@ -1,7 +1,8 @@
 // bench/monitor: the scheduler at scale and the status endpoint against bare hapi, in one run.
 //   npm run bench:monitor     (builds first; about four minutes; loopback and the local MySQL only)
 // Knobs: BENCH_SITES (10000), BENCH_INTERVAL_S (60), BENCH_RUN_S (150), BENCH_ROUNDS (3),
-// BENCH_SECONDS (5), BENCH_MYSQL_URL (default TEST_MYSQL_URL or mysql://root@127.0.0.1:3306/test).
+// BENCH_SECONDS (5), BENCH_MYSQL_URL (default TEST_MYSQL_URL or mysql://root@127.0.0.1:3306/test),
+// BENCH_DOCS (1: rewrite the figures in docs/benchmarks.md).
 import { fork, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -10,13 +11,14 @@ import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
 import { addSites } from '../dist/lib/store/sites.js'
-import { ask, freePort, median, pin, start, stop } from './processes.mjs'
+import { ask, freePort, median, pin, start, stop, writeFigures } from './processes.mjs'
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000)
 const INTERVAL_S = Number(process.env.BENCH_INTERVAL_S ?? 60)
 const RUN_S = Number(process.env.BENCH_RUN_S ?? 150)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const DOCS = (process.env.BENCH_DOCS ?? '1') === '1'
 const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 const here = (file) => new URL(file, import.meta.url)
 
@@ -113,17 +115,26 @@ try {
   bare.child.kill()
   await stop(status.child)
 
-  console.log('| measurement | figure | goal |')
-  console.log('|---|---|---|')
-  console.log(`| checks started | ${sched.started} in ${elapsedS.toFixed(0)} s (${sched.late} late, ${sched.skipped} skipped) | |`)
-  console.log(`| started within 5 s of due | ${(onTimeShare * 100).toFixed(2)}% | >= 99% |`)
-  console.log(`| service CPU (2 cores = 200%) | ${cpuPercent.toFixed(0)}% | |`)
-  console.log(`| service peak RSS | ${mb(rssPeak)} MB | < 400 MB |`)
-  console.log(`| check rows written | ${rowsPerS.toFixed(1)}/s | |`)
-  console.log(`| bare hapi, median of ${ROUNDS} | ${median(baseline).toFixed(0)} req/s | |`)
-  console.log(`| GET /api/v1/status, median of ${ROUNDS} | ${median(ours).toFixed(0)} req/s | |`)
-  console.log(`| status / bare hapi | ${(median(ours) / median(baseline)).toFixed(2)}x | >= 0.6x |`)
-  console.log(`| non-200 answers | ${failures} | 0 |`)
+  const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
+  const table = [
+    `Run ${when}: ${SITES} tracked sites x 3 locations every ${INTERVAL_S} s for ${elapsedS.toFixed(0)} s on MySQL (MariaDB on this machine), ` +
+      `loopback targets, Node ${process.version}; then the status endpoint and bare hapi each pinned to CPU 0 with the load generator on CPU 1, ` +
+      `${ROUNDS} rounds x ${SECONDS} s, 64 connections.`,
+    '',
+    '| measurement | figure | goal |',
+    '|---|---|---|',
+    `| checks started | ${sched.started} in ${elapsedS.toFixed(0)} s (${sched.late} late, ${sched.skipped} skipped) | |`,
+    `| started within 5 s of due | ${(onTimeShare * 100).toFixed(2)}% | >= 99% |`,
+    `| service CPU (2 cores = 200%) | ${cpuPercent.toFixed(0)}% | |`,
+    `| service peak RSS | ${mb(rssPeak)} MB | < 400 MB |`,
+    `| check rows written | ${rowsPerS.toFixed(1)}/s | |`,
+    `| bare hapi, median of ${ROUNDS} | ${median(baseline).toFixed(0)} req/s | |`,
+    `| GET /api/v1/status, median of ${ROUNDS} | ${median(ours).toFixed(0)} req/s | |`,
+    `| status / bare hapi | ${(median(ours) / median(baseline)).toFixed(2)}x | >= 0.6x |`,
+    `| non-200 answers | ${failures} | 0 |`
+  ].join('\n')
+  console.log(table)
+  if (DOCS) writeFigures('benchmarks.md', 'bench/monitor', table)
 } finally {
   await cleanup()
 }

@@ -1,5 +1,6 @@
 // Process plumbing shared by the benchmarks: free ports, CPU pinning, forked services and medians.
 import { execFileSync, fork } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 
 /** A free loopback port (bound, then released). */
@@ -50,3 +51,25 @@ export async function stop(child) {
 }
 
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+/**
+ * Replaces one benchmark's figures in a docs page: the text between `<!-- NAME figures: begin`
+ * and `<!-- NAME figures: end -->`; other sections and the prose around them are kept. A page
+ * without the markers gets a `## NAME` section at its end.
+ */
+export function writeFigures(page, name, figures) {
+  const file = new URL(`../docs/${page}`, import.meta.url)
+  const begin = `<!-- ${name} figures: begin`
+  const end = `<!-- ${name} figures: end -->`
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : `# ${page}\n`
+  const a = text.indexOf(begin)
+  const b = text.indexOf(end)
+  if (a !== -1 && b > a) {
+    const open = text.indexOf('-->', a) + 3
+    text = `${text.slice(0, open)}\n${figures}\n${text.slice(b)}`
+  } else {
+    text = `${text.trimEnd()}\n\n## ${name}\n\n${begin} -->\n${figures}\n${end}\n`
+  }
+  writeFileSync(file, text)
+  console.error(`${name}: figures written to docs/${page}`)
+}
