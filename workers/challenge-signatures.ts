@@ -44,6 +44,13 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
   { vendor: 'akamai', kind: 'challenge', body: /_abck|ak_bmsc|bm-verify/i }
 ]
 
+const ANY_CHALLENGE_STATUS: ReadonlySet<number> = new Set([...CHALLENGE_STATUSES, ...CHALLENGE_SIGNATURES.flatMap((s) => s.extraStatuses ?? [])])
+
+/** Whether any signature applies to this status at all: most answers need no look at the body. */
+export function mayBeChallenge(status: number): boolean {
+  return ANY_CHALLENGE_STATUS.has(status)
+}
+
 export interface ChallengeMatch {
   vendor: string
   kind: ChallengeKind

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import { ProxyAgent, type Dispatcher } from 'undici'
 import type { LocationVerdict } from '../lib/checks/consensus.js'
-import { matchChallenge } from './challenge-signatures.js'
+import { matchChallenge, mayBeChallenge } from './challenge-signatures.js'
 import { POLICY_REFUSAL } from '../lib/checks/target-policy.js'
 import { applyConnectTo, hostPort, POLICY_REFUSED_CODE, socketPhases, type ConnectToRule } from './location-dispatcher.js'
 import { ON_CONNECTION } from './single-use-dispatcher.js'
@@ -85,7 +85,7 @@ function classify(err: unknown, timeoutMs: number, viaProxy: boolean, expired: b
 }
 
 function judge(a: Answer): { status: LocationVerdict; error: string | null } {
-  const sig = matchChallenge(a.status, a.headers, a.body.toString('latin1'))
+  const sig = mayBeChallenge(a.status) ? matchChallenge(a.status, a.headers, a.body.toString('latin1')) : null
   if (sig !== null) return { status: 'blocked', error: `blocked: ${sig.kind} (${sig.vendor})` }
   if (a.status === 403 || a.status === 429) return { status: 'blocked', error: `blocked: http ${a.status}` }
   if (a.status >= 500) return { status: 'down', error: `http: ${a.status}` }
@@ -111,24 +111,32 @@ function discard(body: Dispatcher.ResponseData['body']): void {
   body.destroy()
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body'], cap: number, signal: AbortSignal): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  let size = 0
-  const stop = (): void => { discard(body) }
-  signal.addEventListener('abort', stop, { once: true })
-  try {
-    for await (const chunk of body) {
-      chunks.push(chunk as Buffer)
-      size += (chunk as Buffer).length
-      if (size >= cap) break
+/**
+ * Reads at most `cap` bytes of a body (its transfer counts towards the probe's time), then drops
+ * the rest. A body cut short by the deadline or a reset still came with a status: what arrived is
+ * judged.
+ */
+function readCapped(body: Dispatcher.ResponseData['body'], cap: number, signal: AbortSignal): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    let done = false
+    const finish = (): void => {
+      if (done) return
+      done = true
+      signal.removeEventListener('abort', finish)
+      body.off('data', onData)
+      discard(body)
+      resolve(Buffer.concat(chunks).subarray(0, cap))
     }
-  } catch {
-    // A body cut short by the deadline or a reset still came with a status; judge what arrived.
-  } finally {
-    signal.removeEventListener('abort', stop)
-    discard(body)
-  }
-  return Buffer.concat(chunks).subarray(0, cap)
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk)
+      size += chunk.length
+      if (size >= cap) finish()
+    }
+    signal.addEventListener('abort', finish, { once: true })
+    body.on('data', onData).once('end', finish).once('error', finish).once('close', finish)
+  })
 }
 
 interface Run {
