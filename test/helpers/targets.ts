@@ -157,6 +157,8 @@ export interface Proxy {
   port: number
   /** CONNECT targets asked for, in order. */
   connects: string[]
+  /** TCP connections open at the proxy now: clients' and the tunnels' upstream ones. */
+  open: () => number
   close: () => Promise<void>
 }
 
@@ -195,6 +197,7 @@ export async function startProxy(opts: { refuse?: number } = {}): Promise<Proxy>
   return {
     port: (server.address() as net.AddressInfo).port,
     connects,
+    open: () => sockets.size,
     close: async () => {
       for (const s of sockets) s.destroy()
       await new Promise<void>((resolve) => server.close(() => resolve()))
