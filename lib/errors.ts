@@ -1,23 +1,12 @@
 import Boom from '@hapi/boom'
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi'
 import type { Duplex } from 'node:stream'
+import { isDatabaseUnavailable } from './store/db.js'
+
+export { isDatabaseUnavailable } from './store/db.js'
 
 export function databaseUnavailable(): Boom.Boom {
   return Boom.serverUnavailable('database unavailable')
-}
-
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE',
-  'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'ER_SERVER_SHUTDOWN', 'ER_ACCESS_DENIED_ERROR',
-  'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_IOERR'
-])
-
-/** Errors that mean "the database cannot be reached right now" rather than "this code is wrong". */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  if (!(err instanceof Error)) return false
-  const code = (err as { code?: unknown }).code
-  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true
-  return err.name === 'KnexTimeoutError' || /^(Knex: Timeout acquiring a connection|Connection lost)/.test(err.message)
 }
 
 /**

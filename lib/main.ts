@@ -21,10 +21,18 @@ export interface RunningService {
   stop(): Promise<void>
 }
 
-/** How long in-flight requests may take to finish after a stop signal. */
-const DRAIN_TIMEOUT_MS = 8000
+/**
+ * Probes still unanswered this long after a stop are reported as not answered, so that checks in
+ * flight (on-demand requests and scheduled checks alike) end and the whole stop fits in
+ * {@link STOP_DEADLINE_MS} however long PROBE_TIMEOUT_MS is.
+ */
+const STOP_GRACE_MS = 5000
+/** How long in-flight requests may take to finish after a stop signal; a backstop behind the grace. */
+const DRAIN_TIMEOUT_MS = 7000
 /** How long checks still waiting for the database may take to be written at stop. */
 const FLUSH_TIMEOUT_MS = 1500
+/** A signal-initiated stop that has not finished by then exits 1 rather than hang. */
+export const STOP_DEADLINE_MS = 9500
 
 export async function startService({ config, logger }: { config: Config; logger: Logger }): Promise<RunningService> {
   const db = openDb(config.databaseUrl)
@@ -62,9 +70,14 @@ export async function startService({ config, logger }: { config: Config; logger:
     let stopping: Promise<void> | undefined
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
-        await server.stop({ timeout: DRAIN_TIMEOUT_MS })
-        await monitoring?.stop()
+        pools?.stopping(STOP_GRACE_MS)
+        // No new scheduled checks from now on; the ones running end within the grace, while the
+        // listener closes and the requests in flight finish.
+        const scheduled = monitoring?.stop()
+        await drain(server, DRAIN_TIMEOUT_MS)
+        await scheduled
         if (!(await recorder.flush(FLUSH_TIMEOUT_MS))) logger.warn({ pending: recorder.pending() }, 'checks not recorded at stop')
+        recorder.close()
         await pools?.close()
         await db.destroy()
       })()
@@ -79,10 +92,29 @@ export async function startService({ config, logger }: { config: Config; logger:
   }
 }
 
-/** SIGTERM and SIGINT drain the service and exit 0; a failure to drain exits 1. */
-export function stopOnSignals(service: RunningService, logger: Logger): void {
+/**
+ * Stops listening and waits for the requests in flight. Node's close answers every request it has
+ * read (with `Connection: close`) and closes idle keep-alive connections; past `timeoutMs` every
+ * connection still open is cut.
+ */
+async function drain(server: Server, timeoutMs: number): Promise<void> {
+  const timer = setTimeout(() => server.listener.closeAllConnections(), timeoutMs)
+  try {
+    await server.stop()
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** SIGTERM and SIGINT drain the service and exit 0; a failure to drain, or a drain past the deadline, exits 1. */
+export function stopOnSignals(service: RunningService, logger: Logger, deadlineMs = STOP_DEADLINE_MS): void {
   const onSignal = (signal: NodeJS.Signals): void => {
     logger.info({ signal }, 'stopping')
+    setTimeout(() => {
+      logger.error({ deadlineMs }, 'stop did not finish in time; exiting')
+      logger.flush()
+      process.exit(1)
+    }, deadlineMs).unref()
     service.stop().then(
       () => { logger.info('stopped'); logger.flush(); process.exit(0) },
       (err: unknown) => { logger.error({ err: safeErrorSummary(err) }, 'stop failed'); logger.flush(); process.exit(1) }

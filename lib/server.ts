@@ -42,6 +42,10 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
     port: config.port,
     host: config.host,
     router: { isCaseSensitive: true, stripTrailingSlash: false },
+    // hapi's clean stop half-closes every connection it thinks idle; a request already on its way
+    // over one is then read and run, but its answer can no longer be sent. Node's own close (see
+    // lib/main.ts) answers every request it reads and closes only idle keep-alive connections.
+    operations: { cleanStop: false },
     routes: {
       payload: { maxBytes: MAX_BODY_BYTES },
       validate: {

@@ -1,7 +1,7 @@
 import { workerData } from 'node:worker_threads'
 import { checkHost, isAllowedAddress, POLICY_REFUSAL, type TargetPolicy } from '../lib/checks/target-policy.js'
 import { probe, type ProbeResult } from './http-probe.js'
-import { applyConnectTo, createLocationDispatcher, type ConnectToRule } from './location-dispatcher.js'
+import { applyConnectTo, createLocationDispatcher, openConnections, type ConnectToRule } from './location-dispatcher.js'
 
 /** What the pool hands each actor thread once, at start. */
 export interface ActorSettings {
@@ -13,8 +13,14 @@ export interface ActorSettings {
   userAgent: string
 }
 
-/** A probe of one domain, or (`ping`) a readiness check that only proves the actor is up. */
-export type ProbeTask = { domain: string } | { ping: true }
+/**
+ * A probe of one domain; a readiness and liveness check (`ping`) that only proves the actor's event
+ * loop runs; or (`stats`) what the actor holds: the TCP connections it dialled and has not closed.
+ */
+export type ProbeTask = { domain: string } | { ping: true } | { stats: true }
+
+/** The answer to a `stats` task. */
+export interface ActorStats { connections: number }
 
 const settings = workerData as ActorSettings
 
@@ -46,7 +52,8 @@ const dispatcher = createLocationDispatcher({
 })
 const checkTarget = settings.proxy === null || settings.allowPrivate ? undefined : checkProxiedTarget
 
-export default async function run(task: ProbeTask): Promise<ProbeResult | 'pong'> {
+export default async function run(task: ProbeTask): Promise<ProbeResult | ActorStats | 'pong'> {
   if ('ping' in task) return 'pong'
+  if ('stats' in task) return { connections: openConnections() } satisfies ActorStats
   return probe({ domain: task.domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent: settings.userAgent, checkTarget })
 }

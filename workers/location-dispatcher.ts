@@ -41,6 +41,18 @@ type ConnectorOptions = buildConnector.Options
 type Callback = buildConnector.Callback
 
 const phases = new WeakMap<object, PhaseTimings>()
+const open = new Set<net.Socket>()
+
+/** TCP connections this thread's dispatchers dialled (to sites or proxies) that are not closed yet. */
+export function openConnections(): number {
+  return open.size
+}
+
+function tracked(socket: net.Socket): net.Socket {
+  open.add(socket)
+  socket.once('close', () => open.delete(socket))
+  return socket
+}
 
 /** The phases recorded for a socket made by a {@link createLocationDispatcher} dispatcher. */
 export function socketPhases(socket: object): PhaseTimings | undefined {
@@ -128,7 +140,7 @@ function directConnector(s: DialSettings, rules: readonly ConnectToRule[] | unde
         throw refused()
       }
       const t1 = performance.now()
-      const raw = own(net.connect({ host: address, port: target.port }))
+      const raw = own(tracked(net.connect({ host: address, port: target.port })))
       raw.setNoDelay(true)
       await settle(raw, 'connect')
       const t2 = performance.now()

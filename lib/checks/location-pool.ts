@@ -10,6 +10,8 @@ const ACTOR_FILE = new URL(`../../workers/location-actor${EXT}`, import.meta.url
 
 /** Extra time a location gets beyond its probe deadline before it counts as not answering. */
 export const ANSWER_MARGIN_MS = 2000
+/** The error of a location whose probe was still running when the service's stop grace ran out. */
+export const STOPPING_ERROR = 'location: service stopping'
 
 /** One location's result as the check endpoint reports it. */
 export interface LocationResult extends ProbeResult {
@@ -51,10 +53,18 @@ export class LocationPools {
   readonly pools: Piscina[]
   readonly #labels: string[]
   readonly #timeoutMs: number
+  readonly #logger: Logger
+  /** Actors whose liveness is being checked now. */
+  readonly #checking = new Set<Piscina>()
+  /** Probes waiting for an answer: each can be cut short when the service stops. */
+  readonly #cuts = new Set<() => void>()
+  #cutAll = false
+  #closed = false
 
   constructor(opts: LocationPoolOptions) {
     this.#labels = opts.locations.map((l) => l.label)
     this.#timeoutMs = opts.timeoutMs
+    this.#logger = opts.logger
     this.pools = opts.locations.map((location) => {
       const settings: ActorSettings = {
         proxy: location.proxy,
@@ -107,9 +117,17 @@ export class LocationPools {
   }
 
   async #probeOne(pool: Piscina, location: string, domain: string): Promise<LocationResult> {
+    if (this.#cutAll) return notAnswered(location, STOPPING_ERROR)
     let timer: NodeJS.Timeout | undefined
+    let cut: (() => void) | undefined
+    let late = false
     const deadline = new Promise<LocationResult>((resolve) => {
-      timer = setTimeout(() => resolve(notAnswered(location, `location: no answer in ${this.#timeoutMs + ANSWER_MARGIN_MS} ms`)), this.#timeoutMs + ANSWER_MARGIN_MS)
+      timer = setTimeout(() => {
+        late = true
+        resolve(notAnswered(location, `location: no answer in ${this.#timeoutMs + ANSWER_MARGIN_MS} ms`))
+      }, this.#timeoutMs + ANSWER_MARGIN_MS)
+      cut = () => resolve(notAnswered(location, STOPPING_ERROR))
+      this.#cuts.add(cut)
     })
     // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
     const task = (pool.run({ domain } satisfies ProbeTask) as Promise<ProbeResult>).then(
@@ -120,10 +138,55 @@ export class LocationPools {
       return await Promise.race([task, deadline])
     } finally {
       clearTimeout(timer)
+      if (cut) this.#cuts.delete(cut)
+      if (late) void this.#checkAlive(pool, location)
     }
   }
 
+  /**
+   * A probe always ends by its own deadline, so a location that missed the answer deadline is
+   * either stuck on that one task or its thread is wedged (its event loop blocked), in which case
+   * every later probe there would be lost too. The actor gets as long again to answer a ping or
+   * finish any task; if it does neither, its thread is terminated and Piscina starts a new one.
+   */
+  async #checkAlive(pool: Piscina, location: string): Promise<void> {
+    if (this.#checking.has(pool) || this.#closed || this.#cutAll) return
+    this.#checking.add(pool)
+    let timer: NodeJS.Timeout | undefined
+    try {
+      const thread = pool.threads[0]
+      const completed = pool.completed
+      const alive = await Promise.race([
+        // A rejection means the thread died, and Piscina replaces it anyway.
+        pool.run({ ping: true } satisfies ProbeTask).then(() => true, () => true),
+        new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), this.#timeoutMs + ANSWER_MARGIN_MS) })
+      ])
+      if (alive || pool.completed !== completed || this.#closed || this.#cutAll) return
+      if (thread === undefined || pool.threads[0] !== thread) return
+      this.#logger.error({ location }, 'location actor stopped answering; replacing its thread')
+      await thread.terminate()
+    } finally {
+      clearTimeout(timer)
+      this.#checking.delete(pool)
+    }
+  }
+
+  /**
+   * The service is stopping: probes still unanswered after `graceMs` (and any started later) are
+   * reported as not answered, so that in-flight checks answer and the stop ends in bounded time.
+   */
+  stopping(graceMs: number): void {
+    const timer = setTimeout(() => {
+      this.#cutAll = true
+      for (const cut of [...this.#cuts]) cut()
+    }, graceMs)
+    timer.unref()
+  }
+
   async close(): Promise<void> {
+    this.#closed = true
+    this.#cutAll = true
+    for (const cut of [...this.#cuts]) cut()
     await Promise.all(this.pools.map((p) => p.destroy()))
   }
 }

@@ -1,18 +1,41 @@
 import type { Logger } from 'pino'
-import type { Db } from '../store/db.js'
+import { isDatabaseUnavailable, pingDatabase, type Db } from '../store/db.js'
 import { recordCheck, type CheckRecord } from '../store/checks.js'
+import type { SiteStatus } from './consensus.js'
 import type { SiteStates } from './site-state.js'
 import type { CheckResult } from './supervisor.js'
 
-/** Waits between attempts while the database is failing; the last one repeats. */
+/** Waits between attempts of a write the database refused (it answered, with an error); the last one repeats. */
 const RETRY_DELAYS_MS = [250, 1000, 2000, 5000]
-/** Checks kept per site while the database is down; beyond that the oldest go (a gap, reported as unavailable). */
+/** Waits between pings while the database cannot be reached; the last one repeats. */
+const PING_DELAYS_MS = [250, 500, 1000]
+/** Checks kept per site while the database is down; beyond that one is dropped (see {@link droppable}). */
 const MAX_QUEUED_PER_SITE = 30
+
+/**
+ * Which waiting check to drop when a site's queue is full. `statuses[0]` is being written and is
+ * never chosen. The oldest check that cannot open or close an outage goes first: one that is
+ * neither up nor down, or that repeats the up/down status before it. Only when every waiting check
+ * is a transition (the site flapped at every check) does the oldest waiting one go. Either way the
+ * gap shows as missing checks, never as downtime.
+ */
+export function droppable(statuses: readonly SiteStatus[]): number {
+  let previous: SiteStatus | undefined = statuses[0] === 'up' || statuses[0] === 'down' ? statuses[0] : undefined
+  for (let i = 1; i < statuses.length; i++) {
+    const status = statuses[i] as SiteStatus
+    if (status !== 'up' && status !== 'down') return i
+    if (status === previous) return i
+    previous = status
+  }
+  return 1
+}
 
 /**
  * Records checks of tracked sites. Writes for one site happen in order, one at a time; a failing
  * write is retried until the database takes it, and is never turned into target downtime (the
- * site's state only changes once its check is committed).
+ * site's state only changes once its check is committed). While the database cannot be reached,
+ * one ping loop watches for its return and every writer waits for it, so thousands of sites do
+ * not each hammer a database that is down; once it answers, the waiting checks are written at once.
  */
 export class CheckRecorder {
   readonly #db: Db
@@ -20,18 +43,28 @@ export class CheckRecorder {
   readonly #logger: Logger
   readonly #queues = new Map<number, CheckRecord[]>()
   readonly #idle = new Set<() => void>()
+  readonly #sleepers = new Set<() => void>()
   readonly #delays: readonly number[]
+  readonly #pingDelays: readonly number[]
   #failing = false
+  /** Set while the database cannot be reached; resolves once it answers again. */
+  #unreachable: Promise<void> | null = null
+  #closed = false
 
-  constructor({ db, states, logger, retryDelaysMs = RETRY_DELAYS_MS }: { db: Db; states: SiteStates; logger: Logger; retryDelaysMs?: readonly number[] }) {
+  constructor(
+    { db, states, logger, retryDelaysMs = RETRY_DELAYS_MS, pingDelaysMs = PING_DELAYS_MS }:
+    { db: Db; states: SiteStates; logger: Logger; retryDelaysMs?: readonly number[]; pingDelaysMs?: readonly number[] }
+  ) {
     this.#db = db
     this.#states = states
     this.#logger = logger
     this.#delays = retryDelaysMs
+    this.#pingDelays = pingDelaysMs
   }
 
   /** Hands a merged check over for recording; a domain that is not tracked is ignored. */
   record(result: CheckResult, source: CheckRecord['source']): void {
+    if (this.#closed) return
     const siteId = this.#states.siteId(result.domain)
     if (siteId === undefined) return
     const check: CheckRecord = {
@@ -50,8 +83,9 @@ export class CheckRecorder {
     if (queue) {
       queue.push(check)
       if (queue.length > MAX_QUEUED_PER_SITE) {
-        queue.splice(1, 1) // the head is being written; drop the oldest waiting one
-        this.#logger.warn({ siteId }, 'check dropped: too many waiting for the database')
+        const drop = droppable(queue.map((c) => c.status))
+        const [dropped] = queue.splice(drop, 1)
+        this.#logger.warn({ siteId, checkedAt: dropped?.checkedAt, status: dropped?.status }, 'check dropped: too many waiting for the database')
       }
       return
     }
@@ -62,31 +96,63 @@ export class CheckRecorder {
 
   async #drain(siteId: number, queue: CheckRecord[]): Promise<void> {
     while (queue.length > 0) {
-      await this.#write(queue[0] as CheckRecord)
+      if (!(await this.#write(queue[0] as CheckRecord))) return
       queue.shift()
     }
     this.#queues.delete(siteId)
     if (this.#queues.size === 0) for (const resolve of this.#idle) resolve()
   }
 
-  async #write(check: CheckRecord): Promise<void> {
+  /** Writes one check, retrying until it is committed; false when the recorder was closed first. */
+  async #write(check: CheckRecord): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
+      while (this.#unreachable !== null) await this.#unreachable
+      if (this.#closed) return false
       try {
-        const recorded = await recordCheck({ db: this.#db, check })
+        const recorded = await recordCheck({ db: this.#db, check, retried: attempt > 0 })
         this.#states.apply(check, recorded)
         if (this.#failing) {
           this.#failing = false
           this.#logger.info('recording checks again')
         }
-        return
+        return true
       } catch (err) {
-        if ((err as Error).message === 'site not found') return
+        if ((err as Error).message === 'site not found') return true
+        if (isDatabaseUnavailable(err)) {
+          this.#waitForDatabase(err)
+          continue
+        }
         if (!this.#failing || attempt === 0) this.#logger.warn({ err, siteId: check.siteId, attempt }, 'recording a check failed; retrying')
         this.#failing = true
-        const delay = this.#delays[Math.min(attempt, this.#delays.length - 1)] ?? 1000
-        await new Promise((resolve) => setTimeout(resolve, delay))
+        await this.#sleep(this.#delays[Math.min(attempt, this.#delays.length - 1)] ?? 1000)
       }
     }
+  }
+
+  /** Starts the one ping loop that finds out when the database is back, unless it already runs. */
+  #waitForDatabase(err: unknown): void {
+    if (this.#unreachable !== null) return
+    this.#logger.warn({ err, pending: this.pending() }, 'database unreachable; checks wait to be recorded')
+    this.#unreachable = (async () => {
+      for (let i = 0; !this.#closed; i++) {
+        await this.#sleep(this.#pingDelays[Math.min(i, this.#pingDelays.length - 1)] ?? 1000)
+        if (!this.#closed && (await pingDatabase(this.#db))) break
+      }
+      this.#unreachable = null
+      if (!this.#closed) this.#logger.info({ pending: this.pending() }, 'database reachable again; recording the waiting checks')
+    })()
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer)
+        this.#sleepers.delete(wake)
+        resolve()
+      }
+      const timer = setTimeout(wake, ms)
+      this.#sleepers.add(wake)
+    })
   }
 
   /** Checks waiting to be recorded. */
@@ -110,5 +176,11 @@ export class CheckRecorder {
       clearTimeout(timer)
       this.#idle.delete(resolveIdle)
     }
+  }
+
+  /** Takes no more checks and stops retrying; what still waits is left unrecorded (see `pending`). */
+  close(): void {
+    this.#closed = true
+    for (const wake of [...this.#sleepers]) wake()
   }
 }

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache'
 import type { ConnectToRule } from '../../config/index.js'
 import { applyConnectTo } from './connect-to.js'
 import { decide, type SiteStatus } from './consensus.js'
-import type { LocationResult } from './location-pool.js'
+import { STOPPING_ERROR, type LocationResult } from './location-pool.js'
 import { checkHost, NON_PUBLIC_ERROR, POLICY_REFUSAL } from './target-policy.js'
 
 /** The check endpoint's answer: the spec's fields first, then what API consumers also want. */
@@ -104,7 +104,8 @@ export class CheckSupervisor {
     // Only on-demand results are kept for reuse: holding every scheduled result for a minute would
     // keep tens of thousands of objects alive at scale for checks that mostly never come.
     if (source === 'demand') this.#cache?.set(domain, outcome)
-    if (outcome.ok) this.#opts.onResult?.(outcome.result, source)
+    // A check cut short because the service is stopping says nothing about the site: not recorded.
+    if (outcome.ok && !outcome.result.locations.some((l) => l.error === STOPPING_ERROR)) this.#opts.onResult?.(outcome.result, source)
     return outcome
   }
 

@@ -28,14 +28,20 @@ export interface RecordedCheck {
  * Stores a check, updates the site's current state and opens or closes its outage, all in one
  * transaction. A check older than the site's newest (a retried write arriving late) is stored but
  * changes neither the state nor the outages, so late delivery never invents a transition.
+ *
+ * `retried` says an earlier attempt failed: the connection may have been lost after that attempt's
+ * commit, so a check already stored is not stored twice, and what it did is reported again.
  */
-export async function recordCheck({ db, check }: { db: Db; check: CheckRecord }): Promise<RecordedCheck> {
+export async function recordCheck({ db, check, retried = false }: { db: Db; check: CheckRecord; retried?: boolean }): Promise<RecordedCheck> {
   const mysql = db.client.config.client === 'mysql2'
   return db.transaction(async (trx) => {
     const siteQuery = trx('sites').where({ id: check.siteId }).first('id', 'checked_at')
     // Concurrent recorders of one site queue on its row (SQLite has a single connection anyway).
     const site = await (mysql ? siteQuery.forUpdate() : siteQuery)
     if (!site) throw new Error('site not found')
+    if (retried && (await trx('checks').where({ site_id: check.siteId, checked_at: check.checkedAt, source: check.source }).first('id'))) {
+      return alreadyRecorded(trx, check, toDate(site.checked_at))
+    }
     await trx('checks').insert({
       site_id: check.siteId,
       checked_at: check.checkedAt,
@@ -69,6 +75,18 @@ export async function recordCheck({ db, check }: { db: Db; check: CheckRecord })
     }
     return { current: true, step, outage: null }
   })
+}
+
+/** What an earlier, committed attempt at recording `check` did, read back from the rows it wrote. */
+async function alreadyRecorded(trx: Db, check: CheckRecord, last: Date | null): Promise<RecordedCheck> {
+  if (last !== null && last.getTime() > check.checkedAt.getTime()) return { current: false, step: 'none', outage: null }
+  const at = check.checkedAt
+  const row = await trx('outages').where({ site_id: check.siteId })
+    .andWhere((q) => q.where('started_at', at).orWhere('ended_at', at))
+    .first('id', 'started_at', 'ended_at')
+  if (!row) return { current: true, step: 'none', outage: null }
+  const outage = { id: Number(row.id), started_at: toDate(row.started_at) as Date, ended_at: toDate(row.ended_at) }
+  return { current: true, step: outage.ended_at !== null && outage.ended_at.getTime() === at.getTime() ? 'close' : 'open', outage }
 }
 
 /** Deletes raw checks older than `before`, in batches so no long lock is held; returns how many went. */

@@ -75,6 +75,35 @@ export function openDb(databaseUrl: string): Db {
   throw new Error('DATABASE_URL must start with sqlite: or mysql://')
 }
 
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE',
+  'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED', 'ER_ACCESS_DENIED_ERROR',
+  'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_IOERR'
+])
+
+/** Errors that mean "the database cannot be reached right now" rather than "this code is wrong". */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false
+  const code = (err as { code?: unknown }).code
+  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true
+  return err.name === 'KnexTimeoutError' || /^(Knex: Timeout acquiring a connection|Connection lost)/.test(err.message)
+}
+
+/** A health probe must answer quickly even while the database hangs. */
+const PING_TIMEOUT_MS = 1000
+
+/** True when the database answers a trivial query within `timeoutMs`. */
+export async function pingDatabase(db: Db, timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs) })
+  const ping = db.raw('select 1').then(() => true, () => false)
+  try {
+    return await Promise.race([ping, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /** A stored timestamp as a Date: SQLite hands back epoch milliseconds, MySQL a Date. */
 export function toDate(value: unknown): Date | null {
   if (value === null || value === undefined) return null

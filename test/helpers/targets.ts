@@ -157,6 +157,8 @@ export interface Proxy {
   port: number
   /** CONNECT targets asked for, in order. */
   connects: string[]
+  /** TCP connections open at the proxy now: clients' and the tunnels' upstream ones. */
+  open: () => number
   close: () => Promise<void>
 }
 
@@ -195,6 +197,37 @@ export async function startProxy(opts: { refuse?: number } = {}): Promise<Proxy>
   return {
     port: (server.address() as net.AddressInfo).port,
     connects,
+    open: () => sockets.size,
+    close: async () => {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}
+
+export interface SilentServer {
+  port: number
+  /** TCP connections still open. */
+  open: () => number
+  close: () => Promise<void>
+}
+
+/**
+ * Accepts connections and reads whatever is sent, but never answers: a TLS handshake or a CONNECT
+ * sent here waits forever. (It reads, so that it notices when the other side closes.)
+ */
+export async function startSilentServer(): Promise<SilentServer> {
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((s) => {
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+    s.on('error', () => {})
+    s.resume()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    open: () => sockets.size,
     close: async () => {
       for (const s of sockets) s.destroy()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { once } from 'node:events'
+import net from 'node:net'
 import { loadConfig } from '../../config/index.js'
 import { createLogger } from '../../lib/logger.js'
 import { startService } from '../../lib/main.js'
@@ -33,6 +34,34 @@ t.test('stop lets in-flight requests finish, then refuses new ones and closes th
   await stopped
   await t.rejects(fetch(`${uri}/healthz`), 'no new connections after stop')
   await t.rejects(service.db.raw('select 1'), 'the database is closed')
+})
+
+t.test('a request arriving on an open connection just as the stop begins is answered, not run and dropped', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'site-status-main-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` })
+  const service = await startService({ config, logger: createLogger({ level: 'silent' }) })
+  let ran = 0
+  service.server.route({
+    method: 'GET',
+    path: '/slow',
+    options: { auth: false },
+    handler: async () => { ran++; await new Promise((r) => setTimeout(r, 100)); return { done: true } }
+  })
+  // The connection is open before the stop; its request is on the wire as the stop begins.
+  const socket = net.connect({ host: '127.0.0.1', port: service.server.info.port as number })
+  await once(socket, 'connect')
+  let reply = ''
+  socket.setEncoding('utf8').on('data', (d: string) => { reply += d })
+  socket.on('error', () => {})
+  const closed = once(socket, 'close')
+  const stopped = service.stop()
+  socket.write('GET /slow HTTP/1.1\r\nhost: localhost\r\n\r\n')
+  await stopped
+  await closed
+  t.equal(ran, 1, 'the request was run')
+  t.match(reply, /^HTTP\/1\.1 200 /, 'and answered')
+  t.match(reply, /connection: close/i, 'on a connection that then closes')
 })
 
 /** Starts `site-status serve` from the sources as a real process and resolves with its address once it listens. */

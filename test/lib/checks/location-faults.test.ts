@@ -1,5 +1,7 @@
 import t from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { checkStack } from '../../helpers/check-stack.js'
+import { noLeaks, zeros } from '../../helpers/sockets.js'
 import { closedPort, startHttpTarget, startProxy } from '../../helpers/targets.js'
 
 const web = await startHttpTarget()
@@ -10,6 +12,9 @@ const closed = await closedPort()
 t.teardown(async () => { await web.close(); for (const p of [...live, refusing]) await p.close() })
 const CONNECT_TO = `:443:127.0.0.1:${closed},:80:127.0.0.1:${web.port}`
 const [a, b] = live.map((p) => p.port) as [number, number]
+
+/** TCP connections open now at every loopback server the probes reach: the target and the proxies. */
+const openAtServers = (): number[] => [web.open(), ...live.map((p) => p.open()), refusing.open()]
 
 t.test('one dead proxy: that location is an error and the site is still up', async (t) => {
   const { body } = await (await checkStack(t, { proxies: [a, b, dead], connectTo: CONNECT_TO })).check('ok.site.test')
@@ -33,17 +38,21 @@ t.test('a proxy refusing the target while the others reach it: partial, still up
   t.match(body.locations[2], { status: 'down', error: 'proxy: 502' })
 })
 
-t.test('an actor thread killed mid-probe: that location did not answer, the pool recovers', async (t) => {
+t.test('an actor thread killed mid-probe: that location did not answer, the pool recovers, nothing leaks', async (t) => {
   const stack = await checkStack(t, { proxies: [a, b, a], connectTo: CONNECT_TO, timeoutMs: 3000, cacheTtlS: 0 })
+  t.same(openAtServers(), zeros(openAtServers()), 'nothing open before')
   const pending = stack.check('hang.site.test')
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  await sleep(300)
+  t.ok(live[0]!.open() >= 2 && web.open() >= 3, 'the probes hold connections through the proxies to the target')
   await stack.pools.pools[0]?.threads[0]?.terminate()
   const { status, body } = await pending
   t.equal(status, 200, 'the request still answers')
   t.match(body.locations[0], { status: 'error', error: 'location: worker failed' })
   t.match(body.locations[1], { status: 'down', error: /^timeout/ }, 'the others are reported')
+  await noLeaks(t, stack, openAtServers, 'after the kill')
   const after = await stack.check('ok.site.test')
   t.match(after.body, { status: 'up', locations_answered: 3 }, 'the replaced actor probes again')
+  await noLeaks(t, stack, openAtServers, 'after the next check')
 })
 
 t.test('an actor that never answers is reported after the deadline and its margin', async (t) => {
@@ -59,4 +68,9 @@ t.test('an actor that never answers is reported after the deadline and its margi
   t.ok(elapsed >= 2400 && elapsed < 6000, `answered after ${elapsed} ms`)
   t.match(body, { status: 'up', locations_answered: 2 })
   t.match(body.locations[0], { status: 'error', error: 'location: no answer in 2500 ms' })
+  const thread = stack.pools.pools[0]?.threads[0]
+  await noLeaks(t, stack, openAtServers, 'after the silent check')
+  await sleep(3500)
+  t.equal(stack.pools.pools[0]?.threads[0], thread, 'an actor that still answers pings keeps its thread')
 })
+

@@ -29,6 +29,8 @@ t.test('healthz answers 503 within about a second when the database hangs', asyn
   await held
   t.equal(res.statusCode, 503)
   matchesOpenApi(t, res)
+  t.match(JSON.parse(res.payload), { error: 'database unavailable' })
+  t.equal(res.headers['retry-after'], '5', 'with Retry-After, like every other 503')
   t.ok(elapsed < 2500, `answered in ${elapsed} ms`)
   t.equal((await server.inject({ url: '/healthz' })).statusCode, 200, 'and 200 again once the database is free')
 })

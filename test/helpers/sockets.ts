@@ -1,0 +1,29 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { ActorStats } from '../../workers/location-actor.js'
+import type { CheckStack } from './check-stack.js'
+
+export const total = (counts: number[]): number => counts.reduce((x, y) => x + y, 0)
+export const zeros = (counts: number[]): number[] => counts.map(() => 0)
+
+/** Polls `counts` (open connections at each server) until all are 0 or `ms` pass; returns the last seen and when. */
+export async function settle(counts: () => number[], ms = 3000): Promise<{ seen: number[]; afterMs: number }> {
+  const started = Date.now()
+  let seen = counts()
+  while (total(seen) > 0 && Date.now() - started < ms) {
+    await sleep(20)
+    seen = counts()
+  }
+  return { seen, afterMs: Date.now() - started }
+}
+
+/** The TCP connections each location's actor dialled and still holds (the actors' `stats` task). */
+export async function actorConnections(stack: CheckStack): Promise<number[]> {
+  return Promise.all(stack.pools.pools.map(async (pool) => ((await pool.run({ stats: true })) as ActorStats).connections))
+}
+
+/** No connection left open anywhere: at the servers (within a short while) and in the actors. */
+export async function noLeaks(t: Tap.Test, stack: CheckStack, counts: () => number[], what: string): Promise<void> {
+  const { seen, afterMs } = await settle(counts)
+  t.same(seen, zeros(seen), `${what}: every connection at the targets and proxies is closed (${afterMs} ms after the answer)`)
+  t.same(await actorConnections(stack), zeros(stack.pools.pools.map(() => 0)), `${what}: no actor holds a connection`)
+}

@@ -1,0 +1,75 @@
+import t from 'tap'
+import type { SiteStatus } from '../../../lib/checks/consensus.js'
+import { CheckRecorder, droppable } from '../../../lib/checks/recorder.js'
+import { SiteStates } from '../../../lib/checks/site-state.js'
+import type { CheckResult } from '../../../lib/checks/supervisor.js'
+import { createLogger } from '../../../lib/logger.js'
+import { toDate } from '../../../lib/store/db.js'
+import { addSite } from '../../../lib/store/sites.js'
+import { migratedDb } from '../../helpers/db.js'
+import { LogCapture } from '../../helpers/server.js'
+
+const T0 = Date.parse('2026-11-22T06:00:00.000Z')
+const MIN = 60_000
+
+t.test('a full queue drops a check that cannot open or close an outage', async (t) => {
+  const cases: Array<[string, SiteStatus[], number]> = [
+    ['a repeated down', ['up', 'down', 'down', 'up'], 2],
+    ['a repeated up after the head', ['up', 'up', 'down'], 1],
+    ['an unconfirmed one', ['up', 'down', 'unconfirmed', 'down'], 2],
+    ['an unavailable one first', ['down', 'unavailable', 'down'], 1],
+    ['the head decides what repeats', ['down', 'down', 'up'], 1],
+    ['a head that says nothing makes the first waiting one a transition', ['unconfirmed', 'down', 'up', 'up'], 3],
+    ['a flapping site loses its oldest waiting check', ['up', 'down', 'up', 'down'], 1]
+  ]
+  for (const [name, statuses, index] of cases) t.equal(droppable(statuses), index, name)
+})
+
+function result(status: SiteStatus, at: number): CheckResult {
+  return {
+    domain: 'queue.example.com', status, locations_answered: 3, locations_total: 3, response_ms: 10, cached: false,
+    locations: [], checked_at: new Date(at).toISOString(), partial: false, blocked: false
+  }
+}
+
+t.test('while writes fail, at most 30 checks wait per site and every outage transition survives', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  await addSite({ db, entry: { domain: 'queue.example.com', name: null }, now: new Date(T0 - MIN) })
+  const states = new SiteStates({ intervalMs: MIN, publicUrl: 'http://x' })
+  await states.refresh(db, new Date(T0))
+  const logs = new LogCapture()
+  const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'info', stream: logs }), retryDelaysMs: [20] })
+  t.teardown(() => recorder.close())
+  await db.schema.renameTable('checks', 'checks_away')
+  // 45 checks: up, then down from the 10th to the 24th, then up again; the down run and the
+  // return are the transitions that must survive the 15 that do not fit.
+  const statuses: SiteStatus[] = Array.from({ length: 45 }, (_, i) => (i >= 10 && i < 25 ? 'down' : 'up'))
+  statuses.forEach((s, i) => recorder.record(result(s, T0 + i * MIN), 'schedule'))
+  t.equal(recorder.pending(), 30, 'the queue is capped')
+  t.equal(logs.lines.filter((l) => l.includes('check dropped')).length, 15, 'each dropped check is logged')
+  await db.schema.renameTable('checks_away', 'checks')
+  t.ok(await recorder.flush(10_000), 'the rest is recorded once writes work again')
+  t.equal((await db('checks')).length, 30)
+  const outages = await db('outages')
+  t.equal(outages.length, 1, 'one outage')
+  t.equal(toDate(outages[0].started_at)?.getTime(), T0 + 10 * MIN, 'opened at the first down check')
+  t.equal(toDate(outages[0].ended_at)?.getTime(), T0 + 25 * MIN, 'closed at the first up check after it')
+  t.equal(states.statusRecord('queue.example.com', new Date(T0 + 44 * MIN))?.status, 'up')
+})
+
+t.test('close stops the retries and leaves the waiting checks unrecorded', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  await addSite({ db, entry: { domain: 'queue.example.com', name: null }, now: new Date(T0 - MIN) })
+  const states = new SiteStates({ intervalMs: MIN, publicUrl: 'http://x' })
+  await states.refresh(db, new Date(T0))
+  const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'silent' }), retryDelaysMs: [60_000] })
+  await db.schema.renameTable('checks', 'checks_away')
+  recorder.record(result('down', T0), 'schedule')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  recorder.close()
+  recorder.record(result('up', T0 + MIN), 'schedule')
+  await db.schema.renameTable('checks_away', 'checks')
+  t.notOk(await recorder.flush(300), 'nothing more is written')
+  t.equal(recorder.pending(), 1, 'the one that waited is still counted, the one after close was refused')
+  t.equal((await db('checks')).length, 0)
+})
