@@ -66,22 +66,17 @@ const CLIENT_ERRORS: Readonly<Record<string, readonly [number, string, string]>>
 }
 
 /**
- * Requests that Node's HTTP parser rejects (broken request lines, oversized headers, bad framing)
- * never reach hapi, whose own answer is a bare `400 Bad Request` without a body. Clients get the
- * same JSON `{"error": ...}` as everywhere else, with 431 for oversized headers, and the connection
- * is closed since its framing can no longer be trusted.
+ * Requests that Node's HTTP parser rejects (broken request lines, oversized headers, bad framing,
+ * a chunked body that breaks off) never reach hapi's handlers, and hapi's own answer is a bare
+ * `400 Bad Request` without a body. Clients get the same JSON `{"error": ...}` as everywhere else,
+ * with 431 for oversized headers, and the connection is closed since its framing can no longer be
+ * trusted. As Node itself does, nothing is written once an answer to this request has begun.
  */
 export function answerClientErrors(listener: Server['listener']): void {
-  // hapi's own handler stays in charge of a request it already has (a body that breaks off
-  // mid-way): it answers through the request lifecycle, hence as JSON too.
-  const hapis = listener.listeners('clientError') as Array<(err: Error, socket: Duplex) => void>
   listener.removeAllListeners('clientError')
   listener.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    if ((socket as Duplex & { _httpMessage?: unknown })._httpMessage) {
-      for (const handler of hapis) handler(err, socket)
-      return
-    }
-    if (!socket.writable) {
+    const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage
+    if (!socket.writable || pending?.headersSent) {
       socket.destroy()
       return
     }
