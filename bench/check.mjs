@@ -6,7 +6,7 @@
  *   npm run bench:check      (= npm run build, then this script unpinned and again with BENCH_PIN=1)
  *
  * Knobs (environment): BENCH_ROUNDS (5), BENCH_SECONDS (3, per round and system), BENCH_WARMUP_S
- * (5, an unrecorded loop per system first),
+ * (15, an unrecorded loop per system first),
  * BENCH_CONCURRENCY (64 operations in flight), BENCH_HTTPS (1: also the HTTPS variant),
  * BENCH_PIN (0: every process may use both cores, as the issue's own baseline figures were taken;
  * 1: pin the system under test to CPU 0 and the target and driver to CPU 1 with taskset, the
@@ -48,7 +48,7 @@ const num = (name, dflt) => {
 const OPTS = {
   rounds: Math.max(1, Math.min(9, num('BENCH_ROUNDS', 5))),
   seconds: Math.max(1, Math.min(30, num('BENCH_SECONDS', 3))),
-  warmup: Math.max(1, Math.min(30, num('BENCH_WARMUP_S', 5))),
+  warmup: Math.max(1, Math.min(60, num('BENCH_WARMUP_S', 15))),
   concurrency: Math.max(1, Math.min(512, num('BENCH_CONCURRENCY', 64))),
   https: num('BENCH_HTTPS', 1) === 1,
   pin: num('BENCH_PIN', 0) === 1,
@@ -551,8 +551,9 @@ async function roleMain() {
   }
 
   // Warm-up, not recorded: thread start, first connections, and the JIT. Node code reaches its
-  // steady speed only after several seconds of load (three actor threads each compile their own),
-  // which a one-second loop left inside the first recorded rounds.
+  // steady speed only after seconds of load; three actor threads each compile their own, and
+  // pinned to one core each gets a quarter of it, so theirs takes longest: with a short warm-up
+  // our rates were still doubling between the first and the last recorded rounds.
   for (const sys of systems) await measure(sys, OPTS.warmup, false)
   for (let round = 0; round < OPTS.rounds; round++) {
     // Rotate the order each round so no system always runs first or last.
