@@ -9,7 +9,9 @@ export function statusRoutes({ states, now }: { states: SiteStates; now: () => D
     method: 'GET',
     path: '/api/v1/status/{domain}',
     handler: (request) => {
-      const parsed = tryNormaliseDomain(request.params.domain)
+      // Clients almost always ask with the normalised name a response gave them: no parsing needed.
+      const raw = request.params.domain as string
+      const parsed = states.has(raw) ? { ok: true as const, domain: raw } : tryNormaliseDomain(raw)
       if (!parsed.ok) throw Boom.badRequest(parsed.error.message)
       const record = states.statusRecord(parsed.domain, now())
       if (record === null) throw Boom.notFound('site is not tracked')
