@@ -60,11 +60,17 @@ export class CheckSupervisor {
   readonly #cache: LRUCache<string, Outcome> | null
   readonly #inFlight = new Map<string, Promise<Outcome>>()
   readonly #now: () => Date
+  #purgedAt = performance.now()
 
   constructor(opts: SupervisorOptions) {
     this.#opts = opts
     this.#now = opts.now ?? (() => new Date())
     this.#cache = opts.cacheTtlS > 0 ? new LRUCache<string, Outcome>({ max: 10_000, ttl: opts.cacheTtlS * 1000 }) : null
+  }
+
+  /** How many on-demand outcomes the cache holds, stale ones included. */
+  cachedOutcomes(): number {
+    return this.#cache?.size ?? 0
   }
 
   /** Checks a normalised domain now from every location; throws TargetPolicyError for a non-public target. */
@@ -103,10 +109,27 @@ export class CheckSupervisor {
     const outcome = await this.#probe(domain)
     // Only on-demand results are kept for reuse: holding every scheduled result for a minute would
     // keep tens of thousands of objects alive at scale for checks that mostly never come.
-    if (source === 'demand') this.#cache?.set(domain, outcome)
+    if (source === 'demand') this.#remember(domain, outcome)
     // A check cut short because the service is stopping says nothing about the site: not recorded.
     if (outcome.ok && !outcome.result.locations.some((l) => l.error === STOPPING_ERROR)) this.#opts.onResult?.(outcome.result, source)
     return outcome
+  }
+
+  /**
+   * lru-cache drops a stale entry only when it is read or evicted, so a stream of new domains
+   * filled the cache to its 10,000 entries of expired results. Purging the stale ones at most once a
+   * TTL, when something new is stored, keeps it at about the domains of the last one or two TTLs,
+   * with no timer to stop.
+   */
+  #remember(domain: string, outcome: Outcome): void {
+    const cache = this.#cache
+    if (!cache) return
+    const now = performance.now()
+    if (now - this.#purgedAt >= cache.ttl) {
+      this.#purgedAt = now
+      cache.purgeStale()
+    }
+    cache.set(domain, outcome)
   }
 
   async #probe(domain: string): Promise<Outcome> {

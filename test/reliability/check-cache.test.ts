@@ -1,0 +1,46 @@
+/**
+ * Issue 6, item 4 (memory flat under load): the on-demand check cache must not hold expired
+ * results until its 10,000-entry bound evicts them, or a stream of new domains grows it for minutes.
+ */
+import t from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { LocationResult } from '../../lib/checks/location-pool.js'
+import { CheckSupervisor, type Prober } from '../../lib/checks/supervisor.js'
+
+const prober: Prober = {
+  async probeAll(domain: string): Promise<LocationResult[]> {
+    return [1, 2, 3].map((n) => ({
+      location: `L ${n}, X`, status: 'up', http_code: 200, response_ms: 10, error: null, final_url: `https://${domain}/`,
+      timings: { dns: 0, connect: 1, tls: 1, first_byte: 1, total: 10 }
+    }))
+  }
+}
+
+t.test('expired on-demand results are purged as new ones are stored', async (t) => {
+  const ttlS = 0.2
+  const checks = new CheckSupervisor({ prober, cacheTtlS: ttlS, allowPrivate: true, connectTo: [], lookup: async () => ['8.8.8.8'] })
+  for (let i = 0; i < 50; i++) await checks.check(`old-${i}.example.com`)
+  t.equal(checks.cachedOutcomes(), 50, 'fresh results are kept')
+  t.equal((await checks.check('old-1.example.com')).cached, true, 'and reused')
+  // Past two TTLs every old result has expired and a purge is due.
+  await sleep(ttlS * 2000 + 100)
+  await checks.check('new.example.com')
+  t.equal(checks.cachedOutcomes(), 1, 'storing a new result dropped the 50 expired ones')
+  t.equal((await checks.check('new.example.com')).cached, true, 'the new one is reused')
+  t.equal((await checks.check('old-2.example.com')).cached, false, 'an expired one is checked afresh')
+})
+
+t.test('with many new domains the cache holds about what two TTLs bring, not its 10,000 bound', async (t) => {
+  const ttlS = 0.1
+  const checks = new CheckSupervisor({ prober, cacheTtlS: ttlS, allowPrivate: true, connectTo: [], lookup: async () => ['8.8.8.8'] })
+  let most = 0
+  let n = 0
+  const end = performance.now() + 1000
+  while (performance.now() < end) {
+    for (let i = 0; i < 20; i++) await checks.check(`d-${n++}.example.com`)
+    most = Math.max(most, checks.cachedOutcomes())
+    await sleep(10)
+  }
+  t.ok(n > 500, `${n} domains checked over 10 TTLs`)
+  t.ok(most < n / 3, `the cache held at most ${most} results of ${n}`)
+})
