@@ -32,7 +32,7 @@ export interface SchedulerOptions {
   runCheck: (site: ScheduledSite, dueAt: number) => Promise<void>
   /** Checks running at once at most. */
   concurrency: number
-  /** How often the site list is re-read; default min(intervalMs, 10 s). */
+  /** How often the site list is re-read; default min(intervalMs / 2, 10 s). */
   refreshMs?: number
   /** Scheduling granularity; default 250 ms. */
   tickMs?: number
@@ -41,6 +41,12 @@ export interface SchedulerOptions {
   /** The clock, in ms; default `Date.now`. */
   now?: () => number
   onError?: (err: unknown, what: 'list' | 'check') => void
+}
+
+/** A site that appeared while the scheduler ran, waiting for its first check (see {@link Scheduler}). */
+interface First {
+  entry: Entry
+  dueAt: number
 }
 
 interface Entry {
@@ -75,6 +81,12 @@ const byPhase = (a: Entry, b: Entry): number => a.phase - b.phase || a.site.id -
  * bursting at the top of the interval. Sites are kept sorted by phase and a cursor walks them as
  * time passes, so a tick costs only the sites that fall due. At most `concurrency` checks run at
  * once; due sites beyond that wait in order, and a site still running or waiting is not started again.
+ *
+ * A site that appears in the list while the scheduler runs is first checked within one interval of
+ * being added: it was added after the previous read of the list began, so its first check is due by
+ * that read's start plus one interval. If its phase comes before then it simply waits for it;
+ * otherwise its first check is placed at its phase scaled into the time left, so that a large import
+ * is spread out rather than started at once. After that it keeps its phase.
  */
 export class Scheduler {
   readonly #opts: Required<Omit<SchedulerOptions, 'onError'>> & Pick<SchedulerOptions, 'onError'>
@@ -88,6 +100,11 @@ export class Scheduler {
   #queue: Entry[] = []
   #queueDue: number[] = []
   #queueHead = 0
+  /** First checks of newly seen sites, by due time. */
+  #firsts: First[] = []
+  #firstsHead = 0
+  /** When the last successful read of the site list began; null before the first one. */
+  #listedAt: number | null = null
   #running = 0
   #stats = { started: 0, onTime: 0, late: 0, skipped: 0 }
   #timers: NodeJS.Timeout[] = []
@@ -100,7 +117,7 @@ export class Scheduler {
     if (!(opts.intervalMs > 0) || !(opts.concurrency >= 1)) throw new RangeError('intervalMs and concurrency must be positive')
     this.#opts = {
       ...opts,
-      refreshMs: opts.refreshMs ?? Math.min(opts.intervalMs, 10_000),
+      refreshMs: opts.refreshMs ?? Math.min(opts.intervalMs / 2, 10_000),
       tickMs: opts.tickMs ?? 250,
       onTimeMs: opts.onTimeMs ?? 5000,
       now: opts.now ?? Date.now
@@ -133,6 +150,8 @@ export class Scheduler {
     this.#queue = []
     this.#queueDue = []
     this.#queueHead = 0
+    this.#firsts = []
+    this.#firstsHead = 0
     if (this.#running > 0) await new Promise<void>((resolve) => this.#idle.push(resolve))
   }
 
@@ -144,6 +163,7 @@ export class Scheduler {
     // A slow database must not pile up overlapping reads, nor let an older list win over a newer one.
     if (this.#refreshing) return
     this.#refreshing = true
+    const readAt = this.#opts.now()
     let sites: ScheduledSite[]
     try {
       sites = await this.#opts.listSites()
@@ -153,11 +173,17 @@ export class Scheduler {
     } finally {
       this.#refreshing = false
     }
-    if (!this.#stopped) this.#apply(sites)
+    if (this.#stopped) return
+    // Sites new in this list were added after the previous read began (the first list is no news).
+    this.#apply(sites, this.#listedAt === null ? null : this.#listedAt + this.#opts.intervalMs)
+    this.#listedAt = readAt
   }
 
-  /** Costs O(n) for an unchanged list; only added sites are sorted, then merged. */
-  #apply(sites: ScheduledSite[]): void {
+  /**
+   * Costs O(n) for an unchanged list; only added sites are sorted, then merged. `firstBy` is when
+   * the added sites' first checks are due at the latest; null at start, when every site waits for its phase.
+   */
+  #apply(sites: ScheduledSite[], firstBy: number | null): void {
     const incoming = new Map<number, ScheduledSite>()
     for (const site of sites) if (!incoming.has(site.id)) incoming.set(site.id, site)
     const kept: Entry[] = []
@@ -181,6 +207,7 @@ export class Scheduler {
         added.push({ site, phase: phaseOf(site.domain, this.#opts.intervalMs), running: false, queued: false, removed: false })
       }
     }
+    if (firstBy !== null) this.#placeFirsts(added, firstBy)
     added.sort(byPhase)
     const next: Entry[] = []
     let i = 0
@@ -200,6 +227,23 @@ export class Scheduler {
     this.#seek()
   }
 
+  /** Gives each added site whose phase comes after `firstBy` a first check before then, spread by phase. */
+  #placeFirsts(added: Entry[], firstBy: number): void {
+    const { intervalMs } = this.#opts
+    const now = this.#opts.now()
+    const left = Math.max(0, firstBy - now)
+    const placed: First[] = []
+    for (const entry of added) {
+      if (entry.running || entry.queued) continue
+      let due = this.#cycleStart + entry.phase
+      if (due <= this.#processedUntil) due += intervalMs
+      if (due > firstBy) placed.push({ entry, dueAt: now + Math.floor((entry.phase / intervalMs) * left) })
+    }
+    if (placed.length === 0) return
+    this.#firsts = [...this.#firsts.slice(this.#firstsHead), ...placed].sort((a, b) => a.dueAt - b.dueAt)
+    this.#firstsHead = 0
+  }
+
   /** Points the cursor past every phase already handled in this cycle, so a new site waits for its phase. */
   #seek(): void {
     const done = this.#processedUntil - this.#cycleStart
@@ -217,6 +261,14 @@ export class Scheduler {
     if (this.#stopped) return
     const now = this.#opts.now()
     const { intervalMs } = this.#opts
+    for (let first = this.#firsts[this.#firstsHead]; first !== undefined && first.dueAt <= now; first = this.#firsts[this.#firstsHead]) {
+      this.#firstsHead++
+      if (!first.entry.removed) this.#due(first.entry, first.dueAt)
+    }
+    if (this.#firstsHead > 0 && this.#firstsHead === this.#firsts.length) {
+      this.#firsts = []
+      this.#firstsHead = 0
+    }
     for (;;) {
       const entry = this.#entries[this.#cursor]
       if (entry !== undefined && this.#cycleStart + entry.phase <= now) {

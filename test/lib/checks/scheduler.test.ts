@@ -311,3 +311,70 @@ t.test('checks that wait for a slot past onTimeMs count as late', async (t) => {
   t.match(scheduler.stats(), { started: 3, onTime: 1, late: 2 })
   await scheduler.stop()
 })
+
+t.test('a site added while the list is being read is first checked within one interval of being added', async (t) => {
+  // The site is added just after a read of the list began and only the next read, 9 s later, sees
+  // it; its phase passes in between. Waiting for its next phase would check it 60 s after it was noticed.
+  const INTERVAL = 60_000
+  let n = 0
+  while (!(phaseOf(`new${n}.example.com`, INTERVAL) > 31_000 && phaseOf(`new${n}.example.com`, INTERVAL) < 38_000)) n++
+  const added: ScheduledSite = { id: 100, domain: `new${n}.example.com` }
+  const clock = fakeClock()
+  let list = sites(3)
+  let held: (() => void) | null = null
+  let holdNext = false
+  const dues: number[] = []
+  const scheduler = new Scheduler({
+    intervalMs: INTERVAL, refreshMs: 10, tickMs: 5, concurrency: 10, now: clock.now,
+    listSites: () => {
+      const snapshot = list
+      if (!holdNext) return Promise.resolve(snapshot)
+      holdNext = false
+      return new Promise((resolve) => { held = () => resolve(snapshot) })
+    },
+    runCheck: async (site, dueAt) => { if (site.id === added.id) dues.push(dueAt) }
+  })
+  await scheduler.start()
+  await clock.advance(30_000)
+  holdNext = true
+  await until(() => held !== null, 'a read of the list is under way')
+  const addedAt = clock.at
+  list = [...list, added]
+  clock.at += 9000
+  await settle()
+  ;(held as unknown as () => void)()
+  await until(() => scheduler.stats().sites === 4, 'the next read sees the new site')
+  t.equal(dues.length, 0, 'not checked at once')
+  await clock.advance(INTERVAL, 1000)
+  t.ok(dues.length >= 1, 'checked')
+  t.ok((dues[0] as number) <= addedAt + INTERVAL, `first due ${(dues[0] as number) - addedAt} ms after being added`)
+  t.ok((dues[0] as number) > clock.now() - INTERVAL - 9000, 'and not before it was seen')
+  const phase = phaseOf(added.domain, INTERVAL)
+  const later = dues.slice(1)
+  t.ok(later.length >= 1 && later.every((d) => d % INTERVAL === phase), 'afterwards it keeps its phase')
+  await scheduler.stop()
+})
+
+t.test('sites imported in bulk while running are spread over the interval, not started at once', async (t) => {
+  const clock = fakeClock()
+  let list = sites(1)
+  const firsts = new Map<number, number>()
+  const scheduler = new Scheduler({
+    intervalMs: 60_000, refreshMs: 10, tickMs: 5, concurrency: 1000, now: clock.now,
+    listSites: async () => list,
+    runCheck: async (site, dueAt) => { if (!firsts.has(site.id)) firsts.set(site.id, dueAt) }
+  })
+  await scheduler.start()
+  await clock.advance(20_000)
+  const addedAt = clock.at
+  list = [...list, ...sites(500, 1000)]
+  await until(() => scheduler.stats().sites === 501, 'the import is read')
+  await clock.advance(60_000, 500)
+  const dues = [...firsts].filter(([id]) => id >= 1000).map(([, due]) => due - addedAt)
+  t.equal(dues.length, 500, 'every imported site was checked')
+  t.ok(dues.every((d) => d >= 0 && d <= 60_000), 'each within one interval of the import')
+  const tenths = new Array<number>(10).fill(0)
+  for (const d of dues) tenths[Math.min(9, Math.floor(d / 6000))]++
+  t.ok(Math.max(...tenths) <= 150, `spread over the interval: ${tenths.join(' ')}`)
+  await scheduler.stop()
+})
