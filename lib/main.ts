@@ -34,7 +34,10 @@ const FLUSH_TIMEOUT_MS = 1500
 /** A signal-initiated stop that has not finished by then exits 1 rather than hang. */
 export const STOP_DEADLINE_MS = 9500
 
-export async function startService({ config, logger }: { config: Config; logger: Logger }): Promise<RunningService> {
+export async function startService(
+  { config, logger, firstPruneMs }:
+  { config: Config; logger: Logger; /** Delay before the first prune of old checks (tests shorten it). */ firstPruneMs?: number }
+): Promise<RunningService> {
   const db = openDb(config.databaseUrl)
   let pools: LocationPools | undefined
   let monitoring: Monitoring | undefined
@@ -63,7 +66,7 @@ export async function startService({ config, logger }: { config: Config; logger:
       connectTo: config.connectTo,
       onResult: (result, source) => recorder.record(result, source)
     })
-    monitoring = await startMonitoring({ db, states, checks, intervalMs, retentionDays: config.checkRetentionDays, logger })
+    monitoring = await startMonitoring({ db, states, checks, intervalMs, retentionDays: config.checkRetentionDays, logger, firstPruneMs })
     const server = await buildServer({ config, db, logger, checks, states })
     await server.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')

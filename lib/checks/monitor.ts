@@ -8,6 +8,8 @@ import type { CheckSupervisor } from './supervisor.js'
 /** Scheduled checks running at once; slow targets hold a slot for at most the probe deadline. */
 const CONCURRENCY = 500
 const PRUNE_EVERY_MS = 3_600_000
+/** The first prune comes soon after start, so a service restarted more often than hourly still prunes. */
+const FIRST_PRUNE_MS = 60_000
 const DAY_MS = 86_400_000
 
 export interface Monitoring {
@@ -18,11 +20,16 @@ export interface Monitoring {
 /**
  * Checks every tracked site from all locations once per interval (the supervisor records each
  * result) and prunes raw checks past their retention. The site list, and with it the in-memory
- * state the status endpoint serves, is re-read on every scheduler refresh.
+ * state the status endpoint serves, is re-read on every scheduler refresh. The first prune runs a
+ * minute after start, then one every hour.
  */
 export async function startMonitoring(
-  { db, states, checks, intervalMs, retentionDays, logger, now = () => new Date() }:
-  { db: Db; states: SiteStates; checks: CheckSupervisor; intervalMs: number; retentionDays: number; logger: Logger; now?: () => Date }
+  { db, states, checks, intervalMs, retentionDays, logger, now = () => new Date(), firstPruneMs = FIRST_PRUNE_MS }:
+  {
+    db: Db; states: SiteStates; checks: CheckSupervisor; intervalMs: number; retentionDays: number; logger: Logger; now?: () => Date
+    /** Delay before the first prune (tests shorten it). */
+    firstPruneMs?: number
+  }
 ): Promise<Monitoring> {
   const scheduler = new Scheduler({
     intervalMs,
@@ -44,12 +51,18 @@ export async function startMonitoring(
       logger.warn({ err }, 'pruning old checks failed')
     }
   }
-  const timer = setInterval(() => void prune(), PRUNE_EVERY_MS)
-  timer.unref()
+  let every: NodeJS.Timeout | undefined
+  const first = setTimeout(() => {
+    every = setInterval(() => void prune(), PRUNE_EVERY_MS)
+    every.unref()
+    void prune()
+  }, firstPruneMs)
+  first.unref()
   return {
     scheduler,
     stop: async () => {
-      clearInterval(timer)
+      clearTimeout(first)
+      clearInterval(every)
       await scheduler.stop()
     }
   }

@@ -1,0 +1,75 @@
+import t from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { loadConfig } from '../../../config/index.js'
+import { startMonitoring } from '../../../lib/checks/monitor.js'
+import { SiteStates } from '../../../lib/checks/site-state.js'
+import type { CheckSupervisor } from '../../../lib/checks/supervisor.js'
+import { createLogger } from '../../../lib/logger.js'
+import { startService } from '../../../lib/main.js'
+import { openDb, toDate } from '../../../lib/store/db.js'
+import { migrateLatest } from '../../../lib/store/migrate.js'
+import { addSite, removeSite } from '../../../lib/store/sites.js'
+import { createTestDatabase, engines, migratedDb } from '../../helpers/db.js'
+import { LogCapture } from '../../helpers/server.js'
+
+const DAY = 86_400_000
+
+/** Polls until `cond` holds; false when the time is up. */
+async function until(cond: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(50)) if (await cond()) return true
+  return cond()
+}
+
+for (const engine of engines()) {
+  t.test(`sites added and removed in the store while monitoring runs are picked up without a restart, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    await addSite({ db, entry: { domain: 'existing.example.com', name: null }, now: new Date() })
+    const states = new SiteStates({ intervalMs: 1000, publicUrl: 'http://x' })
+    const probed: Array<{ domain: string; at: number }> = []
+    // The monitoring side only asks the supervisor to probe; recording is not what this test is about.
+    const checks = { probeNow: async (domain: string) => { probed.push({ domain, at: Date.now() }); return {} } } as unknown as CheckSupervisor
+    const monitoring = await startMonitoring({ db, states, checks, intervalMs: 1000, retentionDays: 35, logger: createLogger({ level: 'silent' }) })
+    t.teardown(() => monitoring.stop())
+    const count = (domain: string): number => probed.filter((p) => p.domain === domain).length
+
+    t.ok(await until(() => count('existing.example.com') > 0, 5000), 'the site tracked at start is checked')
+    t.equal(count('new.example.com'), 0)
+    await addSite({ db, entry: { domain: 'new.example.com', name: 'New' }, now: new Date() })
+    t.ok(await until(() => count('new.example.com') > 0, 5000), 'a site added with the store is checked')
+    t.ok(states.has('new.example.com'), 'and the status endpoint knows it')
+    t.ok(await until(() => count('new.example.com') > 1, 5000), 'and checked again at its phase')
+
+    t.ok(await removeSite({ db, domain: 'new.example.com', now: new Date() }))
+    t.ok(await until(() => monitoring.scheduler.stats().sites === 1 && !states.has('new.example.com'), 5000), 'the removal is noticed')
+    // A check started just before the removal was noticed may still be under way; none starts afterwards.
+    const noticedAt = Date.now()
+    const existingBefore = count('existing.example.com')
+    await sleep(3000)
+    t.same(probed.filter((p) => p.domain === 'new.example.com' && p.at > noticedAt), [], 'the removed site is no longer checked')
+    t.ok(count('existing.example.com') >= existingBefore + 2, 'while the other site still is')
+  })
+
+  t.test(`the service prunes raw checks with the configured CHECK_RETENTION_DAYS soon after start, on ${engine}`, async (t) => {
+    const database = await createTestDatabase(engine)
+    t.teardown(() => database.cleanup())
+    const setup = openDb(database.url)
+    await migrateLatest(setup)
+    const now = Date.now()
+    await addSite({ db: setup, entry: { domain: 'old.example.com', name: null }, now: new Date(now - 10 * DAY) })
+    const site = await setup('sites').where({ domain: 'old.example.com' }).first('id')
+    const row = (daysAgo: number) => ({
+      site_id: site.id, checked_at: new Date(now - daysAgo * DAY), status: 'up', blocked: false, partial: false, response_ms: 100,
+      locations_answered: 3, locations_total: 3, source: 'schedule', locations: '[]'
+    })
+    await setup('checks').insert([row(5), row(3), row(2.1), row(1.9), row(0.5)])
+    await setup.destroy()
+
+    const config = loadConfig({ PORT: '0', DATABASE_URL: database.url, CHECK_INTERVAL_S: '3600', CHECK_RETENTION_DAYS: '2' })
+    const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }), firstPruneMs: 100 })
+    t.teardown(() => service.stop())
+    const left = async (): Promise<number> => Number((await service.db('checks').count({ n: '*' }))[0]?.n)
+    t.ok(await until(async () => (await left()) === 2, 10_000), 'the first prune ran')
+    const kept = (await service.db('checks').orderBy('checked_at').pluck('checked_at')).map((d: unknown) => toDate(d)?.getTime())
+    t.same(kept, [now - 1.9 * DAY, now - 0.5 * DAY], 'checks older than two days went, younger ones stayed')
+  })
+}
