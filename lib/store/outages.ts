@@ -23,26 +23,33 @@ export interface OutagePage {
 
 /**
  * Confirmed outages newest first (started_at, then id, descending), optionally for one domain or
- * only the ongoing ones, continuing after `before`. Each page is one indexed range scan.
+ * only the ongoing ones, continuing after `before`. Each page is one indexed range scan of outages
+ * and a primary-key lookup of each listed outage's site.
  */
 export async function listOutages(
   { db, domain, ongoing, limit, before, now }:
   { db: Db; domain?: string; ongoing: boolean; limit: number; before?: OutageCursor; now: Date }
 ): Promise<OutagePage> {
-  const q = db('outages as o')
+  // Outages are ordered and cut to the page on their own first, then joined to their sites: joined
+  // first, MySQL reads every site, joins all their outages and sorts them (seen at 10,000 sites).
+  const page = db('outages')
+    .select('id', 'site_id', 'started_at', 'ended_at')
+    .orderBy([{ column: 'started_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(limit + 1)
+  // Domains are unique, so this is one site id (or none: an empty list).
+  if (domain !== undefined) page.where('site_id', db('sites').where({ domain }).select('id'))
+  if (ongoing) page.whereNull('ended_at')
+  if (before) {
+    const at = new Date(before.startedAt)
+    page.where((w) => w.where('started_at', '<', at).orWhere((e) => e.where('started_at', '=', at).andWhere('id', '<', before.id)))
+  }
+  const q = db.from(page.as('o'))
     .join('sites as s', 's.id', 'o.site_id')
     .select('o.id', 'o.started_at', 'o.ended_at', 's.domain', 's.name')
     .orderBy([{ column: 'o.started_at', order: 'desc' }, { column: 'o.id', order: 'desc' }])
-    .limit(limit + 1)
-  if (domain !== undefined) q.where('s.domain', domain)
-  if (ongoing) q.whereNull('o.ended_at')
-  if (before) {
-    const at = new Date(before.startedAt)
-    q.where((w) => w.where('o.started_at', '<', at).orWhere((e) => e.where('o.started_at', '=', at).andWhere('o.id', '<', before.id)))
-  }
   const rows = await q
-  const page = rows.slice(0, limit)
-  const outages = page.map((r): OutageRecord => {
+  const shown = rows.slice(0, limit)
+  const outages = shown.map((r): OutageRecord => {
     const started = toDate(r.started_at) as Date
     const ended = toDate(r.ended_at)
     return {
@@ -53,7 +60,7 @@ export async function listOutages(
       duration_seconds: durationSeconds(started, ended, now)
     }
   })
-  const last = page[page.length - 1]
+  const last = shown[shown.length - 1]
   const next = rows.length > limit && last ? { startedAt: (toDate(last.started_at) as Date).getTime(), id: Number(last.id) } : null
   return { outages, next }
 }
