@@ -15,33 +15,51 @@ export interface ChallengeSignature {
   body?: RegExp
   /** Statuses this signature applies to, beyond the default {@link CHALLENGE_STATUSES}. */
   extraStatuses?: readonly number[]
+  /**
+   * The marker shows which vendor fronts the site, but is sent on its ordinary answers too (a
+   * header on every response, an error page that also reports origin failures). It only names the
+   * vendor of a 403 or 429, which are refusals anyway; a 503 or 401 carrying it is judged as if it
+   * had no signature, so that a real outage behind that vendor still reads as down.
+   */
+  vendorOnly?: true
 }
 
 /** Statuses a challenge or block page normally comes with. */
 export const CHALLENGE_STATUSES: ReadonlySet<number> = new Set([401, 403, 429, 503])
+/** Statuses that are refusals with or without a signature (decisions.md): a marker only names the vendor. */
+const REFUSALS: ReadonlySet<number> = new Set([403, 429])
 
 // Order matters: the first match names the vendor, so specific header markers come first.
 export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
+  // Cloudflare sends cf-mitigated only on answers its challenge or block rules produced.
   { vendor: 'cloudflare', kind: 'challenge', header: { name: 'cf-mitigated', value: /^challenge$/i } },
   { vendor: 'cloudflare', kind: 'denied', header: { name: 'cf-mitigated', value: /^block$/i } },
   { vendor: 'cloudflare', kind: 'challenge', body: /<title>Just a moment\.\.\.<\/title>|_cf_chl_opt|\/cdn-cgi\/challenge-platform\/|cf-chl-/i },
-  { vendor: 'cloudflare', kind: 'denied', body: /Attention Required! \| Cloudflare|cf-error-details/i },
+  { vendor: 'cloudflare', kind: 'denied', body: /Attention Required! \| Cloudflare/i },
+  // The layout of every Cloudflare error page, its "origin is down" pages among them.
+  { vendor: 'cloudflare', kind: 'denied', body: /cf-error-details/i, vendorOnly: true },
   // AWS WAF answers a Challenge with 202 and a CAPTCHA with 405 (AWS WAF developer guide).
   { vendor: 'aws-waf', kind: 'challenge', header: { name: 'x-amzn-waf-action', value: /^(challenge|captcha)$/i }, extraStatuses: [202, 405] },
   { vendor: 'aws-waf', kind: 'challenge', body: /AwsWafIntegration|awswaf\.com|challenge\.js.*awswaf/i },
   { vendor: 'vercel', kind: 'challenge', header: { name: 'x-vercel-mitigated', value: /^challenge$/i } },
   { vendor: 'vercel', kind: 'denied', header: { name: 'x-vercel-mitigated', value: /^deny$/i } },
-  { vendor: 'datadome', kind: 'challenge', header: { name: 'x-datadome', value: /./ } },
+  // DataDome's block page loads its CAPTCHA from captcha-delivery.com; its header marks every answer it passed.
   { vendor: 'datadome', kind: 'challenge', body: /captcha-delivery\.com|dd_cookie_test/i },
-  { vendor: 'kasada', kind: 'challenge', header: { name: 'x-kpsdk-ct', value: /./ } },
+  { vendor: 'datadome', kind: 'challenge', header: { name: 'x-datadome', value: /./ }, vendorOnly: true },
   { vendor: 'kasada', kind: 'challenge', body: /KPSDK|\/ips\.js\?/ },
-  { vendor: 'perimeterx', kind: 'challenge', body: /_pxCaptcha|px-captcha|_pxAppId|captcha\.px-cdn\.net|perimeterx/i },
-  { vendor: 'imperva', kind: 'challenge', header: { name: 'x-iinfo', value: /./ } },
+  { vendor: 'kasada', kind: 'challenge', header: { name: 'x-kpsdk-ct', value: /./ }, vendorOnly: true },
+  { vendor: 'perimeterx', kind: 'challenge', body: /_pxCaptcha|px-captcha|captcha\.px-cdn\.net/i },
+  // The sensor script that a protected site embeds in its ordinary pages too.
+  { vendor: 'perimeterx', kind: 'challenge', body: /_pxAppId|perimeterx/i, vendorOnly: true },
   { vendor: 'imperva', kind: 'challenge', body: /_Incapsula_Resource|Incapsula incident ID/i },
+  { vendor: 'imperva', kind: 'challenge', header: { name: 'x-iinfo', value: /./ }, vendorOnly: true },
   { vendor: 'sucuri', kind: 'denied', header: { name: 'x-sucuri-block', value: /./ } },
   { vendor: 'sucuri', kind: 'denied', body: /Sucuri WebSite Firewall|sucuri\.net\/privacy-policy/i },
-  { vendor: 'akamai', kind: 'denied', body: /errors(\.|&#46;)edgesuite(\.|&#46;)net|Reference&#32;&#35;\d/i },
-  { vendor: 'akamai', kind: 'challenge', body: /_abck|ak_bmsc|bm-verify/i }
+  { vendor: 'akamai', kind: 'challenge', body: /bm-verify/i },
+  // Akamai's error page ("Reference #...") reports its origin's failures as well as its refusals,
+  // and its Bot Manager cookies are named in ordinary pages' scripts.
+  { vendor: 'akamai', kind: 'denied', body: /errors(\.|&#46;)edgesuite(\.|&#46;)net|Reference&#32;&#35;\d/i, vendorOnly: true },
+  { vendor: 'akamai', kind: 'challenge', body: /_abck|ak_bmsc/i, vendorOnly: true }
 ]
 
 const ANY_CHALLENGE_STATUS: ReadonlySet<number> = new Set([...CHALLENGE_STATUSES, ...CHALLENGE_SIGNATURES.flatMap((s) => s.extraStatuses ?? [])])
@@ -67,6 +85,7 @@ function headerValues(headers: Headers, name: string): string[] {
 export function matchChallenge(status: number, headers: Headers, bodyText: string): ChallengeMatch | null {
   for (const sig of CHALLENGE_SIGNATURES) {
     if (!CHALLENGE_STATUSES.has(status) && !sig.extraStatuses?.includes(status)) continue
+    if (sig.vendorOnly === true && !REFUSALS.has(status)) continue
     const byHeader = sig.header !== undefined &&
       headerValues(headers, sig.header.name).some((v) => sig.header!.value.test(v.trim()))
     const byBody = sig.body !== undefined && sig.body.test(bodyText)
