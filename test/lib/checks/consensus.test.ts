@@ -83,6 +83,16 @@ const rows: Row[] = [
     expect: { status: 'unconfirmed', blocked: true, locations_answered: 1 }
   },
   {
+    title: 'two down beside a probe error make the site down, not partially',
+    input: [...many(2, 'down'), at('error')],
+    expect: { status: 'down', partial: false, blocked: false, locations_answered: 2, locations_total: 3 }
+  },
+  {
+    title: 'one up and one down beside a probe error keep the site up, partially',
+    input: [at('up'), at('down'), at('error')],
+    expect: { status: 'up', partial: true, blocked: false, locations_answered: 2, locations_total: 3 }
+  },
+  {
     title: 'an odd number of answers takes the middle response time, ignoring probe errors',
     input: [at('up', 300), at('down', 10), at('up', 120.04), at('error', 5000)],
     expect: { response_ms: 120 }
