@@ -27,7 +27,8 @@ export interface RecordedCheck {
 /**
  * Stores a check, updates the site's current state and opens or closes its outage, all in one
  * transaction. A check older than the site's newest (a retried write arriving late) is stored but
- * changes neither the state nor the outages, so late delivery never invents a transition.
+ * changes neither the state nor the outages, so late delivery never invents a transition. A check of a
+ * site removed meanwhile is not stored.
  *
  * `retried` says an earlier attempt failed: the connection may have been lost after that attempt's
  * commit, so a check already stored is not stored twice, and what it did is reported again.
@@ -35,10 +36,12 @@ export interface RecordedCheck {
 export async function recordCheck({ db, check, retried = false }: { db: Db; check: CheckRecord; retried?: boolean }): Promise<RecordedCheck> {
   const mysql = db.client.config.client === 'mysql2'
   return db.transaction(async (trx) => {
-    const siteQuery = trx('sites').where({ id: check.siteId }).first('id', 'checked_at')
+    const siteQuery = trx('sites').where({ id: check.siteId }).first('id', 'checked_at', 'removed_at')
     // Concurrent recorders of one site queue on its row (SQLite has a single connection anyway).
     const site = await (mysql ? siteQuery.forUpdate() : siteQuery)
     if (!site) throw new Error('site not found')
+    // Finished after the site was removed: its monitoring (and any outage) already ended.
+    if (site.removed_at !== null) return { current: false, step: 'none', outage: null }
     if (retried && (await trx('checks').where({ site_id: check.siteId, checked_at: check.checkedAt, source: check.source }).first('id'))) {
       return alreadyRecorded(trx, check, toDate(site.checked_at))
     }

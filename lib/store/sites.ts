@@ -53,10 +53,26 @@ export async function addSites({ db, entries, now }: { db: Db; entries: readonly
   })
 }
 
-/** Stops tracking; the site's checks and outages are kept. Returns false when it was not tracked. */
+/**
+ * Stops tracking; the site's checks and outages are kept. An ongoing outage ends at the removal:
+ * nobody watches the site any more, so nothing else would ever close it. Returns false when the
+ * site was not tracked.
+ */
 export async function removeSite({ db, domain, now }: { db: Db; domain: string; now: Date }): Promise<boolean> {
-  const changed = await db('sites').where({ domain }).whereNull('removed_at').update({ removed_at: now })
-  return changed > 0
+  const mysql = db.client.config.client === 'mysql2'
+  return db.transaction(async (trx) => {
+    const query = trx('sites').where({ domain }).whereNull('removed_at').first('id')
+    // The row lock orders this against a check being recorded for the site at the same moment.
+    const site = await (mysql ? query.forUpdate() : query)
+    if (!site) return false
+    await trx('sites').where({ id: site.id }).update({ removed_at: now })
+    const open = await trx('outages').where({ open_site_id: site.id }).first('id', 'started_at')
+    if (open) {
+      const started = toDate(open.started_at) as Date
+      await trx('outages').where({ id: open.id }).update({ ended_at: started > now ? started : now, open_site_id: null })
+    }
+    return true
+  })
 }
 
 export async function listTrackedSites({ db }: { db: Db }): Promise<SiteRow[]> {
