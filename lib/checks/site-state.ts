@@ -30,6 +30,27 @@ export interface CurrentStatus {
 /** A newest check older than this many intervals means nobody knows: `unavailable`. */
 const FRESH_INTERVALS = 3
 
+/** A site's stored verdict, as its row keeps it. */
+export interface StoredVerdict {
+  status: SiteStatus
+  blocked: boolean
+  partial: boolean
+  response_ms: number | null
+  checked_at: Date | null
+}
+
+/**
+ * The verdict to show for a site now: the stored one while its newest check is at most three
+ * intervals old, otherwise `unavailable` with `blocked`, `partial` false and no response time.
+ * The status endpoint, badges, pages and the operator tool all show sites through this rule.
+ */
+export function currentVerdict(site: StoredVerdict, now: Date, intervalMs: number): Omit<StoredVerdict, 'checked_at'> {
+  const fresh = site.checked_at !== null && now.getTime() - site.checked_at.getTime() <= FRESH_INTERVALS * intervalMs
+  return fresh
+    ? { status: site.status, blocked: site.blocked, partial: site.partial, response_ms: site.response_ms }
+    : { status: 'unavailable', blocked: false, partial: false, response_ms: null }
+}
+
 /**
  * The tracked sites' current state, kept in memory and updated after every committed check, so the
  * status endpoint answers without touching the database. Sites added or removed by the operator
@@ -118,17 +139,13 @@ export class SiteStates {
     }
   }
 
-  #fresh(site: StoredSiteState['site'], now: Date): boolean {
-    return site.checked_at !== null && now.getTime() - site.checked_at.getTime() <= FRESH_INTERVALS * this.#intervalMs
-  }
-
   /** The site's name and current verdict, with the same freshness rule as the status record. */
   current(domain: string, now: Date): CurrentStatus | null {
     const state = this.#byDomain.get(domain)
     if (!state) return null
     const { site } = state
-    const fresh = this.#fresh(site, now)
-    return { name: site.name, status: fresh ? site.status : 'unavailable', blocked: fresh && site.blocked, partial: fresh && site.partial }
+    const { status, blocked, partial } = currentVerdict(site, now, this.#intervalMs)
+    return { name: site.name, status, blocked, partial }
   }
 
   /** Every tracked site's status record, ordered by domain. */
@@ -141,14 +158,14 @@ export class SiteStates {
     const state = this.#byDomain.get(domain)
     if (!state) return null
     const { site, lastOutage } = state
-    const fresh = this.#fresh(site, now)
+    const verdict = currentVerdict(site, now, this.#intervalMs)
     return {
       domain: site.domain,
       name: site.name,
-      status: fresh ? site.status : 'unavailable',
-      blocked: fresh && site.blocked,
-      partial: fresh && site.partial,
-      response_ms: fresh ? site.response_ms : null,
+      status: verdict.status,
+      blocked: verdict.blocked,
+      partial: verdict.partial,
+      response_ms: verdict.response_ms,
       checked_at: site.checked_at?.toISOString() ?? null,
       uptime_percent: uptimeSummary(state.outages, site.added_at, now),
       last_outage: lastOutage === null

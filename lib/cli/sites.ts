@@ -1,7 +1,9 @@
 import { createReadStream } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
+import type { Config } from '../../config/index.js'
 import { DomainError, normaliseDomain } from '../checks/domain.js'
+import { currentVerdict } from '../checks/site-state.js'
 import type { Db } from '../store/db.js'
 import { addSite, addSites, listTrackedSites, removeSite, type AddOutcome, type SiteEntry } from '../store/sites.js'
 import { CommandError, UsageError, println, table, type CliIo } from './io.js'
@@ -40,7 +42,7 @@ function domainArg(positionals: string[], command: string): string {
   }
 }
 
-export async function sitesCommand(args: string[], io: CliIo, open: () => Promise<{ db: Db }>): Promise<number> {
+export async function sitesCommand(args: string[], io: CliIo, open: () => Promise<{ db: Db; config: Config }>): Promise<number> {
   const [sub, ...rest] = args
   if (sub === undefined || sub === '--help' || sub === '-h' || rest.includes('--help')) {
     // Asked for, help is output (stdout); without a command it is a usage error (stderr, exit 2).
@@ -68,15 +70,20 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
   }
   if (sub === 'list') {
     parseArgs({ args: rest, options: {}, strict: true })
-    const { db } = await open()
+    const { db, config } = await open()
     const sites = await listTrackedSites({ db })
-    println(io.stdout, table(['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT'], sites.map((s) => [
-      s.domain,
-      s.name,
-      s.status + (s.blocked ? ' (blocked)' : '') + (s.partial ? ' (partial)' : ''),
-      s.response_ms === null ? '-' : String(Math.round(s.response_ms)),
-      s.checked_at?.toISOString() ?? '-'
-    ])))
+    const now = io.now()
+    println(io.stdout, table(['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT'], sites.map((s) => {
+      // The same freshness rule as the status endpoint: no check in three intervals is `unavailable`.
+      const v = currentVerdict(s, now, config.checkIntervalS * 1000)
+      return [
+        s.domain,
+        s.name,
+        v.status + (v.blocked ? ' (blocked)' : '') + (v.partial ? ' (partial)' : ''),
+        v.response_ms === null ? '-' : String(Math.round(v.response_ms)),
+        s.checked_at?.toISOString() ?? '-'
+      ]
+    })))
     return 0
   }
   if (sub === 'import') {

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import t from 'tap'
 import { toDate } from '../../../lib/store/db.js'
+import { addSites } from '../../../lib/store/sites.js'
 import { hasStackTrace, lines, runCli, spawnCli } from '../../helpers/cli.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
@@ -159,5 +160,24 @@ for (const engine of engines()) {
       t.equal(none.code, 2, 'no FILE is a usage error')
       t.notOk(hasStackTrace(none.stderr))
     })
+  })
+}
+
+for (const engine of engines()) {
+  t.test(`sites list shows a site without a fresh check as unavailable, like the status endpoint, on ${engine}`, async (t) => {
+    const { db, url } = await migratedDb(engine, t)
+    const checkedAt = new Date(Date.now() - 150_000)
+    await addSites({ db, entries: [{ domain: 'stale.example.com', name: 'Stale' }, { domain: 'never.example.com', name: 'Never' }], now: new Date(Date.now() - 3_600_000) })
+    await db('sites').where({ domain: 'stale.example.com' }).update({ status: 'down', blocked: true, partial: true, response_ms: 80, checked_at: checkedAt })
+    const list = async (interval: string): Promise<string[][]> =>
+      lines((await runCli(['sites', 'list'], { env: { DATABASE_URL: url, CHECK_INTERVAL_S: interval } })).stdout).slice(1).map((l) => l.split(/ {2,}/))
+    t.same(await list('60'), [
+      ['never.example.com', 'Never', 'unavailable', '-', '-'],
+      ['stale.example.com', 'Stale', 'down (blocked) (partial)', '80', checkedAt.toISOString()]
+    ], 'checked 150 s ago with a 60 s interval: still fresh')
+    t.same(await list('30'), [
+      ['never.example.com', 'Never', 'unavailable', '-', '-'],
+      ['stale.example.com', 'Stale', 'unavailable', '-', checkedAt.toISOString()]
+    ], 'with a 30 s interval that is over three intervals ago: unavailable, and when it was last checked')
   })
 }
