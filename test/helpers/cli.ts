@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { run } from '../../lib/cli/index.js'
-import { logLinesOf, recordLogLines } from './suite-log.js'
+import { logLinesOf, recordLogLines, recordOutputOf } from './suite-log.js'
 
 /** The project root: the real command runs from here, as `npx site-status` would. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -95,7 +95,8 @@ export function hasStackTrace(text: string): boolean {
 
 /**
  * Starts `site-status serve` as a real process (the sources through tap's loader, or `script`, a
- * built file) with only PATH, PORT=0 and `env`; resolves with its address once it listens.
+ * built file) with only PATH, PORT=0 and `env`; resolves with its address once it listens. All it
+ * writes goes to the suite-wide log check.
  */
 export async function startServe(
   t: Tap.Test,
@@ -105,6 +106,8 @@ export async function startServe(
   const args = script.endsWith('.ts') ? [...process.execArgv, file, 'serve'] : [file, 'serve']
   const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  recordOutputOf(child.stdout)
+  recordOutputOf(child.stderr)
   let out = ''
   child.stderr.on('data', (c: Buffer) => { out += c.toString() })
   const uri = await new Promise<string>((resolve, reject) => {

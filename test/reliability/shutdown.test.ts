@@ -17,7 +17,9 @@ import { STOPPING_ERROR } from '../../lib/checks/location-pool.js'
 import { outageStep } from '../../lib/checks/outages.js'
 import { openDb, toDate } from '../../lib/store/db.js'
 import { lines, ROOT, spawnCli } from '../helpers/cli.js'
+import { incompleteCheck, readStoredRows, replayOutages, storedRowProblems } from '../helpers/stored-rows.mjs'
 import { createTestDatabase, engines } from '../helpers/db.js'
+import { recordOutputOf } from '../helpers/suite-log.js'
 import { closedPort } from '../helpers/targets.js'
 
 const SERVE = join(ROOT, 'dist/lib/cli/index.js')
@@ -85,6 +87,8 @@ for (const engine of engines()) {
 
     const child = spawn(process.execPath, [SERVE, 'serve'], { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
     t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+    recordOutputOf(child.stdout)
+    recordOutputOf(child.stderr)
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
@@ -196,31 +200,23 @@ for (const engine of engines()) {
     // The database: no half-written check or outage.
     const db = openDb(database.url)
     t.teardown(() => db.destroy())
-    const sites = await db('sites').select('id', 'domain', 'status', 'checked_at')
-    const checks = (await db('checks').orderBy([{ column: 'site_id' }, { column: 'checked_at' }, { column: 'id' }]).select('site_id', 'checked_at', 'status', 'locations'))
-      .map((c) => ({ site: Number(c.site_id), at: (toDate(c.checked_at) as Date).getTime(), status: c.status, locations: String(c.locations) }))
-    const outages = (await db('outages').orderBy([{ column: 'site_id' }, { column: 'started_at' }]).select('site_id', 'started_at', 'ended_at', 'open_site_id'))
-      .map((o) => ({ site: Number(o.site_id), start: (toDate(o.started_at) as Date).getTime(), end: toDate(o.ended_at)?.getTime() ?? null, open: o.open_site_id }))
+    const rows = await readStoredRows(db, toDate)
+    const { sites, checks, outages } = rows
     t.ok(checks.length > TRACKED.length * 3, `${checks.length} checks were recorded`)
+    t.same(checks.map(incompleteCheck).filter((why) => why !== null), [], 'every check row is whole')
     t.notOk(checks.some((c) => c.locations.includes(STOPPING_ERROR)), 'no check cut short by the stop was recorded')
     t.same(outages.filter((o) => o.end !== null && o.end < o.start), [], 'every closed outage ends after it starts')
     t.same(outages.filter((o) => (o.end === null) !== (o.open !== null)), [], 'open_site_id is set exactly while an outage is open')
     for (const site of sites) {
-      const id = Number(site.id)
-      const own = checks.filter((c) => c.site === id)
+      const own = checks.filter((c) => c.site === site.id)
       const newest = own.at(-1)
-      t.equal(toDate(site.checked_at)?.getTime(), newest?.at, `${site.domain}: the site row is its newest check's time`)
+      t.equal(site.at, newest?.at, `${site.domain}: the site row is its newest check's time`)
       t.equal(site.status, newest?.status, `${site.domain}: and its status`)
       // Replaying the site's checks must give exactly its outages: no transition half-written or lost.
-      const expected: Array<{ start: number; end: number | null }> = []
-      for (const c of own) {
-        const step = outageStep(expected.at(-1)?.end === null, c.status)
-        if (step === 'open') expected.push({ start: c.at, end: null })
-        if (step === 'close') (expected.at(-1) as { end: number | null }).end = c.at
-      }
-      t.same(outages.filter((o) => o.site === id).map((o) => ({ start: o.start, end: o.end })), expected, `${site.domain}: its outages follow from its checks`)
+      t.same(outages.filter((o) => o.site === site.id).map((o) => ({ start: o.start, end: o.end })), replayOutages(own, outageStep), `${site.domain}: its outages follow from its checks`)
     }
-    t.ok(outages.some((o) => o.site === Number(sites.find((s) => s.domain === 'flap.example.com')?.id)), 'the flapping site has outages')
+    t.same(storedRowProblems(rows, outageStep), [], 'the shared consistency check (bench/load-mix uses it too) finds nothing')
+    t.ok(outages.some((o) => o.site === sites.find((s) => s.domain === 'flap.example.com')?.id), 'the flapping site has outages')
     t.comment(`figures (${engine}): exit ${exitMs} ms after SIGTERM; ${answered.length} requests answered ` +
       `(${answered.filter((o) => o.sentAt >= sigtermAt).length} of them sent after SIGTERM), ${failed.length} refused after the listener closed, ` +
       `${inFlight.length} checks in flight at SIGTERM completed; ${checks.length} checks and ${outages.length} outages recorded; ` +
