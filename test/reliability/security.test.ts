@@ -1,24 +1,36 @@
 import t from 'tap'
+import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
+import { lookup as dnsLookup } from 'node:dns/promises'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { loadConfig } from '../../config/index.js'
 import { LocationPools } from '../../lib/checks/location-pool.js'
 import { CheckSupervisor, type Prober } from '../../lib/checks/supervisor.js'
 import { createLogger } from '../../lib/logger.js'
 import { migratedDb } from '../helpers/db.js'
-import { runCli, lines } from '../helpers/cli.js'
+import { cliEnv, lines, ROOT, runCli, startServe } from '../helpers/cli.js'
+import { NON_PUBLIC_ADDRESSES, NON_PUBLIC_NAMES, urlHost, V4_SPELLINGS } from '../helpers/address-table.js'
 import { bearer, LogCapture, testServer } from '../helpers/server.js'
-import { findSecrets, readSuiteLog } from '../helpers/suite-log.js'
+import { findSecrets, readSuiteLog, recordOutputOf } from '../helpers/suite-log.js'
 import { closedPort, startProxy } from '../helpers/targets.js'
 
 const REFUSED = { error: 'domain resolves to a non-public address' }
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex')
 
-/** Non-public destinations as they appear in a URL's host (decisions.md, Check endpoint). */
-const NON_PUBLIC_HOSTS = ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.254', '192.168.1.1', '169.254.169.254', '100.64.0.1',
-  '0.0.0.0', '224.0.0.1', '255.255.255.255', '[::1]', '[::]', '[fc00::1]', '[fd00:ec2::254]', '[fe80::1]', '[::ffff:127.0.0.1]',
-  '[::ffff:a9fe:a9fe]', '[64:ff9b::a00:1]', '[2002:7f00:1::]', 'localhost']
+/**
+ * Every non-public destination of the policy's table (test/helpers/address-table.ts), as the host of
+ * a redirect's Location and as a CONNECT_TO destination, with the other spellings of v4 addresses.
+ */
+const DESTINATIONS: ReadonlyArray<{ host: string; why: string }> = [
+  ...NON_PUBLIC_ADDRESSES.map(([ip, why]) => ({ host: ip, why })),
+  ...NON_PUBLIC_NAMES.map((name) => ({ host: name, why: 'a name for loopback' })),
+  ...V4_SPELLINGS.map(([spelling, why]) => ({ host: spelling, why }))
+]
 
 t.test('keys are stored as SHA-256 digests only, whoever created them', async (t) => {
   const { db, url } = await migratedDb('sqlite', t)
@@ -46,6 +58,58 @@ t.test('the suite-wide log check sees every logged line and recognises leaks', a
   const leaking = [`{"msg":"${key}"}`, '{"req":{"headers":{"Authorization":"x"}}}', '{"msg":"Bearer abc.def"}']
   t.equal(findSecrets(leaking.map((line) => ({ file: 'f', line }))).length, 3, 'a key, an Authorization header and a bearer token are all caught')
   t.equal(findSecrets([{ file: 'f', line: '{"msg":"request failed","err":{"code":"E"}}' }]).length, 0, 'a clean line is not')
+})
+
+/** The lines this test process added to the suite log. */
+const ownSuiteLog = (): string[] => readSuiteLog().filter(({ file }) => file === `${process.pid}.log`).map(({ line }) => line)
+
+t.test('every line a spawned server writes reaches the suite log', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'site-status-suite-log-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const { child, uri } = await startServe(t, { cwd: dir, env: { HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, LOG_LEVEL: 'info' } })
+  const canary = `canary-${process.pid}-${Date.now()}`
+  const res = await fetch(`${uri}/${canary}`)
+  await res.text()
+  const closed = once(child, 'close')
+  child.kill('SIGTERM')
+  await closed
+  const logged = ownSuiteLog()
+  t.ok(logged.some((l) => l.includes('"msg":"listening"')), 'its start')
+  t.ok(logged.some((l) => l.includes(canary) && l.includes('[response]')), 'the line of a request it answered')
+  t.ok(logged.some((l) => l.includes('"msg":"stopped"')), 'and its last line, written as it exited')
+
+  // stderr too, whatever the lines look like, a last line without its newline included.
+  const canary2 = `stderr-${process.pid}-${Date.now()}`
+  const noisy = spawn(process.execPath, ['-e', `process.stderr.write('not json ${canary2} 1\\nnot json ${canary2} 2')`], { stdio: ['ignore', 'pipe', 'pipe'] })
+  recordOutputOf(noisy.stdout)
+  recordOutputOf(noisy.stderr)
+  await once(noisy, 'close')
+  t.same(ownSuiteLog().filter((l) => l.includes(canary2)), [`not json ${canary2} 1`, `not json ${canary2} 2`], 'every stderr line, as written')
+})
+
+t.test('the after hook fails the run when any line of the suite log carries a secret', async (t) => {
+  const runHook = async (logLines: string[]) => {
+    const dir = mkdtempSync(join(tmpdir(), 'site-status-hook-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    writeFileSync(join(dir, '4242.log'), logLines.map((l) => `${l}\n`).join(''))
+    // The hook as tap runs it, through the same loader, on a log of planted lines.
+    const hook = spawn(process.execPath, [...process.execArgv, join(ROOT, 'test/hooks/after.ts')], { cwd: ROOT, env: cliEnv({ SUITE_LOG_DIR: dir }), stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    hook.stdout.setEncoding('utf8').on('data', (d: string) => { out += d })
+    hook.stderr.setEncoding('utf8').on('data', (d: string) => { out += d })
+    const [code] = (await once(hook, 'close')) as [number | null]
+    return { code, out }
+  }
+  const clean = ['{"level":30,"msg":"listening"}', '{"level":30,"msg":"[response] get /api/v1/status/x 200"}', 'a stderr line']
+  const planted = `{"level":30,"msg":"[response] get /api/v1/x?k=ssk_${'Q'.repeat(43)} 200"}`
+  const ok = await runHook(clean)
+  t.equal(ok.code, 0, 'a clean log passes')
+  t.match(ok.out, /3 log lines from 1 test processes checked; none carries/, 'and every line was read')
+  const leaked = await runHook([...clean, planted])
+  t.equal(leaked.code, 1, 'one planted key among them fails the run')
+  t.match(leaked.out, /1 of 4 log lines carry a key/, 'and the hook says which')
+  const header = await runHook([...clean, '{"level":20,"req":{"headers":{"authorization":"Basic eDp5"}}}'])
+  t.equal(header.code, 1, 'so does an Authorization header')
 })
 
 t.test('a server that saw keys in every position logs none of them', async (t) => {
@@ -77,7 +141,8 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
   const site = http.createServer((req, res) => {
     hits.push(`${req.headers.host}${req.url}`)
     const n = Number(/^r(\d+)\./.exec(req.headers.host ?? '')?.[1])
-    res.writeHead(302, { location: `http://${NON_PUBLIC_HOSTS[n] ?? 'nowhere.invalid'}/` }).end()
+    const to = DESTINATIONS[n]
+    res.writeHead(302, { location: `http://${to ? urlHost(to.host) : 'nowhere.invalid'}/` }).end()
   })
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.2', resolve))
   const proxies = await Promise.all([startProxy(), startProxy()])
@@ -87,7 +152,7 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
   })
   const port = (site.address() as AddressInfo).port
   const closed = await closedPort()
-  const rules = NON_PUBLIC_HOSTS.map((_, i) => `r${i}.site.test:443:127.0.0.2:${closed},r${i}.site.test:80:127.0.0.2:${port}`)
+  const rules = DESTINATIONS.map((_, i) => `r${i}.site.test:443:127.0.0.2:${closed},r${i}.site.test:80:127.0.0.2:${port}`)
   const locations = [{ label: 'Direct 1, Testland' }, ...proxies.map((p, i) => ({ label: `Proxy ${i + 1}, Testland`, proxy: `http://127.0.0.1:${p.port}` }))]
   const env = { ALLOW_PRIVATE_TARGETS: '127.0.0.2/32', CONNECT_TO: rules.join(','), LOCATIONS: JSON.stringify(locations), PROBE_TIMEOUT_MS: '3000', CACHE_TTL_S: '0' }
   const config = loadConfig(env)
@@ -118,16 +183,34 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
   }
 
   const viaRedirects = await serve(config.connectTo)
-  for (const [i, host] of NON_PUBLIC_HOSTS.entries()) {
-    t.same(await viaRedirects.check(`r${i}.site.test`), { status: 400, body: REFUSED }, `a redirect to ${host} is refused by every location`)
+  for (const [i, { host, why }] of DESTINATIONS.entries()) {
+    const location = `http://${urlHost(host)}/`
+    const answer = await viaRedirects.check(`r${i}.site.test`)
+    if (URL.canParse(location)) {
+      t.same(answer, { status: 400, body: REFUSED }, `a redirect to ${location} (${why}) is refused by every location`)
+    } else {
+      // No URL parser takes a zone, so no location can follow it: each reports the redirect itself.
+      t.match(answer, { status: 200, body: { locations: locations.map(() => ({ http_code: 302, final_url: `http://r${i}.site.test/` })) } },
+        `a redirect to ${location} (${why}), which is no URL, is not followed by any location`)
+    }
   }
-  t.equal(viaRedirects.probes(), NON_PUBLIC_HOSTS.length, 'each first hop was allowed and fetched')
-  t.equal(hits.length, NON_PUBLIC_HOSTS.length * locations.length, 'by each location, and nothing beyond it')
+  t.equal(viaRedirects.probes(), DESTINATIONS.length, 'each first hop was allowed and fetched')
+  t.equal(hits.length, DESTINATIONS.length * locations.length, 'by each location, and nothing beyond it')
 
-  const publicLooking = async (host: string) => host === 'public-looking.example.com' ? ['93.184.215.14'] : ['127.0.0.1']
-  for (const host of NON_PUBLIC_HOSTS) {
-    const { check, probes } = await serve(loadConfig({ CONNECT_TO: `:443:${host}:${port},:80:${host}:${port}` }).connectTo, publicLooking)
-    t.same(await check('public-looking.example.com'), { status: 400, body: REFUSED }, `a public name sent to ${host} by CONNECT_TO is refused`)
+  // The name checked resolves publicly; every other name (the destinations) through the system
+  // resolver, which reads 2130706433 or 0x7f.0.0.1 as an address the way a dial would.
+  const publicLooking = async (host: string) => host === 'public-looking.example.com'
+    ? ['93.184.215.14']
+    : (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address)
+  for (const { host, why } of DESTINATIONS) {
+    const dest = host.includes(':') ? `[${host}]` : host
+    const connectTo = `:443:${dest}:${port},:80:${dest}:${port}`
+    if (host.includes('%')) {
+      t.throws(() => loadConfig({ CONNECT_TO: connectTo }), { name: 'ConfigError' }, `CONNECT_TO to ${dest} (${why}) stops the start`)
+      continue
+    }
+    const { check, probes } = await serve(loadConfig({ CONNECT_TO: connectTo }).connectTo, publicLooking)
+    t.same(await check('public-looking.example.com'), { status: 400, body: REFUSED }, `a public name sent to ${dest} (${why}) by CONNECT_TO is refused`)
     t.equal(probes(), 0, 'before any location dials it')
   }
 })
