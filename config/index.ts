@@ -67,13 +67,41 @@ const allowPrivateSchema = Joi.string().allow('').default('').custom((value: str
   return helpers.error('any.invalid')
 }).messages({ 'any.invalid': 'must be 1, 0, or a comma-separated list of CIDR ranges such as 10.20.0.0/16' })
 
+/** RFC 1123 host names: dot-separated labels of letters, digits and inner hyphens, at most 253 characters. */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i
+
+/** The listen address: an IP address (IPv6 without brackets, as Node's listen takes it) or a host name. */
+const hostSchema = Joi.string().trim().min(1).default('127.0.0.1').custom((value: string, helpers) => {
+  return isIP(value) !== 0 || HOST_NAME.test(value) ? value : helpers.error('any.invalid')
+}).messages({ 'any.invalid': 'must be an IP address or a host name, such as 0.0.0.0, :: or status.internal' })
+
+/**
+ * `mysql://user:pass@host:port/db` must name the host and the database (the tables live there);
+ * messages never repeat the URL, which may hold a password.
+ */
+const databaseUrlSchema = Joi.string().pattern(/^(mysql:\/\/.+|sqlite:.+)$/).default('sqlite:data/site-status.sqlite')
+  .custom((value: string, helpers) => {
+    if (!value.startsWith('mysql://')) return value
+    let url: URL
+    try {
+      url = new URL(value)
+    } catch {
+      return helpers.error('string.pattern.base')
+    }
+    if (url.hostname === '') return helpers.error('string.pattern.base')
+    if (!/^\/[^/]+$/.test(url.pathname)) return helpers.error('database.missing')
+    return value
+  })
+  .messages({
+    'string.pattern.base': 'must be mysql://user:pass@host:port/db or sqlite:path',
+    'database.missing': 'must name the database: mysql://user:pass@host:port/db'
+  })
+
 const envSchema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
-  HOST: Joi.string().trim().min(1).default('127.0.0.1'),
+  HOST: hostSchema,
   PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
-  DATABASE_URL: Joi.string().pattern(/^(mysql:\/\/.+|sqlite:.+)$/)
-    .messages({ 'string.pattern.base': 'must be mysql://user:pass@host:port/db or sqlite:path' })
-    .default('sqlite:data/site-status.sqlite'),
+  DATABASE_URL: databaseUrlSchema,
   LOCATIONS: Joi.string().min(1),
   CHECK_INTERVAL_S: Joi.number().integer().min(1).max(86400).default(60),
   CHECK_RETENTION_DAYS: Joi.number().integer().min(1).max(3650).default(35),

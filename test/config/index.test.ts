@@ -77,6 +77,10 @@ t.test('good values of each variable are taken and converted', async (t) => {
   const cases: Array<[string, Record<string, string>, Partial<Config>]> = [
     ['PORT', { PORT: '8080' }, { port: 8080 }],
     ['HOST', { HOST: '0.0.0.0' }, { host: '0.0.0.0' }],
+    ['an IPv6 HOST', { HOST: '::' }, { host: '::' }],
+    ['a host name HOST', { HOST: 'status-1.internal' }, { host: 'status-1.internal' }],
+    ['a single-label HOST', { HOST: 'localhost' }, { host: 'localhost' }],
+    ['a mysql DATABASE_URL without a port', { DATABASE_URL: 'mysql://u@db.internal/site_status' }, { databaseUrl: 'mysql://u@db.internal/site_status' }],
     ['a mysql DATABASE_URL', { DATABASE_URL: 'mysql://u:p@db:3306/site' }, { databaseUrl: 'mysql://u:p@db:3306/site' }],
     ['a sqlite DATABASE_URL', { DATABASE_URL: 'sqlite::memory:' }, { databaseUrl: 'sqlite::memory:' }],
     ['CHECK_INTERVAL_S', { CHECK_INTERVAL_S: '300' }, { checkIntervalS: 300 }],
@@ -157,11 +161,23 @@ t.test('bad values produce a one-line ConfigError naming the variable', async (t
     ['PORT', '80.5'],
     ['HOST', ''],
     ['HOST', '   '],
+    ['HOST', 'not a host', /IP address or a host name/],
+    ['HOST', 'http://0.0.0.0', /IP address or a host name/],
+    ['HOST', '0.0.0.0:3000', /IP address or a host name/],
+    ['HOST', '[::1]', /IP address or a host name/],
+    ['HOST', 'bad_name.internal', /IP address or a host name/],
+    ['HOST', '-lead.example.com', /IP address or a host name/],
+    ['HOST', 'a..b', /IP address or a host name/],
+    ['HOST', `${'a'.repeat(64)}.example.com`, /IP address or a host name/],
     ['PUBLIC_URL', 'not a URL'],
     ['PUBLIC_URL', 'ftp://x'],
     ['DATABASE_URL', 'postgres://x'],
     ['DATABASE_URL', ''],
     ['DATABASE_URL', 'sqlite:'],
+    ['DATABASE_URL', 'mysql://u:p@db:3306', /must name the database/],
+    ['DATABASE_URL', 'mysql://u:p@db:3306/', /must name the database/],
+    ['DATABASE_URL', 'mysql://u:p@db/site/extra', /must name the database/],
+    ['DATABASE_URL', 'mysql://u:p@:3306/site'],
     ['LOCATIONS', '[{"label":', /JSON/],
     ['LOCATIONS', '{"label":"Frankfurt 1, Germany"}', /array/],
     ['LOCATIONS', '[]'],
@@ -262,4 +278,12 @@ t.test('CONNECT_TO follows curl --connect-to', async (t) => {
     })
     t.throws(() => parseConnectTo('example.com:443:127.0.0.1:99999'), ConfigError)
   })
+})
+
+t.test('a refused mysql DATABASE_URL is not repeated, since it may hold a password', async (t) => {
+  for (const url of ['mysql://user:s3cret-pw@db:3306', 'mysql://user:s3cret-pw@:3306/site']) {
+    const message = configError(t, { DATABASE_URL: url })
+    t.strictSame(named(message), ['DATABASE_URL'])
+    t.notMatch(message, /s3cret-pw/, 'the password is not in the message')
+  }
 })
