@@ -64,6 +64,7 @@ export async function startService(
       allowPrivate: config.allowPrivateTargets,
       allowRanges: config.allowedTargetRanges,
       connectTo: config.connectTo,
+      lookupTimeoutMs: config.probeTimeoutMs,
       onResult: (result, source) => recorder.record(result, source)
     })
     monitoring = await startMonitoring({ db, states, checks, intervalMs, retentionDays: config.checkRetentionDays, logger, firstPruneMs })

@@ -1,6 +1,7 @@
+import { isIP } from 'node:net'
 import { LRUCache } from 'lru-cache'
 import type { ConnectToRule } from '../../config/index.js'
-import { applyConnectTo } from './connect-to.js'
+import { applyConnectTo, bare } from './connect-to.js'
 import { decide, type SiteStatus } from './consensus.js'
 import { STOPPING_ERROR, type LocationResult } from './location-pool.js'
 import { checkHost, NON_PUBLIC_ERROR, POLICY_REFUSAL } from './target-policy.js'
@@ -42,6 +43,11 @@ export interface SupervisorOptions {
   now?: () => Date
   /** Resolves names for the target policy (tests inject one; production uses the system resolver). */
   lookup?: (host: string) => Promise<string[]>
+  /**
+   * How long the policy's look-up of the name may take before the check goes on without it (the
+   * probe deadline, PROBE_TIMEOUT_MS, in the service). The actors still judge every address they dial.
+   */
+  lookupTimeoutMs?: number
   /**
    * The recording seam: every fresh (not cached) result is handed here. The monitoring side records
    * it when the domain is tracked; failures there must not fail the check.
@@ -132,12 +138,25 @@ export class CheckSupervisor {
     cache.set(domain, outcome)
   }
 
+  /** The policy's verdict, or null when the resolver did not answer within the deadline. */
+  async #withinDeadline<T>(work: Promise<T>): Promise<T | null> {
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), this.#opts.lookupTimeoutMs ?? 10_000) })
+    try {
+      return await Promise.race([work, late])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
   async #probe(domain: string): Promise<Outcome> {
     const { allowPrivate, allowRanges, connectTo, lookup, prober } = this.#opts
     const dial = applyConnectTo(connectTo, domain, 443)
-    const verdict = await checkHost(dial.host, { allowPrivate, allowRanges, lookup })
-    // A name that does not resolve is not refused here: the locations will report it as down.
-    if (!verdict.ok && verdict.reason === 'non_public') return { ok: false }
+    const judged = checkHost(dial.host, { allowPrivate, allowRanges, lookup })
+    const verdict = await (isIP(bare(dial.host)) === 0 ? this.#withinDeadline(judged) : judged)
+    // A name that does not resolve (or not in time) is not refused here: the locations will report
+    // it as down, and a direct location judges the very address it dials.
+    if (verdict !== null && !verdict.ok && verdict.reason === 'non_public') return { ok: false }
     const checkedAt = this.#now()
     const locations = await prober.probeAll(domain)
     if (locations.some((l) => l.error === POLICY_REFUSAL)) return { ok: false }

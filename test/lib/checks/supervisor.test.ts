@@ -40,3 +40,23 @@ t.test('a scheduled check joins an on-demand run already under way', async (t) =
   t.equal(demand.checked_at, scheduled?.checked_at)
   t.equal(demand.response_ms, 20, 'the median of the locations')
 })
+
+t.test('a resolver that never answers holds a check up only until the lookup deadline', async (t) => {
+  const prober = counting(1)
+  const never = (): Promise<string[]> => new Promise(() => {})
+  const checks = new CheckSupervisor({ ...options, allowPrivate: false, prober, lookup: never, lookupTimeoutMs: 200 })
+  const started = performance.now()
+  const result = await checks.check('hung-dns.example.com')
+  const waited = performance.now() - started
+  t.equal(prober.runs, 1, 'the locations were asked after the deadline')
+  t.equal(result.status, 'up')
+  t.ok(waited >= 190, `waited for the deadline (${Math.round(waited)} ms)`)
+  t.ok(waited < 5000, 'and not for the resolver')
+})
+
+t.test('a name resolving to a non-public address is still refused before probing', async (t) => {
+  const prober = counting(1)
+  const checks = new CheckSupervisor({ ...options, allowPrivate: false, prober, lookup: async () => ['10.1.2.3'], lookupTimeoutMs: 200 })
+  await t.rejects(checks.check('inside.example.com'), { code: 'non_public_target' })
+  t.equal(prober.runs, 0)
+})
