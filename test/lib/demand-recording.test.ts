@@ -28,7 +28,11 @@ async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms: num
 for (const engine of engines()) {
   t.test(`an on-demand check of a tracked domain is recorded like a scheduled one, on ${engine}`, async (t) => {
     let healthy = true
-    const target = http.createServer((_req, res) => { res.writeHead(healthy ? 200 : 503).end(healthy ? 'ok' : 'down') })
+    const agents = new Set<string | undefined>()
+    const target = http.createServer((req, res) => {
+      agents.add(req.headers['user-agent'])
+      res.writeHead(healthy ? 200 : 503).end(healthy ? 'ok' : 'down')
+    })
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
     t.teardown(() => new Promise<void>((resolve) => target.close(() => resolve())))
     const port = (target.address() as AddressInfo).port
@@ -68,6 +72,7 @@ for (const engine of engines()) {
 
     const first = await check('TRACKED.example.com')
     t.equal(first.status, 'up')
+    t.same([...agents], [`SiteStatusAPI/0.1 (+${config.publicUrl})`], 'every probe names the service and where to find it')
     const up = await until(status, (s) => s.checked_at === first.checked_at, 10_000)
     t.match(up, { status: 'up', checked_at: first.checked_at, last_outage: null }, 'the status endpoint shows the on-demand result')
     const stored = await demandChecks()
