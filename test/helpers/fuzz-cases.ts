@@ -7,6 +7,11 @@ export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20261122)
 export interface FuzzCase {
   kind: string
   request: ServerInjectOptions
+  /**
+   * An HTML page route (`/`, `/sites/{domain}`): its own errors are HTML pages, the documented
+   * exception to JSON; errors from routing (405, a path no route has) are still JSON.
+   */
+  page?: true
   /** The status the case must get, when its generator knows it; otherwise only the shape is checked. */
   status?: number | number[] | ((res: ServerInjectResponse) => number | number[])
 }
@@ -44,6 +49,11 @@ const METHODS = ['PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'FOO'
 const GET_PATHS = ['/api/v1/rate_limit', '/api/v1/outages', `/api/v1/status/${TRACKED}`, '/healthz']
 const CONTENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=xyz', 'application/xml',
   'image/png', 'application/jsonx', 'text/json', 'application/octet-stream', 'text/html', 'application/ld+json']
+/** Badge routes and HTML pages, which take no key. */
+const PUBLIC_PATHS = [`/api/badge/${TRACKED}`, `/api/badge/${TRACKED}/endpoint`, `/sites/${TRACKED}`, '/']
+const BADGE_STYLES = ['flat', 'flat-square', 'plastic', 'for-the-badge']
+const BAD_STYLES = ['', 'FLAT', 'flat ', ' flat', 'social', 'flat-squared', 'for the badge', 'flat\u0000', 'plastic%', '0', 'x'.repeat(2000)]
+const MAX_LABEL = 64
 const JUNK = 'abcXYZ019 -_.~!$&\'()*+,;=:@"<>\\^`{|}%éß\u00ff'
 
 export function* fuzzCases(count: number, key: string, seed = FUZZ_SEED): Generator<FuzzCase> {
@@ -169,6 +179,74 @@ export function* fuzzCases(count: number, key: string, seed = FUZZ_SEED): Genera
       return { kind: 'mutation', request: { ...base, url, ...(base.payload === undefined ? {} : { payload: mutate(String(base.payload)) }) } }
     }]
   ]
+  // Badges: a domain of any shape and `style`/`label` valid, invalid, repeated or alongside unknown
+  // parameters. Any valid domain gets a badge (tracked or not); an invalid one or option is a 400.
+  const badgeQuery = (): { query: string; bad: boolean } => {
+    const params = new URLSearchParams()
+    let bad = false
+    if (random() < 0.6) {
+      if (random() < 0.6) params.append('style', pick(BADGE_STYLES))
+      else { params.append('style', pick([...BAD_STYLES, junk(12)])); bad ||= !BADGE_STYLES.includes(params.get('style') ?? '') }
+    }
+    if (random() < 0.6) {
+      const label = pick([
+        () => junk(int(MAX_LABEL) + 1),
+        () => pick(['', 'status', 'My Shop', 'Bücher 📚', 'a\u202eb', '<script>alert(1)</script>', '"quoted" & <b>']),
+        () => 'l'.repeat(MAX_LABEL + 1 + int(5000)),
+        () => `${junk(10)}${pick(['\u0000', '\n', '\r', '\t', '\u001b', '\u007f', '\u0085'])}${junk(5)}`
+      ])()
+      params.append('label', label)
+      bad ||= label.length > MAX_LABEL || /\p{Cc}/u.test(label)
+    }
+    if (random() < 0.1) { params.append(pick(['style', 'label']), 'flat'); bad ||= params.getAll('style').length > 1 || params.getAll('label').length > 1 }
+    if (random() < 0.2) params.append(pick(['foo', 'logo', 'color', '__proto__', 'cacheSeconds']), junk(8))
+    const query = params.toString()
+    return { query: query === '' ? '' : `?${query}`, bad }
+  }
+  /** A domain text as a path segment, and what the path resolves to when it has no segment left. */
+  const segment = (text: string): string => {
+    try { return encodeURIComponent(text) } catch { return '%ZZ' } // lone surrogates cannot be encoded
+  }
+  const pageShape = { page: true } as const
+  kinds.push(
+    [8, () => {
+      const text = domainText()
+      const { query, bad } = badgeQuery()
+      const seg = segment(text)
+      // '' and '.' leave /api/badge/, '..' leaves /api/: no such route.
+      const status = ['', '.', '..'].includes(text) ? 404 : seg === '%ZZ' ? [400, 404] : bad ? 400 : domainStatus(text, 200)
+      return { kind: 'badge', request: { url: `/api/badge/${seg}${query}` }, status }
+    }],
+    [4, () => {
+      const text = domainText()
+      const { query, bad } = badgeQuery()
+      const seg = segment(text)
+      // '.' leaves /api/badge/endpoint: the SVG route for the name "endpoint", which is no domain.
+      const status = text === '' || text === '..' ? 404 : text === '.' ? 400 : seg === '%ZZ' ? [400, 404] : bad ? 400 : domainStatus(text, 200)
+      return { kind: 'badge-endpoint', request: { url: `/api/badge/${seg}/endpoint${query}` }, status }
+    }],
+    [6, () => {
+      const text = domainText()
+      const seg = segment(text)
+      const parsed = tryNormaliseDomain(text)
+      // '' and '.' leave /sites/ (no such route), '..' leaves / (the site list).
+      const status = text === '' || text === '.' ? 404 : text === '..' ? 200 : seg === '%ZZ' ? [400, 404]
+        : !parsed.ok ? 400 : parsed.domain === TRACKED ? 200 : 404
+      const query = random() < 0.2 ? `?${pick(['page=2', 'x=1', 'domain=a', junk(10, 'abc=&')])}` : ''
+      return { kind: 'page-site', request: { url: `/sites/${seg}${query}` }, status, ...pageShape }
+    }],
+    [3, () => {
+      const [page, status] = pick<[string | string[] | undefined, number]>([[undefined, 200], ['1', 200], ['2', 404], ['999999', 404],
+        ['0', 400], ['-1', 400], ['1.5', 400], ['abc', 400], ['', 400], ['1e3', 400], [' 1', 400], ['01', 400], ['1000000', 400],
+        ['٣', 400], ['0x1', 400], ['9'.repeat(400), 400], [['1', '2'], 400]])
+      const params = new URLSearchParams()
+      for (const p of page === undefined ? [] : [page].flat()) params.append('page', p)
+      if (random() < 0.2) params.append(pick(['sort', 'q', '__proto__']), junk(6))
+      const query = params.toString()
+      return { kind: 'page-index', request: { url: `/${query === '' ? '' : `?${query}`}` }, status, ...pageShape }
+    }],
+    [4, () => ({ kind: 'method', request: { method: pick([...METHODS, 'POST']), url: pick(PUBLIC_PATHS) }, status: 405 })]
+  )
   const total = kinds.reduce((sum, [w]) => sum + w, 0)
   for (let i = 0; i < count; i++) {
     let r = random() * total

@@ -57,6 +57,20 @@ function checkShape(res: ServerInjectResponse | { statusCode: number; headers: R
   return null
 }
 
+/**
+ * The HTML pages' own answers: a page (200) or an error page (400, 404) with the pages' security
+ * headers and nothing internal or injected in it; routing errors there (405, no such route) are JSON.
+ */
+function checkPageShape(res: ServerInjectResponse, key: string): string | null {
+  if (/^application\/json/.test(String(res.headers['content-type']))) return checkShape(res, key)
+  if (res.statusCode >= 500) return `server error ${res.statusCode}`
+  if (!/^text\/html/.test(String(res.headers['content-type']))) return `neither HTML nor JSON: ${String(res.headers['content-type'])}`
+  if (!/default-src 'none'/.test(String(res.headers['content-security-policy']))) return 'an HTML answer without its Content-Security-Policy'
+  if (STACK_LINE.test(res.payload) || SQL.test(res.payload) || res.payload.includes(key)) return `internals in the page: ${res.payload.slice(0, 200)}`
+  if (/<script>alert/.test(res.payload)) return 'input echoed into the page unescaped'
+  return null
+}
+
 async function fuzzServer(t: Tap.Test): Promise<{ server: Server; key: string; countRows: () => Promise<Record<string, number>> }> {
   const { db } = await migratedDb('sqlite', t)
   await addSite({ db, entry: { domain: 'tracked.example.com', name: 'Tracked' }, now: new Date() })
@@ -88,7 +102,7 @@ t.test(`${INJECTED} malformed requests: no 5xx, every answer JSON with the right
     sent++
     byStatus.set(res.statusCode, (byStatus.get(res.statusCode) ?? 0) + 1)
     byKind.set(c.kind, (byKind.get(c.kind) ?? 0) + 1)
-    const problem = checkShape(res, key) ?? expectation(c, res, key)
+    const problem = (c.page ? checkPageShape(res, key) : checkShape(res, key)) ?? expectation(c, res, key)
     if (problem !== null && failures.length < 20) failures.push(`${c.kind} #${sent} ${describe(c.request)}: ${problem}`)
   }
   t.equal(sent, INJECTED, `${sent} requests sent`)
