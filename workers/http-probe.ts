@@ -230,10 +230,14 @@ const round1 = (ms: number): number => Math.round(ms * 10) / 10
 export async function probe(opts: ProbeOptions): Promise<ProbeResult> {
   const now = opts.now ?? (() => performance.now())
   const started = now()
+  // An exact deadline of our own (undici's timers tick coarsely), cleared as soon as the probe is
+  // done: AbortSignal.timeout() would leave every finished probe's timer to fire later for nothing.
+  const deadline = new AbortController()
+  const timer = setTimeout(() => deadline.abort(new DOMException(`no response in ${opts.timeoutMs} ms`, 'TimeoutError')), opts.timeoutMs)
   const run: Run = {
     opts,
     now,
-    signal: AbortSignal.timeout(opts.timeoutMs),
+    signal: deadline.signal,
     viaProxy: opts.dispatcher instanceof ProxyAgent,
     sums: { dns: 0, connect: 0, tls: 0, first_byte: 0 },
     lastStatus: 0,
@@ -248,6 +252,8 @@ export async function probe(opts: ProbeOptions): Promise<ProbeResult> {
     }
   } catch (err) {
     outcome = fail('error', `internal: ${err instanceof Error ? err.message : String(err)}`, 0)
+  } finally {
+    clearTimeout(timer)
   }
   const total = round1(now() - started)
   const verdict = outcome.kind === 'answer' ? judge(outcome) : { status: outcome.status, error: outcome.error }
