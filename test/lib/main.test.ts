@@ -10,6 +10,7 @@ import { createLogger } from '../../lib/logger.js'
 import { startService } from '../../lib/main.js'
 import { startServe } from '../helpers/cli.js'
 import { LogCapture } from '../helpers/server.js'
+import { recordOutputOf } from '../helpers/suite-log.js'
 
 const CLI = resolve('lib/cli/index.ts')
 
@@ -86,6 +87,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 
 t.test('serve refuses to start with a bad setting and names it', async (t) => {
   const child = spawn(process.execPath, [...process.execArgv, CLI, 'serve'], { env: { PATH: process.env.PATH, PORT: 'eighty' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  recordOutputOf(child.stdout)
+  recordOutputOf(child.stderr)
   let err = ''
   child.stderr.on('data', (c: Buffer) => { err += c.toString() })
   const [code] = await once(child, 'exit')

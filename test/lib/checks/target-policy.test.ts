@@ -1,46 +1,9 @@
 import t from 'tap'
 import { NON_PUBLIC_ERROR, checkHost, isAllowedAddress, isPublicAddress } from '../../../lib/checks/target-policy.js'
+import { ADDRESSES } from '../../helpers/address-table.js'
 
-const addresses: ReadonlyArray<readonly [string, boolean, string]> = [
-  ['127.0.0.1', false, 'loopback'],
-  ['10.1.2.3', false, 'private 10/8'],
-  ['172.15.255.255', true, 'just before 172.16/12'],
-  ['172.16.0.1', false, 'start of private 172.16/12'],
-  ['172.31.255.255', false, 'end of private 172.16/12'],
-  ['172.32.0.1', true, 'just past 172.16/12'],
-  ['192.168.1.1', false, 'private 192.168/16'],
-  ['169.254.169.254', false, 'the cloud metadata address'],
-  ['100.63.255.255', true, 'just before carrier-grade NAT'],
-  ['100.64.0.1', false, 'carrier-grade NAT'],
-  ['100.128.0.1', true, 'just past carrier-grade NAT'],
-  ['0.0.0.0', false, 'unspecified v4'],
-  ['224.0.0.1', false, 'multicast'],
-  ['255.255.255.255', false, 'broadcast'],
-  ['::1', false, 'v6 loopback'],
-  ['::', false, 'v6 unspecified'],
-  ['fc00::1', false, 'unique local fc00::/8'],
-  ['fd12::1', false, 'unique local fd00::/8'],
-  ['fd00:ec2::254', false, 'the AWS v6 metadata address'],
-  ['fe80::1', false, 'v6 link-local'],
-  ['fe80::1%eth0', false, 'v6 link-local with a zone'],
-  ['ff02::1', false, 'v6 multicast'],
-  ['2001:db8::1', false, 'v6 documentation'],
-  ['2001:0:4136:e378::1', false, 'Teredo'],
-  ['::ffff:127.0.0.1', false, 'mapped loopback, dotted'],
-  ['::ffff:7f00:1', false, 'mapped loopback, hex'],
-  ['::ffff:10.0.0.1', false, 'mapped private'],
-  ['::ffff:8.8.8.8', true, 'mapped public'],
-  ['::7f00:1', false, 'v4-compatible loopback'],
-  ['64:ff9b::a00:1', false, 'NAT64 of 10.0.0.1'],
-  ['64:ff9b::808:808', true, 'NAT64 of 8.8.8.8'],
-  ['2002:a00:1::', false, '6to4 of 10.0.0.1'],
-  ['2002:a9fe:a9fe::1', false, '6to4 of the metadata address'],
-  ['2002:808:808::1', true, '6to4 of 8.8.8.8'],
-  ['8.8.8.8', true, 'Google DNS'],
-  ['2606:4700:4700::1111', true, 'Cloudflare DNS v6'],
-  ['93.184.215.14', true, 'example.com'],
-  ['example.com', false, 'a name, not an address']
-]
+// One table for this test and for its re-run through redirects and CONNECT_TO (test/reliability/security.test.ts).
+const addresses = ADDRESSES
 
 t.test('isPublicAddress judges each address', async (t) => {
   for (const [ip, expected, why] of addresses) {
