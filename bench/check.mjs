@@ -13,7 +13,9 @@
  * per-core view), BENCH_DOCS (1: rewrite this mode's figures in docs/benchmarks.md), BENCH_PROFILE (1: --cpu-prof the process under test,
  * profiles go to bench/profiles/), BENCH_ACTOR (path of another location actor module for the
  * LocationPools runs, e.g. a patched copy of dist/workers/location-actor.js), BENCH_ONLY (ids of
- * the systems to run: raw,rawFallback,blackbox,pools,api,rawTls,blackboxTls,poolsTls).
+ * the systems to run: raw,rawFallback,blackbox,pools,api,rawTls,blackboxTls,poolsTls),
+ * BENCH_SUT_NODE_ARGS (extra node flags for the process under test, e.g. "--single-threaded-gc" or
+ * "--trace-gc", to try a V8 setting; NODE_OPTIONS refuses some of them).
  *
  * Processes (all on 127.0.0.1, each started and stopped by this script):
  *   main     this file: starts the others, tells them what to run, collects figures. Mostly idle.
@@ -459,7 +461,7 @@ async function roleMain() {
   const profDir = join(HERE, 'profiles')
   if (OPTS.profile) mkdirSync(profDir, { recursive: true })
   const target = startChild('target', AUX_CPU, { BENCH_CERT: JSON.stringify({ key: cert.key, cert: cert.cert }) })
-  const sut = startChild('sut', SUT_CPU, { NODE_EXTRA_CA_CERTS: cert.certFile }, OPTS.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])
+  const sut = startChild('sut', SUT_CPU, { NODE_EXTRA_CA_CERTS: cert.certFile }, [...(process.env.BENCH_SUT_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(OPTS.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])])
   const driver = startChild('driver', AUX_CPU)
   const { httpPort, httpsPort } = await target.call('ports')
   const { servicePort, key } = await sut.call('init', { httpPort, httpsPort, closedPort, dbFile: join(dir, 'bench.sqlite') })
