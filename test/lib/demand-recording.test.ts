@@ -1,63 +1,16 @@
 import t from 'tap'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { loadConfig } from '../../config/index.js'
-import { generateKey, hashKey } from '../../lib/keys.js'
-import { createLogger } from '../../lib/logger.js'
-import { startService } from '../../lib/main.js'
-import { openDb } from '../../lib/store/db.js'
-import { createKey } from '../../lib/store/keys.js'
-import { migrateLatest } from '../../lib/store/migrate.js'
-import { addSite } from '../../lib/store/sites.js'
-import { createTestDatabase, engines } from '../helpers/db.js'
-import { LogCapture } from '../helpers/server.js'
-import { closedPort } from '../helpers/targets.js'
-
-/** Polls `read` until `done` holds or the time is up; returns the last value read. */
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms: number): Promise<T> {
-  const end = Date.now() + ms
-  let value = await read()
-  while (!done(value) && Date.now() < end) {
-    await sleep(50)
-    value = await read()
-  }
-  return value
-}
+import { engines } from '../helpers/db.js'
+import { startTrackedService, until } from '../helpers/tracked-service.js'
 
 for (const engine of engines()) {
   t.test(`an on-demand check of a tracked domain is recorded like a scheduled one, on ${engine}`, async (t) => {
-    let healthy = true
-    const agents = new Set<string | undefined>()
-    const target = http.createServer((req, res) => {
-      agents.add(req.headers['user-agent'])
-      res.writeHead(healthy ? 200 : 503).end(healthy ? 'ok' : 'down')
-    })
-    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
-    t.teardown(() => new Promise<void>((resolve) => target.close(() => resolve())))
-    const port = (target.address() as AddressInfo).port
-
-    const database = await createTestDatabase(engine)
-    t.teardown(() => database.cleanup())
-    const setup = openDb(database.url)
-    await migrateLatest(setup)
-    await addSite({ db: setup, entry: { domain: 'tracked.example.com', name: 'Tracked' }, now: new Date() })
-    const key = generateKey()
-    await createKey({ db: setup, name: 'demand', keyHash: hashKey(key), rateLimit: 100_000, now: new Date() })
-    await setup.destroy()
-
-    const config = loadConfig({
-      PORT: '0',
-      DATABASE_URL: database.url,
+    const { service, config, key, setHealthy, userAgents } = await startTrackedService(t, {
+      engine,
+      site: { domain: 'tracked.example.com', name: 'Tracked' },
       // An hour: the scheduler's own checks do not get in the way (only 'demand' rows are counted).
-      CHECK_INTERVAL_S: '3600',
-      CACHE_TTL_S: '0',
-      PROBE_TIMEOUT_MS: '1000',
-      ALLOW_PRIVATE_TARGETS: '1',
-      CONNECT_TO: `:443:127.0.0.1:${await closedPort()},:80:127.0.0.1:${port}`
+      env: { CHECK_INTERVAL_S: '3600', CACHE_TTL_S: '0' }
     })
-    const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
-    t.teardown(() => service.stop())
     const headers = { authorization: `Bearer ${key}` }
     const api = async (url: string) => JSON.parse((await service.server.inject({ url, headers })).payload)
     const check = async (domain: string) => {
@@ -72,7 +25,7 @@ for (const engine of engines()) {
 
     const first = await check('TRACKED.example.com')
     t.equal(first.status, 'up')
-    t.same([...agents], [`SiteStatusAPI/0.1 (+${config.publicUrl})`], 'every probe names the service and where to find it')
+    t.same([...userAgents], [`SiteStatusAPI/0.1 (+${config.publicUrl})`], 'every probe names the service and where to find it')
     const up = await until(status, (s) => s.checked_at === first.checked_at, 10_000)
     t.match(up, { status: 'up', checked_at: first.checked_at, last_outage: null }, 'the status endpoint shows the on-demand result')
     const stored = await demandChecks()
@@ -80,7 +33,7 @@ for (const engine of engines()) {
     t.match(stored[0], { status: 'up', locations_answered: 3 })
     t.equal(new Date(stored[0].checked_at).toISOString(), first.checked_at, 'at the time the check answered with')
 
-    healthy = false
+    setHealthy(false)
     const second = await check('tracked.example.com')
     t.match(second, { status: 'down', cached: false })
     const down = await until(status, (s) => s.checked_at === second.checked_at, 10_000)
@@ -92,7 +45,7 @@ for (const engine of engines()) {
     t.match((await api('/api/v1/outages?ongoing=1')).outages, [{ domain: 'tracked.example.com', started_at: second.checked_at, ended_at: null }],
       'listed as ongoing')
 
-    healthy = true
+    setHealthy(true)
     const third = await check('tracked.example.com')
     const back = await until(status, (s) => s.checked_at === third.checked_at, 10_000)
     t.match(back, { status: 'up', last_outage: { started_at: second.checked_at, ended_at: third.checked_at } }, 'an up result closes it')

@@ -1,0 +1,77 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Test } from 'tap'
+import { loadConfig, type Config } from '../../config/index.js'
+import { generateKey, hashKey } from '../../lib/keys.js'
+import { createLogger } from '../../lib/logger.js'
+import { startService, type RunningService } from '../../lib/main.js'
+import { openDb } from '../../lib/store/db.js'
+import { createKey } from '../../lib/store/keys.js'
+import { migrateLatest } from '../../lib/store/migrate.js'
+import { addSite } from '../../lib/store/sites.js'
+import { createTestDatabase } from './db.js'
+import { LogCapture } from './server.js'
+import { closedPort } from './targets.js'
+
+export interface TrackedService {
+  service: RunningService
+  config: Config
+  key: string
+  /** Switches the target between 200 `ok` and 503 `down`. */
+  setHealthy: (healthy: boolean) => void
+  /** The User-Agent of every request the target has seen. */
+  userAgents: Set<string | undefined>
+}
+
+/**
+ * The real service (`startService`, real location actors) on a fresh database of `engine`, with one
+ * tracked site and a key, probing a loopback target that answers 200 or 503 on demand: every probe's
+ * https attempt is refused and its http one reaches the target. Everything is torn down with `t`.
+ */
+export async function startTrackedService(
+  t: Test,
+  { engine, site, env }: { engine: 'sqlite' | 'mysql'; site: { domain: string; name: string }; env: Record<string, string> }
+): Promise<TrackedService> {
+  let healthy = true
+  const userAgents = new Set<string | undefined>()
+  const target = http.createServer((req, res) => {
+    userAgents.add(req.headers['user-agent'])
+    res.writeHead(healthy ? 200 : 503).end(healthy ? 'ok' : 'down')
+  })
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => target.close(() => resolve())))
+  const port = (target.address() as AddressInfo).port
+
+  const database = await createTestDatabase(engine)
+  t.teardown(() => database.cleanup())
+  const setup = openDb(database.url)
+  await migrateLatest(setup)
+  await addSite({ db: setup, entry: site, now: new Date() })
+  const key = generateKey()
+  await createKey({ db: setup, name: 'tracked-service', keyHash: hashKey(key), rateLimit: 100_000, now: new Date() })
+  await setup.destroy()
+
+  const config = loadConfig({
+    PORT: '0',
+    DATABASE_URL: database.url,
+    PROBE_TIMEOUT_MS: '1000',
+    ALLOW_PRIVATE_TARGETS: '1',
+    CONNECT_TO: `:443:127.0.0.1:${await closedPort()},:80:127.0.0.1:${port}`,
+    ...env
+  })
+  const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
+  t.teardown(() => service.stop())
+  return { service, config, key, setHealthy: (h) => { healthy = h }, userAgents }
+}
+
+/** Polls `read` until `done` holds or `ms` have passed; returns the last value read. */
+export async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms: number, everyMs = 50): Promise<T> {
+  const end = Date.now() + ms
+  let value = await read()
+  while (!done(value) && Date.now() < end) {
+    await sleep(everyMs)
+    value = await read()
+  }
+  return value
+}
