@@ -1,7 +1,6 @@
-import { isIP } from 'node:net'
 import { LRUCache } from 'lru-cache'
 import type { ConnectToRule } from '../../config/index.js'
-import { applyConnectTo, bare } from './connect-to.js'
+import { applyConnectTo } from './connect-to.js'
 import { decide, type SiteStatus } from './consensus.js'
 import { STOPPING_ERROR, type LocationResult } from './location-pool.js'
 import { checkHost, NON_PUBLIC_ERROR, POLICY_REFUSAL } from './target-policy.js'
@@ -138,25 +137,13 @@ export class CheckSupervisor {
     cache.set(domain, outcome)
   }
 
-  /** The policy's verdict, or null when the resolver did not answer within the deadline. */
-  async #withinDeadline<T>(work: Promise<T>): Promise<T | null> {
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), this.#opts.lookupTimeoutMs ?? 10_000) })
-    try {
-      return await Promise.race([work, late])
-    } finally {
-      clearTimeout(timer)
-    }
-  }
-
   async #probe(domain: string): Promise<Outcome> {
-    const { allowPrivate, allowRanges, connectTo, lookup, prober } = this.#opts
+    const { allowPrivate, allowRanges, connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
     const dial = applyConnectTo(connectTo, domain, 443)
-    const judged = checkHost(dial.host, { allowPrivate, allowRanges, lookup })
-    const verdict = await (isIP(bare(dial.host)) === 0 ? this.#withinDeadline(judged) : judged)
+    const verdict = await checkHost(dial.host, { allowPrivate, allowRanges, lookup, lookupTimeoutMs })
     // A name that does not resolve (or not in time) is not refused here: the locations will report
     // it as down, and a direct location judges the very address it dials.
-    if (verdict !== null && !verdict.ok && verdict.reason === 'non_public') return { ok: false }
+    if (!verdict.ok && verdict.reason === 'non_public') return { ok: false }
     const checkedAt = this.#now()
     const locations = await prober.probeAll(domain)
     if (locations.some((l) => l.error === POLICY_REFUSAL)) return { ok: false }

@@ -9,12 +9,14 @@ export const POLICY_REFUSAL = `policy: ${NON_PUBLIC_ERROR}`
 
 /**
  * How a target host is judged: `allowPrivate` lifts the guard; `allowRanges` (CIDRs) lifts it for
- * those ranges only, such as an intranet; `lookup` replaces DNS (tests, custom resolvers).
+ * those ranges only, such as an intranet; `lookup` replaces DNS (tests, custom resolvers);
+ * `lookupTimeoutMs` bounds the look-up, which then fails as a DNS timeout.
  */
 export interface TargetPolicy {
   allowPrivate: boolean
   allowRanges?: readonly string[]
   lookup?: (host: string) => Promise<string[]>
+  lookupTimeoutMs?: number
 }
 
 const allowLists = new Map<string, BlockList>()
@@ -119,6 +121,20 @@ async function defaultLookup(host: string): Promise<string[]> {
   return found.map((entry) => entry.address)
 }
 
+/** The look-up, failing with ETIMEOUT once `ms` have passed without an answer. */
+async function lookupWithin(lookup: (host: string) => Promise<string[]>, name: string, ms: number | undefined): Promise<string[]> {
+  if (ms === undefined) return lookup(name)
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`no DNS answer in ${ms} ms`), { code: 'ETIMEOUT' })), ms)
+  })
+  try {
+    return await Promise.race([lookup(name), late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 function dnsFailure(code: string): HostCheck {
   return { ok: false, reason: 'dns', error: `domain does not resolve (${code})`, code }
 }
@@ -135,7 +151,7 @@ export async function checkHost(host: string, policy: TargetPolicy): Promise<Hos
     addresses = [name]
   } else {
     try {
-      addresses = await (policy.lookup ?? defaultLookup)(name)
+      addresses = await lookupWithin(policy.lookup ?? defaultLookup, name, policy.lookupTimeoutMs)
     } catch (err) {
       const raw = (err as NodeJS.ErrnoException | undefined)?.code
       return dnsFailure((raw !== undefined && DNS_CODES[raw]) || raw || 'DNS_ERROR')

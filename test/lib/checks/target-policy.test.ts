@@ -73,3 +73,11 @@ t.test('allowRanges opens only the listed ranges', async (t) => {
   t.match(await checkHost('mixed.test', { ...policy, lookup: resolvesTo('10.20.0.9', '10.99.0.1') }), { ok: false, reason: 'non_public' },
     'one address outside the ranges refuses the name')
 })
+
+t.test('a look-up that does not answer within lookupTimeoutMs fails as a DNS timeout', async (t) => {
+  const never = (): Promise<string[]> => new Promise(() => {})
+  t.same(await checkHost('hung.test', { allowPrivate: false, lookup: never, lookupTimeoutMs: 50 }),
+    { ok: false, reason: 'dns', error: 'domain does not resolve (TIMEOUT)', code: 'TIMEOUT' })
+  t.same(await checkHost('fast.test', { allowPrivate: false, lookup: async () => ['10.0.0.1'], lookupTimeoutMs: 50 }),
+    { ok: false, reason: 'non_public', error: NON_PUBLIC_ERROR }, 'an answer in time is judged as before')
+})
