@@ -1,6 +1,5 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
 import { loadConfig, type Config } from '../../config/index.js'
 import { generateKey, hashKey } from '../../lib/keys.js'
@@ -63,15 +62,4 @@ export async function startTrackedService(
   const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
   t.teardown(() => service.stop())
   return { service, config, key, setHealthy: (h) => { healthy = h }, userAgents }
-}
-
-/** Polls `read` until `done` holds or `ms` have passed; returns the last value read. */
-export async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms: number, everyMs = 50): Promise<T> {
-  const end = Date.now() + ms
-  let value = await read()
-  while (!done(value) && Date.now() < end) {
-    await sleep(everyMs)
-    value = await read()
-  }
-  return value
 }

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { engines } from '../helpers/db.js'
-import { startTrackedService, until } from '../helpers/tracked-service.js'
+import { until } from '../helpers/poll.js'
+import { startTrackedService } from '../helpers/tracked-service.js'
 
 for (const engine of engines()) {
   t.test(`an on-demand check of a tracked domain is recorded like a scheduled one, on ${engine}`, async (t) => {

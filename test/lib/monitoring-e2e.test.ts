@@ -1,6 +1,7 @@
 import t from 'tap'
 import { engines } from '../helpers/db.js'
-import { startTrackedService, until } from '../helpers/tracked-service.js'
+import { until } from '../helpers/poll.js'
+import { startTrackedService } from '../helpers/tracked-service.js'
 
 for (const engine of engines()) {
   t.test(`a site going down and coming back while the scheduler runs, on ${engine}`, async (t) => {
@@ -15,19 +16,19 @@ for (const engine of engines()) {
     }
     const status = () => api('/api/v1/status/flaky.example.com')
 
-    const up = await until(status, (s) => s.status === 'up', 15_000, 100)
+    const up = await until(status, (s) => s.status === 'up', 15_000)
     t.equal(up.status, 'up', 'the scheduler checked the site and found it up')
     t.equal(up.last_outage, null)
 
     setHealthy(false)
-    const down = await until(status, (s) => s.status === 'down', 15_000, 100)
+    const down = await until(status, (s) => s.status === 'down', 15_000)
     t.equal(down.status, 'down', 'a 503 from every location makes it down')
     t.match(down.last_outage, { ended_at: null }, 'with an ongoing outage')
     const ongoing = await api('/api/v1/outages?ongoing=1')
     t.match(ongoing.outages, [{ domain: 'flaky.example.com', name: 'Flaky', ended_at: null }], 'listed as ongoing')
 
     setHealthy(true)
-    const back = await until(status, (s) => s.status === 'up', 15_000, 100)
+    const back = await until(status, (s) => s.status === 'up', 15_000)
     t.equal(back.status, 'up', 'and up again once it recovers')
     t.equal(back.last_outage.started_at, down.last_outage.started_at, 'the same outage')
     t.type(back.last_outage.ended_at, 'string', 'now ended')

@@ -17,23 +17,13 @@ import { migrateLatest } from '../../lib/store/migrate.js'
 import { addSite } from '../../lib/store/sites.js'
 import { hasStackTrace } from '../helpers/cli.js'
 import { startPrivateMariaDb } from '../helpers/mariadb.js'
+import { until } from '../helpers/poll.js'
 import { LogCapture } from '../helpers/server.js'
 import { closedPort } from '../helpers/targets.js'
 
 const OUTAGE_MS = 20_000
 /** The issue's bound: the service is whole again this soon after MySQL is back. */
 const RECOVERY_MS = 5_000
-
-/** Polls `read` until `done` holds or `ms` pass; returns the last value read. */
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms: number, every = 100): Promise<T> {
-  const end = Date.now() + ms
-  let value = await read()
-  while (!done(value) && Date.now() < end) {
-    await sleep(every)
-    value = await read()
-  }
-  return value
-}
 
 const mariadb = await startPrivateMariaDb({ databases: ['site_status'] })
 t.teardown(() => mariadb.destroy())

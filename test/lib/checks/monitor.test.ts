@@ -10,15 +10,10 @@ import { openDb, toDate } from '../../../lib/store/db.js'
 import { migrateLatest } from '../../../lib/store/migrate.js'
 import { addSite, removeSite } from '../../../lib/store/sites.js'
 import { createTestDatabase, engines, migratedDb } from '../../helpers/db.js'
+import { holds } from '../../helpers/poll.js'
 import { LogCapture } from '../../helpers/server.js'
 
 const DAY = 86_400_000
-
-/** Polls until `cond` holds; false when the time is up. */
-async function until(cond: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await sleep(50)) if (await cond()) return true
-  return cond()
-}
 
 for (const engine of engines()) {
   t.test(`sites added and removed in the store while monitoring runs are picked up without a restart, on ${engine}`, async (t) => {
@@ -32,15 +27,15 @@ for (const engine of engines()) {
     t.teardown(() => monitoring.stop())
     const count = (domain: string): number => probed.filter((p) => p.domain === domain).length
 
-    t.ok(await until(() => count('existing.example.com') > 0, 5000), 'the site tracked at start is checked')
+    t.ok(await holds(() => count('existing.example.com') > 0, 5000), 'the site tracked at start is checked')
     t.equal(count('new.example.com'), 0)
     await addSite({ db, entry: { domain: 'new.example.com', name: 'New' }, now: new Date() })
-    t.ok(await until(() => count('new.example.com') > 0, 5000), 'a site added with the store is checked')
+    t.ok(await holds(() => count('new.example.com') > 0, 5000), 'a site added with the store is checked')
     t.ok(states.has('new.example.com'), 'and the status endpoint knows it')
-    t.ok(await until(() => count('new.example.com') > 1, 5000), 'and checked again at its phase')
+    t.ok(await holds(() => count('new.example.com') > 1, 5000), 'and checked again at its phase')
 
     t.ok(await removeSite({ db, domain: 'new.example.com', now: new Date() }))
-    t.ok(await until(() => monitoring.scheduler.stats().sites === 1 && !states.has('new.example.com'), 5000), 'the removal is noticed')
+    t.ok(await holds(() => monitoring.scheduler.stats().sites === 1 && !states.has('new.example.com'), 5000), 'the removal is noticed')
     // A check started just before the removal was noticed may still be under way; none starts afterwards.
     const noticedAt = Date.now()
     const existingBefore = count('existing.example.com')
@@ -68,7 +63,7 @@ for (const engine of engines()) {
     const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }), firstPruneMs: 100 })
     t.teardown(() => service.stop())
     const left = async (): Promise<number> => Number((await service.db('checks').count({ n: '*' }))[0]?.n)
-    t.ok(await until(async () => (await left()) === 2, 10_000), 'the first prune ran')
+    t.ok(await holds(async () => (await left()) === 2, 10_000), 'the first prune ran')
     const kept = (await service.db('checks').orderBy('checked_at').pluck('checked_at')).map((d: unknown) => toDate(d)?.getTime())
     t.same(kept, [now - 1.9 * DAY, now - 0.5 * DAY], 'checks older than two days went, younger ones stayed')
   })
