@@ -1,6 +1,6 @@
-// The service under test for bench/monitor and bench/load-mix: the real service (dist build) in its
+// The service under test for bench/monitor and bench/badge: the real service (dist build) in its
 // own process, answering the parent's questions about its scheduler, CPU, memory and event-loop
-// delay over IPC.
+// delay over IPC. (bench/load-mix runs `site-status serve` itself, with bench/sut-stats.mjs preloaded.)
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { loadConfig } from '../dist/config/index.js'
 import { createLogger } from '../dist/lib/logger.js'
