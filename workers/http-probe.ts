@@ -92,92 +92,186 @@ function judge(a: Answer): { status: LocationVerdict; error: string | null } {
   return { status: 'up', error: null }
 }
 
-/** Rejects with the signal's reason as soon as it aborts; undici itself only notices once connected. */
-function raceDeadline<T>(p: Promise<T>, signal: AbortSignal, late: (v: T) => void = () => {}): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => { p.then(late, () => {}); reject(signal.reason) }
-    if (signal.aborted) { onAbort(); return }
-    signal.addEventListener('abort', onAbort, { once: true })
-    p.then(
-      (v) => { signal.removeEventListener('abort', onAbort); resolve(v) },
-      (e: unknown) => { signal.removeEventListener('abort', onAbort); reject(e) }
-    )
-  })
-}
+/** What one request brought back. `next` is the redirect to follow (its body was not read). */
+interface HopAnswer { status: number; headers: Headers; body: Buffer; next: URL | null }
+type Headers = Record<string, string | string[] | undefined>
 
-/** Stops a body for good; undici reports an unfinished body as an 'error' nobody needs. */
-function discard(body: Dispatcher.ResponseData['body']): void {
-  body.on('error', () => {})
-  body.destroy()
-}
-
-/**
- * Reads at most `cap` bytes of a body (its transfer counts towards the probe's time), then drops
- * the rest. A body cut short by the deadline or a reset still came with a status: what arrived is
- * judged.
- */
-function readCapped(body: Dispatcher.ResponseData['body'], cap: number, signal: AbortSignal): Promise<Buffer> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    let done = false
-    const finish = (): void => {
-      if (done) return
-      done = true
-      signal.removeEventListener('abort', finish)
-      body.off('data', onData)
-      discard(body)
-      resolve(Buffer.concat(chunks).subarray(0, cap))
-    }
-    const onData = (chunk: Buffer): void => {
-      chunks.push(chunk)
-      size += chunk.length
-      if (size >= cap) finish()
-    }
-    signal.addEventListener('abort', finish, { once: true })
-    body.on('data', onData).once('end', finish).once('error', finish).once('close', finish)
-  })
-}
+/** Something waiting on the probe's deadline: told once, when it passes. */
+interface Expiring { expire(): void }
 
 interface Run {
   opts: ProbeOptions
   now: () => number
-  signal: AbortSignal
   viaProxy: boolean
   sums: { dns: number; connect: number; tls: number; first_byte: number }
   lastStatus: number
   lastUrl: string | null
+  /** The deadline has passed. */
+  expired: boolean
+  /** What the probe waits on now: a hop in flight, or the policy's look-up. */
+  waiting: Expiring | null
 }
 
-async function hop(run: Run, url: URL): Promise<Dispatcher.ResponseData> {
+const timeoutError = (ms: number): Error => new DOMException(`no response in ${ms} ms`, 'TimeoutError')
+const EMPTY = Buffer.alloc(0)
+const ABANDONED = 'the probe is over'
+
+/**
+ * One request on a connection of its own, as an undici dispatch handler: no Readable body, promise
+ * plumbing or abort signal per request, which a probe made for every hop and mostly threw away.
+ * `answer` settles at a followable redirect's headers (the connection is dropped there), or once
+ * the body has ended, reached the cap, broken off, or the deadline passed: a body cut short still
+ * came with a status, and what arrived is judged. It rejects only when no response came at all. The
+ * body is kept only for the statuses a challenge signature applies to; otherwise it is read (its
+ * transfer counts towards the probe's time) but not stored.
+ */
+class Hop implements Dispatcher.DispatchHandler, Expiring {
+  readonly answer: Promise<HopAnswer>
+  /** The connection a location dispatcher made for this request, and when it was there. */
+  socket: object | undefined
+  connectedAt: number | undefined
+  headersAt: number | undefined
+  readonly #run: Run
+  readonly #url: URL
+  readonly #cap: number
+  #resolve!: (answer: HopAnswer) => void
+  #reject!: (err: unknown) => void
+  #controller: Dispatcher.DispatchController | null = null
+  #status = 0
+  #headers: Headers = {}
+  #chunks: Buffer[] | null = null
+  #size = 0
+  #ended = false
+  #settled = false
+
+  constructor(run: Run, url: URL, cap: number) {
+    this.#run = run
+    this.#url = url
+    this.#cap = cap
+    this.answer = new Promise((resolve, reject) => { this.#resolve = resolve; this.#reject = reject })
+  }
+
+  /** The ON_CONNECTION hook: false turns away a connection that arrives after the deadline. */
+  connected(socket: object): boolean {
+    this.socket = socket
+    this.connectedAt = this.#run.now()
+    return !this.#settled
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller
+    if (this.#settled) controller.abort(new Error(ABANDONED))
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Headers): void {
+    if (this.#settled) return
+    this.headersAt = this.#run.now()
+    this.#status = statusCode
+    this.#headers = headers
+    const location = headers.location
+    if (REDIRECTS.has(statusCode) && typeof location === 'string') {
+      const next = resolveUrl(location, this.#url)
+      if (next !== null && (next.protocol === 'https:' || next.protocol === 'http:')) {
+        this.#finish(next)
+        return
+      }
+    }
+    this.#chunks = mayBeChallenge(statusCode) ? [] : null
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return
+    this.#chunks?.push(chunk)
+    this.#size += chunk.length
+    if (this.#size >= this.#cap) this.#finish(null)
+  }
+
+  onResponseEnd(): void {
+    this.#ended = true
+    this.#finish(null)
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+    this.#ended = true
+    if (this.headersAt !== undefined) this.#finish(null)
+    else this.#fail(err)
+  }
+
+  expire(): void {
+    if (this.headersAt !== undefined) this.#finish(null)
+    else this.#fail(timeoutError(this.#run.opts.timeoutMs))
+  }
+
+  #fail(err: unknown): void {
+    if (this.#settled) return
+    this.#settled = true
+    this.#drop()
+    this.#reject(err)
+  }
+
+  #finish(next: URL | null): void {
+    if (this.#settled) return
+    this.#settled = true
+    this.#drop()
+    const chunks = this.#chunks
+    const body = chunks === null || chunks.length === 0 ? EMPTY : Buffer.concat(chunks).subarray(0, this.#cap)
+    this.#resolve({ status: this.#status, headers: this.#headers, body, next })
+  }
+
+  /** Whatever the request still has going is not wanted any more: its connection is closed. */
+  #drop(): void {
+    if (!this.#ended) this.#controller?.abort(new Error(ABANDONED))
+  }
+}
+
+/** Waits for the policy's verdict on a hop, or rejects when the deadline passes first. */
+function beforeDeadline<T>(run: Run, pending: Promise<T>): Promise<T> {
+  if (run.expired) return Promise.reject(timeoutError(run.opts.timeoutMs))
+  return new Promise((resolve, reject) => {
+    const waiter: Expiring = { expire: () => reject(timeoutError(run.opts.timeoutMs)) }
+    const done = (): void => { if (run.waiting === waiter) run.waiting = null }
+    run.waiting = waiter
+    pending.then((v) => { done(); resolve(v) }, (e: unknown) => { done(); reject(e) })
+  })
+}
+
+async function hop(run: Run, url: URL): Promise<HopAnswer> {
   const { opts, now } = run
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80)
   const target = applyConnectTo(opts.connectTo, url.hostname, port)
   const started = now()
-  // A location's own dispatcher reports the connection it made for this request: its phases
-  // were timed while dialling, and the wait for the first byte starts once it is there.
-  let socket: object | undefined
-  let connectedAt: number | undefined
+  const request = new Hop(run, url, opts.maxBodyBytes ?? 65536)
   const slack = opts.timeoutMs + 1000 // undici's coarse timers must never beat the exact deadline
-  const pending = opts.dispatcher.request({
-    origin: `${url.protocol}//${hostPort(target.host, target.port)}`,
-    path: url.pathname + url.search,
-    method: 'GET',
-    // Host (and thereby SNI) stays the logical name when connect-to redirects the dial.
-    headers: { host: url.host, 'user-agent': opts.userAgent, accept: '*/*' },
-    signal: run.signal,
-    reset: true, // `connection: close`: a fresh, measured connection per request, closed after
-    headersTimeout: slack,
-    bodyTimeout: slack,
-    [ON_CONNECTION]: (s: object) => { socket = s; connectedAt = now() }
-  } as Dispatcher.RequestOptions)
-  const res = await raceDeadline(pending, run.signal, (late) => discard(late.body))
-  const phases = socket === undefined ? undefined : socketPhases(socket)
+  run.waiting = request
+  try {
+    opts.dispatcher.dispatch({
+      origin: `${url.protocol}//${hostPort(target.host, target.port)}`,
+      path: url.pathname + url.search,
+      method: 'GET',
+      // Host (and thereby SNI) stays the logical name when connect-to redirects the dial.
+      headers: { host: url.host, 'user-agent': opts.userAgent, accept: '*/*' },
+      reset: true, // `connection: close`: a fresh, measured connection per request, closed after
+      headersTimeout: slack,
+      bodyTimeout: slack,
+      // A location's own dispatcher reports the connection it made for this request: its phases
+      // were timed while dialling, and the wait for the first byte starts once it is there.
+      [ON_CONNECTION]: (socket: object) => request.connected(socket)
+    } as Dispatcher.DispatchOptions, request)
+  } catch (err) {
+    request.onResponseError(undefined, err as Error)
+  }
+  let answer: HopAnswer
+  try {
+    answer = await request.answer
+  } finally {
+    if (run.waiting === request) run.waiting = null
+  }
+  const phases = request.socket === undefined ? undefined : socketPhases(request.socket)
   run.sums.dns += phases?.dns ?? 0
   run.sums.connect += phases?.connect ?? 0
   run.sums.tls += phases?.tls ?? 0
-  run.sums.first_byte += now() - (connectedAt ?? started)
-  return res
+  run.sums.first_byte += (request.headersAt ?? now()) - (request.connectedAt ?? started)
+  return answer
 }
 
 /** Follows one scheme's redirect chain; a Failure with `fallback` means no HTTP response at all. */
@@ -186,29 +280,24 @@ async function chain(run: Run, start: string): Promise<Outcome> {
   const maxRedirects = opts.maxRedirects ?? 5
   let url = new URL(start)
   for (let redirects = 0; ; redirects++) {
-    const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80)
-    let res: Dispatcher.ResponseData
+    let answer: HopAnswer
     try {
-      if (run.signal.aborted) throw run.signal.reason
-      const refusal = opts.checkTarget === undefined ? null : await raceDeadline(opts.checkTarget(url.hostname, port), run.signal)
-      if (refusal !== null) return fail('down', refusal, 3)
+      if (run.expired) throw timeoutError(opts.timeoutMs)
+      if (opts.checkTarget !== undefined) {
+        const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80)
+        const refusal = await beforeDeadline(run, opts.checkTarget(url.hostname, port))
+        if (refusal !== null) return fail('down', refusal, 3)
+      }
       run.lastUrl = url.href
-      res = await hop(run, url)
+      answer = await hop(run, url)
     } catch (err) {
-      const f = classify(err, opts.timeoutMs, run.viaProxy, run.signal.aborted)
+      const f = classify(err, opts.timeoutMs, run.viaProxy, run.expired)
       return redirects === 0 ? f : { ...f, fallback: false }
     }
-    run.lastStatus = res.statusCode
-    const location = res.headers.location
-    const next = REDIRECTS.has(res.statusCode) && typeof location === 'string' ? resolveUrl(location, url) : null
-    if (next !== null && (next.protocol === 'https:' || next.protocol === 'http:')) {
-      discard(res.body)
-      if (redirects >= maxRedirects) return fail('down', 'http: too many redirects', 3)
-      url = next
-      continue
-    }
-    const body = await readCapped(res.body, opts.maxBodyBytes ?? 65536, run.signal)
-    return { kind: 'answer', status: res.statusCode, headers: res.headers, body }
+    run.lastStatus = answer.status
+    if (answer.next === null) return { kind: 'answer', status: answer.status, headers: answer.headers, body: answer.body }
+    if (redirects >= maxRedirects) return fail('down', 'http: too many redirects', 3)
+    url = answer.next
   }
 }
 
@@ -230,19 +319,22 @@ const round1 = (ms: number): number => Math.round(ms * 10) / 10
 export async function probe(opts: ProbeOptions): Promise<ProbeResult> {
   const now = opts.now ?? (() => performance.now())
   const started = now()
-  // An exact deadline of our own (undici's timers tick coarsely), cleared as soon as the probe is
-  // done: AbortSignal.timeout() would leave every finished probe's timer to fire later for nothing.
-  const deadline = new AbortController()
-  const timer = setTimeout(() => deadline.abort(new DOMException(`no response in ${opts.timeoutMs} ms`, 'TimeoutError')), opts.timeoutMs)
   const run: Run = {
     opts,
     now,
-    signal: deadline.signal,
     viaProxy: opts.dispatcher instanceof ProxyAgent,
     sums: { dns: 0, connect: 0, tls: 0, first_byte: 0 },
     lastStatus: 0,
-    lastUrl: null
+    lastUrl: null,
+    expired: false,
+    waiting: null
   }
+  // An exact deadline of our own (undici's timers tick coarsely), cleared as soon as the probe is
+  // done: AbortSignal.timeout() would leave every finished probe's timer to fire later for nothing.
+  const timer = setTimeout(() => {
+    run.expired = true
+    run.waiting?.expire()
+  }, opts.timeoutMs)
   let outcome: Outcome
   try {
     outcome = await chain(run, `https://${opts.domain}/`)

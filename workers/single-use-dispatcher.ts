@@ -6,7 +6,9 @@ type Connector = buildConnector.connector
 
 /**
  * A request option naming a function that is handed the connection made for that request, once it
- * is there (the probe reads the phases timed while dialling it). Other dispatchers ignore it.
+ * is there (the probe reads the phases timed while dialling it). Returning false says the request
+ * no longer wants it (its deadline passed while dialling): the connection is closed and the request
+ * fails. Other dispatchers ignore the option.
  */
 export const ON_CONNECTION = Symbol('site-status.onConnection')
 
@@ -81,12 +83,12 @@ export class SingleUseClients extends Dispatcher {
         return
       }
       const signal = (options as { signal?: AbortSignal | null }).signal
-      if (this.#destroyed || signal?.aborted) {
+      const wanted = (options as { [ON_CONNECTION]?: (s: Socket) => boolean | void })[ON_CONNECTION]?.(socket as Socket) !== false
+      if (this.#destroyed || signal?.aborted || !wanted) {
         socket.destroy()
-        handler.onError?.(signal?.reason ?? new Error('dispatcher destroyed'))
+        handler.onError?.(signal?.reason ?? new Error(this.#destroyed ? 'dispatcher destroyed' : 'the request was abandoned while connecting'))
         return
       }
-      ;(options as { [ON_CONNECTION]?: (s: Socket) => void })[ON_CONNECTION]?.(socket as Socket)
       this.#run(socket as Socket, options, handler)
     })
     return true

@@ -4,7 +4,9 @@
  * test certificate covers), since a probe always asks for `/`:
  * ok, fail (503), hang (headers never come), reset, chain (3 redirects), loop (endless
  * redirects), big (10 MB body), challenge (Cloudflare-style 403), forbidden (plain 403),
- * jump (302 to http://internal.site.test/), internal (200). Anything else is a 404.
+ * jump (302 to http://internal.site.test/), internal (200), elsewhere (302 to an ftp:// URL),
+ * garbled (302 with a Location that is no URL), drip (200 whose body trickles for 2 s). Anything
+ * else is a 404.
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -71,6 +73,19 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, target: Targ
       res.writeHead(302, { location: `/loop/${n + 1}` }).end(); return
     case 'jump':
       res.writeHead(302, { location: 'http://internal.site.test/' }).end(); return
+    case 'elsewhere':
+      res.writeHead(302, { location: 'ftp://files.site.test/' }).end('moved'); return
+    case 'garbled':
+      res.writeHead(302, { location: 'http://[oops/' }).end('moved'); return
+    case 'drip': {
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      let left = 40
+      const timer = setInterval(() => {
+        if (res.destroyed || left-- === 0) { clearInterval(timer); res.end(); return }
+        res.write('.')
+      }, 50)
+      return
+    }
     case 'challenge':
       res.writeHead(403, { 'content-type': 'text/html', 'cf-mitigated': 'challenge', server: 'cloudflare' })
         .end('<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>window._cf_chl_opt={}</body></html>')

@@ -101,6 +101,37 @@ t.test('a deadline that expires while connecting still ends the probe on time', 
   t.ok(took >= 280 && took < 1000, `answered after ${took} ms`)
 })
 
+t.test('a connection that comes only after the deadline is closed unused', async (t) => {
+  // https is refused at once; http://late.site.test/ resolves 400 ms into a 300 ms probe.
+  const dispatcher = location({ lookup: async () => { await new Promise((resolve) => setTimeout(resolve, 400)); return ['127.0.0.1'] } })
+  const before = web.accepted()
+  const r = await run('late.site.test', { dispatcher, timeoutMs: 300, connectTo: [
+    { host1: null, port1: 443, host2: '127.0.0.1', port2: nowhere },
+    { host1: null, port1: 80, host2: 'web.test', port2: web.port }
+  ] })
+  t.match(r, { status: 'down', http_code: 0, error: 'timeout: no response in 300 ms', final_url: 'http://late.site.test/' })
+  for (let i = 0; i < 50 && web.accepted() === before; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(web.accepted() - before, 1, 'the late connection was made')
+  for (let i = 0; i < 50 && web.open() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(web.open(), 0, 'and closed')
+  t.equal(hitsFor(web, 'late').length, 0, 'without a request on it')
+})
+
+t.test('a body still arriving at the deadline is judged on its status', async (t) => {
+  const started = performance.now()
+  const r = await run('drip.site.test', { timeoutMs: 300, connectTo: rules(nowhere, web.port) })
+  const took = performance.now() - started
+  t.match(r, { status: 'up', http_code: 200, error: null, final_url: 'http://drip.site.test/' })
+  t.ok(took >= 280 && took < 1000, `answered after ${took} ms`)
+  for (let i = 0; i < 50 && web.open() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(web.open(), 0, 'the connection was dropped')
+})
+
+t.test('a redirect that cannot be followed is the final answer', async (t) => {
+  t.match(await run('elsewhere.site.test'), { status: 'up', http_code: 302, error: null, final_url: 'https://elsewhere.site.test/' })
+  t.match(await run('garbled.site.test'), { status: 'up', http_code: 302, error: null, final_url: 'https://garbled.site.test/' })
+})
+
 t.test('a connection reset before any answer is down', async (t) => {
   const r = await run('reset.site.test')
   t.match(r, { status: 'down', http_code: 0, error: 'connect: ECONNRESET' })
