@@ -111,37 +111,44 @@ export class LocationPools {
 
   /**
    * Asks every location at once. A location whose actor crashes, or that has not answered by the
-   * probe deadline plus a margin, is reported as `error` (it did not answer); the others are not held up.
+   * probe deadline plus a margin, is reported as `error` (it did not answer); the others are not
+   * held up. One timer and one stop hook serve the whole check, whatever the number of locations.
    */
-  async probeAll(domain: string): Promise<LocationResult[]> {
-    return Promise.all(this.pools.map((pool, i) => this.#probeOne(pool, this.#labels[i] as string, domain)))
-  }
-
-  async #probeOne(pool: Piscina, location: string, domain: string): Promise<LocationResult> {
-    if (this.#cutAll) return notAnswered(location, STOPPING_ERROR)
-    let timer: NodeJS.Timeout | undefined
-    let cut: (() => void) | undefined
-    let late = false
-    const deadline = new Promise<LocationResult>((resolve) => {
-      timer = setTimeout(() => {
-        late = true
-        resolve(notAnswered(location, `location: no answer in ${this.#timeoutMs + ANSWER_MARGIN_MS} ms`))
-      }, this.#timeoutMs + ANSWER_MARGIN_MS)
-      cut = () => resolve(notAnswered(location, STOPPING_ERROR))
+  probeAll(domain: string): Promise<LocationResult[]> {
+    const labels = this.#labels
+    if (this.#cutAll) return Promise.resolve(labels.map((label) => notAnswered(label, STOPPING_ERROR)))
+    return new Promise((resolve) => {
+      const results: (LocationResult | undefined)[] = new Array(labels.length)
+      let left = labels.length
+      const answer = (i: number, result: LocationResult): void => {
+        if (results[i] !== undefined) return
+        results[i] = result
+        if (--left > 0) return
+        clearTimeout(timer)
+        this.#cuts.delete(cut)
+        resolve(results as LocationResult[])
+      }
+      // Whoever has not answered by now gets `error`: the rest of the answer does not wait.
+      const giveUp = (error: string, late: boolean): void => {
+        for (let i = 0; i < labels.length; i++) {
+          if (results[i] !== undefined) continue
+          answer(i, notAnswered(labels[i] as string, error))
+          if (late) void this.#checkAlive(this.pools[i] as Piscina, labels[i] as string)
+        }
+      }
+      const limitMs = this.#timeoutMs + ANSWER_MARGIN_MS
+      const timer = setTimeout(() => giveUp(`location: no answer in ${limitMs} ms`, true), limitMs)
+      const cut = (): void => giveUp(STOPPING_ERROR, false)
       this.#cuts.add(cut)
+      for (let i = 0; i < labels.length; i++) {
+        const location = labels[i] as string
+        // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
+        ;(this.pools[i] as Piscina).run({ domain } satisfies ProbeTask).then(
+          (result: ProbeResult) => answer(i, { location, ...result }),
+          () => answer(i, notAnswered(location, 'location: worker failed'))
+        )
+      }
     })
-    // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
-    const task = (pool.run({ domain } satisfies ProbeTask) as Promise<ProbeResult>).then(
-      (result): LocationResult => ({ location, ...result }),
-      (): LocationResult => notAnswered(location, 'location: worker failed')
-    )
-    try {
-      return await Promise.race([task, deadline])
-    } finally {
-      clearTimeout(timer)
-      if (cut) this.#cuts.delete(cut)
-      if (late) void this.#checkAlive(pool, location)
-    }
   }
 
   /**
