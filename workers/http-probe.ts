@@ -163,8 +163,9 @@ class Hop implements Dispatcher.DispatchHandler, Expiring {
     if (this.#settled) controller.abort(new Error(ABANDONED))
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Headers): void {
-    if (this.#settled) return
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Headers): void {
+    // An informational answer (103 Early Hints) is not the response: its final one is still to come.
+    if (this.#settled || statusCode < 200) return
     this.headersAt = this.#run.now()
     this.#status = statusCode
     this.#headers = headers

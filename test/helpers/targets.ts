@@ -5,7 +5,8 @@
  * ok, fail (503), hang (headers never come), reset, chain (3 redirects), loop (endless
  * redirects), big (10 MB body), challenge (Cloudflare-style 403), forbidden (plain 403),
  * jump (302 to http://internal.site.test/), internal (200), elsewhere (302 to an ftp:// URL),
- * garbled (302 with a Location that is no URL), drip (200 whose body trickles for 2 s). Anything
+ * garbled (302 with a Location that is no URL), drip (200 whose body trickles for 2 s), hints
+ * (103 Early Hints, then a 503 after 100 ms), hintsonly (103 Early Hints and nothing after). Anything
  * else is a 404.
  */
 import { execFileSync } from 'node:child_process'
@@ -77,6 +78,13 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, target: Targ
       res.writeHead(302, { location: 'ftp://files.site.test/' }).end('moved'); return
     case 'garbled':
       res.writeHead(302, { location: 'http://[oops/' }).end('moved'); return
+    case 'hints':
+      res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' })
+      setTimeout(() => res.writeHead(503, { 'content-type': 'text/plain' }).end('maintenance'), 100)
+      return
+    case 'hintsonly':
+      res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' })
+      return
     case 'drip': {
       res.writeHead(200, { 'content-type': 'text/plain' })
       let left = 40

@@ -127,6 +127,14 @@ t.test('a body still arriving at the deadline is judged on its status', async (t
   t.equal(web.open(), 0, 'the connection was dropped')
 })
 
+t.test('an informational 103 is not the answer: the final status after it is', async (t) => {
+  const r = await run('hints.site.test')
+  t.match(r, { status: 'down', http_code: 503, error: 'http: 503', final_url: 'https://hints.site.test/' })
+  t.ok(r.timings.first_byte >= 90, `the wait for the first byte runs to the final answer (${r.timings.first_byte} ms)`)
+  const hung = await run('hintsonly.site.test', { timeoutMs: 300 })
+  t.match(hung, { status: 'down', http_code: 0, error: 'timeout: no response in 300 ms' }, 'a 103 with no answer after it is no response')
+})
+
 t.test('a redirect that cannot be followed is the final answer', async (t) => {
   t.match(await run('elsewhere.site.test'), { status: 'up', http_code: 302, error: null, final_url: 'https://elsewhere.site.test/' })
   t.match(await run('garbled.site.test'), { status: 'up', http_code: 302, error: null, final_url: 'https://garbled.site.test/' })
