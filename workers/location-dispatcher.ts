@@ -1,5 +1,4 @@
 import { lookup as dnsLookup } from 'node:dns/promises'
-import type { EventEmitter } from 'node:events'
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
 import tls from 'node:tls'
@@ -40,7 +39,10 @@ type Connector = buildConnector.connector
 type ConnectorOptions = buildConnector.Options
 type Callback = buildConnector.Callback
 
-const phases = new WeakMap<object, PhaseTimings>()
+// A socket's phases travel on the socket itself: a WeakMap entry per connection was one more
+// thing for every scavenge to trace.
+const PHASES = Symbol('site-status.phases')
+type Timed = { [PHASES]?: PhaseTimings }
 const open = new Set<net.Socket>()
 
 /** TCP connections this thread's dispatchers dialled (to sites or proxies) that are not closed yet. */
@@ -48,67 +50,32 @@ export function openConnections(): number {
   return open.size
 }
 
+function untrack(this: net.Socket): void {
+  open.delete(this)
+}
+
 function tracked(socket: net.Socket): net.Socket {
   open.add(socket)
-  socket.once('close', () => open.delete(socket))
+  socket.on('close', untrack)
   return socket
+}
+
+function setPhases(socket: object, timings: PhaseTimings): void {
+  (socket as Timed)[PHASES] = timings
 }
 
 /** The phases recorded for a socket made by a {@link createLocationDispatcher} dispatcher. */
 export function socketPhases(socket: object): PhaseTimings | undefined {
-  return phases.get(socket)
+  return (socket as Timed)[PHASES]
 }
 
 export function hostPort(host: string, port: number): string {
   return `${net.isIPv6(host) ? `[${host}]` : host}:${port}`
 }
 
-function settle(emitter: EventEmitter, event: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const ok = (): void => { emitter.off('error', fail); resolve() }
-    const fail = (err: Error): void => { emitter.off(event, ok); reject(err) }
-    emitter.once(event, ok)
-    emitter.once('error', fail)
-  })
-}
-
-/**
- * Runs one dial with its own timeout; every socket registered with `own` is destroyed when the
- * dial fails or times out, so an abandoned dial never leaks a connection.
- */
-function dial(timeoutMs: number, cb: Callback, run: (own: <S extends net.Socket>(s: S) => S) => Promise<net.Socket>): void {
-  const owned: net.Socket[] = []
-  let done = false
-  const fail = (err: Error): void => {
-    if (done) return
-    done = true
-    clearTimeout(timer)
-    for (const s of owned) s.destroy()
-    cb(err, null)
-  }
-  const timer = setTimeout(() => {
-    fail(Object.assign(new Error(`connect timeout after ${timeoutMs} ms`), { code: 'UND_ERR_CONNECT_TIMEOUT' }))
-  }, timeoutMs)
-  timer.unref()
-  run((s) => { owned.push(s); if (done) s.destroy(); return s }).then((socket) => {
-    if (done) { socket.destroy(); return }
-    done = true
-    clearTimeout(timer)
-    cb(null, socket)
-  }, fail)
-}
-
 function servernameFor(opts: ConnectorOptions, host: string): string | undefined {
   const name = opts.servername || host
   return name && net.isIP(name) === 0 ? name : undefined
-}
-
-async function handshake(raw: net.Socket, servername: string | undefined, extra: tls.ConnectionOptions | undefined,
-  own: <S extends net.Socket>(s: S) => S): Promise<tls.TLSSocket> {
-  // No session cache: every probe pays (and measures) a full handshake, like blackbox_exporter.
-  const sock = own(tls.connect({ ...extra, socket: raw, servername, ALPNProtocols: ['http/1.1'] }))
-  await settle(sock, 'secureConnect')
-  return sock
 }
 
 interface DialSettings {
@@ -122,31 +89,104 @@ function refused(): Error {
   return Object.assign(new Error('the target policy refused this address'), { code: POLICY_REFUSED_CODE })
 }
 
+const connectTimeout = (ms: number): Error =>
+  Object.assign(new Error(`connect timeout after ${ms} ms`), { code: 'UND_ERR_CONNECT_TIMEOUT' })
+
+/** Dials address:port within `timeoutMs`; a dial that fails or runs out of time is destroyed. */
+function connectTcp(s: DialSettings, address: string, port: number, timeoutMs: number,
+  cb: (err: Error | null, raw: net.Socket | null) => void): void {
+  const raw = tracked(net.connect({ host: address, port }))
+  raw.setNoDelay(true)
+  let done = false
+  const end = (err: Error | null): void => {
+    if (done) return
+    done = true
+    clearTimeout(timer)
+    raw.off('connect', connected).off('error', end)
+    if (err === null) { cb(null, raw); return }
+    raw.destroy()
+    cb(err, null)
+  }
+  const connected = (): void => end(null)
+  raw.on('connect', connected).on('error', end)
+  const timer = setTimeout(() => end(connectTimeout(s.timeoutMs)), timeoutMs)
+  timer.unref()
+}
+
+/**
+ * The TLS handshake with the site over `raw` (a TCP connection, or a tunnel through the proxy)
+ * within `timeoutMs`; when it fails or runs out of time, both sockets are destroyed. No session
+ * cache: every probe pays (and measures) a full handshake, like blackbox_exporter.
+ */
+function handshake(s: DialSettings, raw: net.Socket, servername: string | undefined, timeoutMs: number,
+  cb: (err: Error | null, sock: tls.TLSSocket | null) => void): void {
+  const sock = tls.connect({ ...s.tls, socket: raw, servername, ALPNProtocols: ['http/1.1'] })
+  let done = false
+  const end = (err: Error | null): void => {
+    if (done) return
+    done = true
+    clearTimeout(timer)
+    sock.off('secureConnect', secured).off('error', end)
+    if (err === null) { cb(null, sock); return }
+    sock.destroy()
+    raw.destroy()
+    cb(err, null)
+  }
+  const secured = (): void => end(null)
+  sock.on('secureConnect', secured).on('error', end)
+  const timer = setTimeout(() => end(connectTimeout(s.timeoutMs)), timeoutMs)
+  timer.unref()
+}
+
+/**
+ * A direct location's connector: look-up (for a name), target policy, TCP, TLS for https, each
+ * phase timed, all within one dial deadline. Callbacks rather than a promise per step: every
+ * probe dials at least once, and that plumbing was a visible share of a probe's cost.
+ */
 function directConnector(s: DialSettings, rules: readonly ConnectToRule[] | undefined): Connector {
   return (opts, cb) => {
-    const secure = opts.protocol === 'https:'
-    const port = Number(opts.port) || (secure ? 443 : 80)
+    const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80)
     const target = applyConnectTo(rules, opts.hostname, port)
-    const servername = servernameFor(opts, bare(opts.hostname))
-    dial(s.timeoutMs, cb, async (own) => {
-      const t0 = performance.now()
-      let address = target.host
-      if (net.isIP(address) === 0) {
-        const found = await s.lookup(address)
-        if (found[0] === undefined) throw Object.assign(new Error(`no address for ${address}`), { code: 'ENODATA' })
-        if (s.allowAddress !== undefined && !found.every(s.allowAddress)) throw refused()
-        address = found[0]
-      } else if (s.allowAddress !== undefined && !s.allowAddress(address)) {
-        throw refused()
-      }
-      const t1 = performance.now()
-      const raw = own(tracked(net.connect({ host: address, port: target.port })))
-      raw.setNoDelay(true)
-      await settle(raw, 'connect')
-      const t2 = performance.now()
-      const sock = secure ? await handshake(raw, servername, s.tls, own) : raw
-      phases.set(sock, { dns: t1 - t0, connect: t2 - t1, tls: secure ? performance.now() - t2 : 0 })
-      return sock
+    // null: plain TCP; undefined: TLS without SNI (an IP literal).
+    const servername = opts.protocol === 'https:' ? servernameFor(opts, bare(opts.hostname)) : null
+    const t0 = performance.now()
+    const left = (now: number): number => Math.max(1, s.timeoutMs - (now - t0))
+    const dialAddress = (address: string, t1: number): void => {
+      connectTcp(s, address, target.port, left(t1), (err, raw) => {
+        if (raw === null) { cb(err ?? new Error('dial failed'), null); return }
+        const t2 = performance.now()
+        if (servername === null) {
+          setPhases(raw, { dns: t1 - t0, connect: t2 - t1, tls: 0 })
+          cb(null, raw)
+          return
+        }
+        handshake(s, raw, servername, left(t2), (err, sock) => {
+          if (sock === null) { cb(err ?? new Error('TLS failed'), null); return }
+          setPhases(sock, { dns: t1 - t0, connect: t2 - t1, tls: performance.now() - t2 })
+          cb(null, sock)
+        })
+      })
+    }
+    if (net.isIP(target.host) !== 0) {
+      if (s.allowAddress !== undefined && !s.allowAddress(target.host)) process.nextTick(cb, refused(), null)
+      else dialAddress(target.host, t0)
+      return
+    }
+    // A name is looked up first, under the same deadline as the whole dial.
+    let late = false
+    const timer = setTimeout(() => { late = true; cb(connectTimeout(s.timeoutMs), null) }, s.timeoutMs)
+    timer.unref()
+    s.lookup(target.host).then((found) => {
+      if (late) return
+      clearTimeout(timer)
+      const address = found[0]
+      if (address === undefined) cb(Object.assign(new Error(`no address for ${target.host}`), { code: 'ENODATA' }), null)
+      else if (s.allowAddress !== undefined && !found.every(s.allowAddress)) cb(refused(), null)
+      else dialAddress(address, performance.now())
+    }, (err: Error) => {
+      if (late) return
+      clearTimeout(timer)
+      cb(err, null)
     })
   }
 }
@@ -168,14 +208,13 @@ function tunnelConnector(inner: Connector, s: DialSettings, rules: readonly Conn
     inner(tunnelOpts, (err, raw) => {
       if (err !== null || raw === null) { cb(err ?? new Error('proxy tunnel failed'), null); return }
       const t1 = performance.now()
-      const dns = phases.get(raw)?.dns ?? 0
+      const dns = socketPhases(raw)?.dns ?? 0
       const base = { dns, connect: t1 - t0 - dns }
-      if (!secure) { phases.set(raw, { ...base, tls: 0 }); cb(null, raw); return }
-      dial(s.timeoutMs, cb, async (own) => {
-        own(raw)
-        const sock = await handshake(raw, servername, s.tls, own)
-        phases.set(sock, { ...base, tls: performance.now() - t1 })
-        return sock
+      if (!secure) { setPhases(raw, { ...base, tls: 0 }); cb(null, raw); return }
+      handshake(s, raw as net.Socket, servername, s.timeoutMs, (err, sock) => {
+        if (sock === null) { cb(err ?? new Error('TLS failed'), null); return }
+        setPhases(sock, { ...base, tls: performance.now() - t1 })
+        cb(null, sock)
       })
     })
   }
