@@ -63,7 +63,8 @@ const OPTS = {
 const MAX_OPS_PER_LOOP = 2_000_000
 /** Per-operation deadline: one slow probe can hold a lane for at most this long. */
 const OP_TIMEOUT_MS = 5000
-const WATCHDOG_MS = 300_000
+/** The whole run's limit: twice the measuring time of eight systems, plus start-up and waits for a quiet machine. */
+const WATCHDOG_MS = 120_000 + 2 * 8 * (OPTS.warmup + OPTS.rounds * OPTS.seconds) * 1000
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
