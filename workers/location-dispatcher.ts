@@ -92,25 +92,35 @@ function refused(): Error {
 const connectTimeout = (ms: number): Error =>
   Object.assign(new Error(`connect timeout after ${ms} ms`), { code: 'UND_ERR_CONNECT_TIMEOUT' })
 
+/**
+ * Calls `done` once: when `socket` emits `event` (null), an error, or `timeoutMs` passes first
+ * (the dial's own timeout error). Its listeners and timer are gone by then.
+ */
+function within(s: DialSettings, socket: net.Socket, event: string, timeoutMs: number, done: (err: Error | null) => void): void {
+  let over = false
+  const end = (err: Error | null): void => {
+    if (over) return
+    over = true
+    clearTimeout(timer)
+    socket.off(event, reached).off('error', end)
+    done(err)
+  }
+  const reached = (): void => end(null)
+  socket.on(event, reached).on('error', end)
+  const timer = setTimeout(() => end(connectTimeout(s.timeoutMs)), timeoutMs)
+  timer.unref()
+}
+
 /** Dials address:port within `timeoutMs`; a dial that fails or runs out of time is destroyed. */
 function connectTcp(s: DialSettings, address: string, port: number, timeoutMs: number,
   cb: (err: Error | null, raw: net.Socket | null) => void): void {
   const raw = tracked(net.connect({ host: address, port }))
   raw.setNoDelay(true)
-  let done = false
-  const end = (err: Error | null): void => {
-    if (done) return
-    done = true
-    clearTimeout(timer)
-    raw.off('connect', connected).off('error', end)
+  within(s, raw, 'connect', timeoutMs, (err) => {
     if (err === null) { cb(null, raw); return }
     raw.destroy()
     cb(err, null)
-  }
-  const connected = (): void => end(null)
-  raw.on('connect', connected).on('error', end)
-  const timer = setTimeout(() => end(connectTimeout(s.timeoutMs)), timeoutMs)
-  timer.unref()
+  })
 }
 
 /**
@@ -121,21 +131,12 @@ function connectTcp(s: DialSettings, address: string, port: number, timeoutMs: n
 function handshake(s: DialSettings, raw: net.Socket, servername: string | undefined, timeoutMs: number,
   cb: (err: Error | null, sock: tls.TLSSocket | null) => void): void {
   const sock = tls.connect({ ...s.tls, socket: raw, servername, ALPNProtocols: ['http/1.1'] })
-  let done = false
-  const end = (err: Error | null): void => {
-    if (done) return
-    done = true
-    clearTimeout(timer)
-    sock.off('secureConnect', secured).off('error', end)
+  within(s, sock, 'secureConnect', timeoutMs, (err) => {
     if (err === null) { cb(null, sock); return }
     sock.destroy()
     raw.destroy()
     cb(err, null)
-  }
-  const secured = (): void => end(null)
-  sock.on('secureConnect', secured).on('error', end)
-  const timer = setTimeout(() => end(connectTimeout(s.timeoutMs)), timeoutMs)
-  timer.unref()
+  })
 }
 
 /**
