@@ -20,9 +20,10 @@
  * Processes (all on 127.0.0.1, each started and stopped by this script):
  *   main     this file: starts the others, tells them what to run, collects figures. Mostly idle.
  *   target   child: the HTTP target and an HTTPS target (ECDSA certificate made here).   CPU 1
- *   sut      child: the system under test: raw undici loops, LocationPools (3 actor threads per
- *            pool) driven in-process, and the real service (startService: hapi, key auth, rate
- *            limit, CheckSupervisor, its own LocationPools) on an ephemeral port.           CPU 0
+ *   sut      child: raw undici loops and LocationPools (3 actor threads per pool), driven
+ *            in-process.                                                                CPU 0
+ *   service  child: the real service alone, as in production (startService: hapi, key auth,
+ *            rate limit, CheckSupervisor, its own LocationPools) on an ephemeral port.   CPU 0
  *   blackbox prometheus-blackbox-exporter, when installed.                                CPU 0
  *   driver   child: the HTTP client that drives blackbox /probe and our /api/v1/check.     CPU 1
  * Pinned (BENCH_PIN=1), whatever is measured gets CPU 0 to itself and the target and the load
@@ -148,19 +149,51 @@ async function roleTarget() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Role: sut (raw undici, LocationPools, the service)
+// Role: service (the real service, alone in its process as in production)
+
+async function roleService() {
+  const { loadConfig } = await import('../dist/config/index.js')
+  const { startService } = await import('../dist/lib/main.js')
+  const { createLogger } = await import('../dist/lib/logger.js')
+  const { generateKey, hashKey } = await import('../dist/lib/keys.js')
+  const { createKey } = await import('../dist/lib/store/keys.js')
+  let service
+  serve({
+    init: async ({ httpPort, closedPort, dbFile }) => {
+      const config = loadConfig({
+        PORT: '0',
+        HOST: LOOPBACK,
+        DATABASE_URL: `sqlite:${dbFile}`,
+        CONNECT_TO: `:80:${LOOPBACK}:${httpPort},:443:${LOOPBACK}:${closedPort}`,
+        ALLOW_PRIVATE_TARGETS: '1',
+        CACHE_TTL_S: '60',
+        PROBE_TIMEOUT_MS: String(OP_TIMEOUT_MS),
+        // Per-request access lines would be written to a pipe nobody reads; see docs/benchmarks.md.
+        LOG_LEVEL: 'warn'
+      })
+      service = await startService({ config, logger: createLogger({ level: 'warn' }) })
+      const key = generateKey()
+      await createKey({ db: service.db, name: 'bench', keyHash: hashKey(key), rateLimit: 1_000_000_000, now: new Date() })
+      return { servicePort: service.server.info.port, key }
+    },
+    cpu: async () => ({ cpuUs: cpuNow() }),
+    close: async () => {
+      await service?.stop()
+      return true
+    }
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Role: sut (raw undici and LocationPools, driven in-process)
 
 async function roleSut() {
   const { Agent, request } = await import('undici')
   const { LocationPools } = await import('../dist/lib/checks/location-pool.js')
   const { loadConfig, parseConnectTo } = await import('../dist/config/index.js')
-  const { startService } = await import('../dist/lib/main.js')
   const { createLogger } = await import('../dist/lib/logger.js')
-  const { generateKey, hashKey } = await import('../dist/lib/keys.js')
-  const { createKey } = await import('../dist/lib/store/keys.js')
 
   const pools = {}
-  let service
   let names = 0
   const silent = createLogger({ level: 'silent' })
 
@@ -176,28 +209,14 @@ async function roleSut() {
   }
 
   serve({
-    init: async ({ httpPort, httpsPort, closedPort, dbFile }) => {
+    init: async ({ httpPort, httpsPort, closedPort }) => {
       const actorFile = OPTS.actor === undefined ? undefined : new URL(OPTS.actor, `file://${process.cwd()}/`).href
       const common = { allowPrivate: true, timeoutMs: OP_TIMEOUT_MS, userAgent: 'SiteStatusAPI/bench', logger: silent, actorFile }
       const locations = loadConfig({}).locations // the default: three direct locations
       pools.http = new LocationPools({ ...common, locations, connectTo: parseConnectTo(`:80:${LOOPBACK}:${httpPort},:443:${LOOPBACK}:${closedPort}`) })
       pools.https = new LocationPools({ ...common, locations, connectTo: parseConnectTo(`:80:${LOOPBACK}:${httpPort},:443:${LOOPBACK}:${httpsPort}`) })
       await Promise.all([pools.http.ready(), pools.https.ready()])
-      const config = loadConfig({
-        PORT: '0',
-        HOST: LOOPBACK,
-        DATABASE_URL: `sqlite:${dbFile}`,
-        CONNECT_TO: `:80:${LOOPBACK}:${httpPort},:443:${LOOPBACK}:${closedPort}`,
-        ALLOW_PRIVATE_TARGETS: '1',
-        CACHE_TTL_S: '60',
-        PROBE_TIMEOUT_MS: String(OP_TIMEOUT_MS),
-        // Per-request access lines would be written to a pipe nobody reads; see docs/benchmarks.md.
-        LOG_LEVEL: 'warn'
-      })
-      service = await startService({ config, logger: createLogger({ level: 'warn' }) })
-      const key = generateKey()
-      await createKey({ db: service.db, name: 'bench', keyHash: hashKey(key), rateLimit: 1_000_000_000, now: new Date() })
-      return { servicePort: service.server.info.port, key, threads: os.availableParallelism?.() }
+      return { threads: os.availableParallelism?.() }
     },
     sample: async ({ variant }) => {
       const name = `n${names++}.bench.test`
@@ -229,7 +248,6 @@ async function roleSut() {
     }),
     cpu: async () => ({ cpuUs: cpuNow() }),
     close: async () => {
-      await service?.stop()
       await Promise.all(Object.values(pools).map((p) => p.close()))
       await agent.close()
       return true
@@ -462,10 +480,13 @@ async function roleMain() {
   const profDir = join(HERE, 'profiles')
   if (OPTS.profile) mkdirSync(profDir, { recursive: true })
   const target = startChild('target', AUX_CPU, { BENCH_CERT: JSON.stringify({ key: cert.key, cert: cert.cert }) })
-  const sut = startChild('sut', SUT_CPU, { NODE_EXTRA_CA_CERTS: cert.certFile }, [...(process.env.BENCH_SUT_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(OPTS.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])])
+  const sutArgs = [...(process.env.BENCH_SUT_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(OPTS.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]
+  const sut = startChild('sut', SUT_CPU, { NODE_EXTRA_CA_CERTS: cert.certFile }, sutArgs)
+  const svc = startChild('service', SUT_CPU, {}, sutArgs)
   const driver = startChild('driver', AUX_CPU)
   const { httpPort, httpsPort } = await target.call('ports')
-  const { servicePort, key } = await sut.call('init', { httpPort, httpsPort, closedPort, dbFile: join(dir, 'bench.sqlite') })
+  await sut.call('init', { httpPort, httpsPort, closedPort })
+  const { servicePort, key } = await svc.call('init', { httpPort, closedPort, dbFile: join(dir, 'bench.sqlite') })
   let blackbox = null
   try {
     blackbox = await startBlackbox(dir, SUT_CPU, cert.certFile)
@@ -519,7 +540,8 @@ async function roleMain() {
 
   const snapshot = async () => ({
     t: performance.now(),
-    sut: (await sut.call('cpu')).cpuUs,
+    // Our two processes (the in-process systems, and the service): the idle one adds next to nothing.
+    sut: (await sut.call('cpu')).cpuUs + (await svc.call('cpu')).cpuUs,
     driver: (await driver.call('cpu')).cpuUs,
     target: await target.call('stats'),
     blackbox: blackbox ? procCpuUs(blackbox.pid) : 0,
@@ -669,7 +691,7 @@ async function shutdown(code, dir) {
 }
 
 const role = process.argv[2] ?? 'main'
-const roles = { main: roleMain, target: roleTarget, sut: roleSut, driver: roleDriver }
+const roles = { main: roleMain, target: roleTarget, sut: roleSut, service: roleService, driver: roleDriver }
 if (!roles[role]) throw new Error(`unknown role ${role}`)
 roles[role]().catch((err) => {
   console.error(`bench/check (${role}):`, err)
