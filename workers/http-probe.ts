@@ -238,8 +238,7 @@ function beforeDeadline<T>(run: Run, pending: Promise<T>): Promise<T> {
 
 async function hop(run: Run, url: URL): Promise<HopAnswer> {
   const { opts, now } = run
-  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80)
-  const target = applyConnectTo(opts.connectTo, url.hostname, port)
+  const target = applyConnectTo(opts.connectTo, url.hostname, portOf(url))
   const started = now()
   const request = new Hop(run, url, opts.maxBodyBytes ?? 65536)
   const slack = opts.timeoutMs + 1000 // undici's coarse timers must never beat the exact deadline
@@ -285,8 +284,7 @@ async function chain(run: Run, start: string): Promise<Outcome> {
     try {
       if (run.expired) throw timeoutError(opts.timeoutMs)
       if (opts.checkTarget !== undefined) {
-        const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80)
-        const refusal = await beforeDeadline(run, opts.checkTarget(url.hostname, port))
+        const refusal = await beforeDeadline(run, opts.checkTarget(url.hostname, portOf(url)))
         if (refusal !== null) return fail('down', refusal, 3)
       }
       run.lastUrl = url.href
@@ -300,6 +298,11 @@ async function chain(run: Run, start: string): Promise<Outcome> {
     if (redirects >= maxRedirects) return fail('down', 'http: too many redirects', 3)
     url = answer.next
   }
+}
+
+/** The port a URL's connection goes to. */
+function portOf(url: URL): number {
+  return Number(url.port) || (url.protocol === 'https:' ? 443 : 80)
 }
 
 function resolveUrl(location: string, base: URL): URL | null {

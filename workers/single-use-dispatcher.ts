@@ -82,11 +82,10 @@ export class SingleUseClients extends Dispatcher {
         handler.onError?.(error)
         return
       }
-      const signal = (options as { signal?: AbortSignal | null }).signal
       const wanted = (options as { [ON_CONNECTION]?: (s: Socket) => boolean | void })[ON_CONNECTION]?.(socket as Socket) !== false
-      if (this.#destroyed || signal?.aborted || !wanted) {
+      if (this.#destroyed || !wanted) {
         socket.destroy()
-        handler.onError?.(signal?.reason ?? new Error(this.#destroyed ? 'dispatcher destroyed' : 'the request was abandoned while connecting'))
+        handler.onError?.(new Error(this.#destroyed ? 'dispatcher destroyed' : 'the request was abandoned while connecting'))
         return
       }
       this.#run(socket as Socket, options, handler)

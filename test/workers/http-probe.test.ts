@@ -1,6 +1,7 @@
 import t from 'tap'
 import { Agent, ProxyAgent, type Dispatcher } from 'undici'
 import { createLocationDispatcher, probe, type ConnectToRule, type ProbeOptions, type ProbeResult } from '../../workers/http-probe.js'
+import { holds } from '../helpers/poll.js'
 import { closedPort, makeCert, startHttpTarget, startHttpsTarget, startProxy, type Target } from '../helpers/targets.js'
 
 const UA = 'site-status-probe/test (+https://example.invalid)'
@@ -110,9 +111,9 @@ t.test('a connection that comes only after the deadline is closed unused', async
     { host1: null, port1: 80, host2: 'web.test', port2: web.port }
   ] })
   t.match(r, { status: 'down', http_code: 0, error: 'timeout: no response in 300 ms', final_url: 'http://late.site.test/' })
-  for (let i = 0; i < 50 && web.accepted() === before; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  await holds(() => web.accepted() !== before, 1000)
   t.equal(web.accepted() - before, 1, 'the late connection was made')
-  for (let i = 0; i < 50 && web.open() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  await holds(() => web.open() === 0, 1000)
   t.equal(web.open(), 0, 'and closed')
   t.equal(hitsFor(web, 'late').length, 0, 'without a request on it')
 })
@@ -123,7 +124,7 @@ t.test('a body still arriving at the deadline is judged on its status', async (t
   const took = performance.now() - started
   t.match(r, { status: 'up', http_code: 200, error: null, final_url: 'http://drip.site.test/' })
   t.ok(took >= 280 && took < 1000, `answered after ${took} ms`)
-  for (let i = 0; i < 50 && web.open() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  await holds(() => web.open() === 0, 1000)
   t.equal(web.open(), 0, 'the connection was dropped')
 })
 
@@ -270,7 +271,7 @@ t.test('each probe opens a fresh connection and closes it afterwards', async (t)
   t.equal(web.accepted() - before, 2, 'two probes, two TCP connections')
   const ports = hitsFor(web, 'ok').slice(-2).map((h) => h.remotePort)
   t.not(ports[0], ports[1])
-  for (let i = 0; i < 50 && web.open() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  await holds(() => web.open() === 0, 1000)
   t.equal(web.open(), 0, 'no connection is left open')
 })
 
@@ -283,7 +284,7 @@ t.test('concurrent probes of one origin each get a connection of their own, and 
   const results = await Promise.all(Array.from({ length: 20 }, () => run('same.site.test', { dispatcher, connectTo: [] })))
   t.ok(results.every((r) => r.status === 'up'), 'all 20 are up')
   t.equal(web.accepted() - before, 20, 'twenty connections at once, none waited in a queue for another')
-  for (let i = 0; i < 50 && gone < 40; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  await holds(() => gone >= 40, 1000)
   t.equal(connected, 20, 'every connection was reported to the location agent')
   t.equal(gone, 40, 'and so was its end (20 refused https dials, 20 closed http connections), which is when the agent drops the origin')
 })
