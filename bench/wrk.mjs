@@ -8,7 +8,7 @@
 // wrk is the Debian package; `ensureWrk()` (called by runWrk) installs it with apt-get when
 // /usr/bin/wrk is missing. Only loopback URLs are accepted.
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 
@@ -137,4 +137,66 @@ export async function runWrk({ url, paths, connections = 64, seconds = 5, thread
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+const TICKS_PER_S = (() => {
+  try { return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100 } catch { return 100 }
+})()
+/** CPU seconds a process (all its threads) has used so far. */
+export function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S
+}
+
+/** Sets the CPUs a process and all its threads may run on (taskset); returns whether it worked. */
+export function setCpus(pid, cpus) {
+  try {
+    execFileSync('taskset', ['-a', '-pc', String(cpus), String(pid)], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+const middle = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+/**
+ * Drives several servers in turn with wrk, in the same run: one unmeasured warm-up round each,
+ * then `rounds` rounds, each running every system back to back. Pinned: every server on CPU 0
+ * (they take turns, so the one measured has it to itself) and wrk on CPU 1; unpinned: servers
+ * and wrk free to use every core. Each system: { name, uri, pid, headers }.
+ * Resolves to { pinned, systems: [{ name, rps[], p50Ms[], p99Ms[], cpuUs[], non2xx, socketErrors,
+ * median: { rps, p50Ms, p99Ms, cpuUs } }], perRound: [[rps of each system] per round] }.
+ */
+export async function compareServers({ systems, paths, pinned, rounds = 5, seconds = 5, connections = 64, log = console.error }) {
+  const cores = os.availableParallelism?.() ?? os.cpus().length
+  let pinnedOk = pinned
+  for (const s of systems) {
+    const ok = setCpus(s.pid, pinned ? '0' : `0-${cores - 1}`)
+    if (pinned && !ok) pinnedOk = false
+  }
+  const wrkCpu = pinned && pinnedOk ? 1 : null
+  const one = async (s) => {
+    const before = cpuSeconds(s.pid)
+    const r = await runWrk({ url: s.uri, paths, connections, seconds, cpu: wrkCpu, headers: s.headers ?? {} })
+    return { ...r, cpuUs: ((cpuSeconds(s.pid) - before) * 1e6) / Math.max(1, r.requests) }
+  }
+  for (const s of systems) await one(s)
+  const out = systems.map((s) => ({ name: s.name, rps: [], p50Ms: [], p99Ms: [], cpuUs: [], non2xx: 0, socketErrors: 0 }))
+  const perRound = []
+  for (let r = 0; r < rounds; r++) {
+    const row = []
+    for (const [i, s] of systems.entries()) {
+      const m = await one(s)
+      const o = out[i]
+      o.rps.push(m.rps); o.p50Ms.push(m.p50Ms); o.p99Ms.push(m.p99Ms); o.cpuUs.push(m.cpuUs)
+      o.non2xx += m.non2xx
+      o.socketErrors += m.socketErrors
+      row.push(m.rps)
+    }
+    perRound.push(row)
+    log(`  ${pinned ? 'pinned' : 'unpinned'} round ${r + 1}: ${systems.map((s, i) => `${s.name} ${row[i].toFixed(0)}/s (${out[i].cpuUs[r].toFixed(1)} CPU µs each, p99 ${out[i].p99Ms[r].toFixed(1)} ms)`).join(', ')}`)
+  }
+  for (const o of out) o.median = { rps: middle(o.rps), p50Ms: middle(o.p50Ms), p99Ms: middle(o.p99Ms), cpuUs: middle(o.cpuUs) }
+  return { pinned: pinnedOk, systems: out, perRound }
 }
