@@ -1,18 +1,19 @@
 // bench/badge: badge requests per second from the real service (dist build) against bare hapi
-// answering a constant SVG of the same size, in the same run.
-//   npm run bench:badge     (builds first; about a minute; loopback and a temporary SQLite file only)
+// answering a constant SVG of the same size, in the same run, driven by wrk (bench/wrk.mjs),
+// pinned (servers on CPU 0, wrk on CPU 1) and unpinned.
+//   npm run bench:badge     (builds first; about two minutes; loopback and a temporary SQLite file only)
 // Knobs: BENCH_SITES (100), BENCH_ROUNDS (5), BENCH_SECONDS (5), BENCH_CONCURRENCY (64), BENCH_DOCS (1: write
 // the figures into docs/benchmarks.md).
-import { execFileSync, fork, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { openDb } from '../dist/lib/store/db.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
 import { recordCheck } from '../dist/lib/store/checks.js'
 import { addSites } from '../dist/lib/store/sites.js'
-import { ask, freePort, median, pin, start, stop, writeFigures } from './processes.mjs'
+import { ask, freePort, median, start, stop, writeFigures } from './processes.mjs'
+import { compareServers, wrkVersion } from './wrk.mjs'
 
 const SITES = Number(process.env.BENCH_SITES ?? 100)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -20,14 +21,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
 const DOCS = process.env.BENCH_DOCS !== '0'
 const GOAL = 0.8
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
-
-const TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100
-/** CPU seconds a process (all its threads) has used so far. */
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S
-}
 
 const fmt = (n, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 
@@ -69,16 +62,11 @@ try {
     PORT: '0',
     LOG_LEVEL: 'warn'
   }
-  console.error(`bench/badge: ${SITES} tracked sites, ${ROUNDS} rounds x ${SECONDS} s, ${CONCURRENCY} requests in flight`)
-  // The server measured gets CPU 0, the load generator CPU 1; the two servers take turns.
-  let pinned = true
-  const ours = await start('./monitor-sut.mjs', env, 0)
+  console.error(`bench/badge: ${SITES} tracked sites, wrk, ${CONCURRENCY} connections, ${ROUNDS} rounds x ${SECONDS} s, pinned then unpinned`)
+  const ours = await start('./monitor-sut.mjs', env)
   children.push(ours.child)
-  const bare = await start('./bare-hapi.mjs', {}, 0)
+  const bare = await start('./bare-hapi.mjs', {})
   children.push(bare.child)
-  const load = fork(new URL('./load.mjs', import.meta.url), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
-  children.push(load)
-  pinned = pin(load.pid, 1)
 
   const paths = domains.map((d) => `/api/badge/${d}`)
   const probe = await fetch(`${ours.uri}${paths[1]}`)
@@ -86,55 +74,48 @@ try {
   if (probe.status !== 200 || !svg.includes('Site 1: up')) throw new Error(`unexpected badge: ${probe.status} ${svg.slice(0, 200)}`)
   const baselineSvg = await (await fetch(`${bare.uri}${paths[1]}`)).text()
 
-  /** One round against a server: its answers per second, and its CPU time per answer. */
-  const run = async ({ uri, child }) => {
-    const before = cpuSeconds(child.pid)
-    const result = await ask(load, { url: uri, headers: {}, seconds: SECONDS, concurrency: CONCURRENCY, paths })
-    return { ...result, cpuUs: ((cpuSeconds(child.pid) - before) * 1e6) / Math.max(1, result.rate * SECONDS) }
-  }
-  // One unmeasured round each first: the JIT warms up over the first seconds of load.
-  await run(bare)
-  await run(ours)
-  const baseline = []
-  const measured = []
-  const pairs = []
-  const cpu = { bare: [], ours: [] }
-  let failures = 0
-  for (let r = 0; r < ROUNDS; r++) {
-    const b = await run(bare)
-    const o = await run(ours)
-    baseline.push(b.rate)
-    measured.push(o.rate)
-    pairs.push(o.rate / b.rate)
-    cpu.bare.push(b.cpuUs)
-    cpu.ours.push(o.cpuUs)
-    failures += b.failed + o.failed
-    console.error(`  round ${r + 1}: bare hapi ${fmt(b.rate)}/s (${fmt(b.cpuUs, 1)} CPU µs each), badge ${fmt(o.rate)}/s (${fmt(o.cpuUs, 1)} CPU µs each)`)
+  const systems = [
+    { name: 'bare hapi', uri: bare.uri, pid: bare.child.pid },
+    { name: 'badge', uri: ours.uri, pid: ours.child.pid }
+  ]
+  const runs = []
+  for (const pinned of [true, false]) {
+    runs.push(await compareServers({ systems, paths, pinned, rounds: ROUNDS, seconds: SECONDS, connections: CONCURRENCY }))
   }
   const stats = await ask(ours.child, 'stats')
-  load.kill()
   bare.child.kill()
   await stop(ours.child)
 
-  const ratio = median(measured) / median(baseline)
   const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
+  const rows = []
+  const goals = []
+  for (const run of runs) {
+    const [b, o] = run.systems
+    const mode = run.pinned ? 'pinned' : 'unpinned'
+    const line = (label, s, body) => `| ${mode} | ${label} | ${fmt(s.median.rps)} | ${s.rps.map((x) => fmt(x)).join(', ')} | ${fmt(s.median.p50Ms, 2)} / ${fmt(s.median.p99Ms, 2)} | ${fmt(s.median.cpuUs, 1)} | ${s.non2xx + s.socketErrors} | ${body} B |`
+    rows.push(line('bare hapi: constant SVG', b, baselineSvg.length))
+    rows.push(line('ours: `GET /api/badge/{domain}`', o, svg.length))
+    const ratio = o.median.rps / b.median.rps
+    const pairs = median(run.perRound.map(([x, y]) => y / x))
+    const goal = run.pinned ? `>= ${GOAL}x` : '(none; for reference)'
+    const met = run.pinned ? (ratio >= GOAL ? 'yes' : '**no**') : ''
+    goals.push(`| ${mode} | ${fmt(ratio, 2)}x | ${fmt(pairs, 2)}x | ${fmt(b.median.cpuUs / o.median.cpuUs, 2)}x | ${goal} | ${met} |`)
+  }
+  const failures = runs.flatMap((r) => r.systems).reduce((n, s) => n + s.non2xx + s.socketErrors, 0)
   const table = [
-    `Run ${when}: ${os.availableParallelism?.() ?? os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, ` +
-      `${pinned ? 'server measured pinned to CPU 0, load generator to CPU 1' : 'no CPU pinning'}, ${ROUNDS} rounds x ${SECONDS} s after one warm-up round each, ` +
-      `${CONCURRENCY} requests in flight over keep-alive connections, ${SITES} tracked sites requested in turn, no Accept-Encoding (both send the plain SVG).`,
+    `Run ${when}: ${os.availableParallelism?.() ?? os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, wrk ${wrkVersion()} (1 thread, ` +
+      `${CONCURRENCY} keep-alive connections), ${ROUNDS} rounds x ${SECONDS} s after one warm-up round each, every round running bare hapi then ours back to back; ` +
+      `pinned: both servers on CPU 0 (taking turns), wrk on CPU 1; unpinned: no taskset. ${SITES} tracked sites requested in turn, no Accept-Encoding (both send the plain SVG).`,
     '',
-    '| system | median req/s | rounds (req/s) | median server CPU µs / request | body |',
-    '|---|---:|---|---:|---:|',
-    `| bare hapi: \`GET /api/badge/{domain}\` answering a constant SVG | ${fmt(median(baseline))} | ${baseline.map((x) => fmt(x)).join(', ')} | ${fmt(median(cpu.bare), 1)} | ${baselineSvg.length} B |`,
-    `| ours: \`GET /api/badge/{domain}\` (dist build, SQLite, LOG_LEVEL=warn) | ${fmt(median(measured))} | ${measured.map((x) => fmt(x)).join(', ')} | ${fmt(median(cpu.ours), 1)} | ${svg.length} B |`,
+    '| mode | system | median req/s | rounds (req/s) | median latency p50 / p99 (ms) | median server CPU µs / request | non-2xx + socket errors | body |',
+    '|---|---|---:|---|---:|---:|---:|---:|',
+    ...rows,
     '',
-    '| measurement | figure | goal | met |',
-    '|---|---:|---:|---|',
-    `| ours / bare hapi (medians) | ${fmt(ratio, 2)}x | >= ${GOAL}x | ${ratio >= GOAL ? 'yes' : '**no**'} |`,
-    `| ours / bare hapi, median of the per-round ratios | ${fmt(median(pairs), 2)}x | | (for reference: each pair ran back to back) |`,
-    `| bare hapi / ours, CPU per request (medians) | ${fmt(median(cpu.bare) / median(cpu.ours), 2)}x | | (for reference: steadier when other load shares the machine) |`,
-    `| non-200 answers | ${failures} | 0 | ${failures === 0 ? 'yes' : '**no**'} |`,
-    `| service peak RSS | ${fmt(stats.rss / 1024 / 1024)} MB | | |`
+    '| mode | ours / bare hapi (medians) | median of per-round ratios | CPU per request, bare / ours | goal | met |',
+    '|---|---:|---:|---:|---|---|',
+    ...goals,
+    '',
+    `Errors over all rounds: ${failures}. Service peak RSS: ${fmt(stats.rss / 1024 / 1024)} MB.`
   ].join('\n')
   console.log(`\n${table}\n`)
   if (DOCS) writeFigures('benchmarks.md', 'bench/badge', table)
