@@ -1,17 +1,24 @@
 // bench/monitor: the scheduler at scale and the status endpoint against bare hapi, in one run.
-//   npm run bench:monitor     (builds first; about four minutes; loopback and the local MySQL only)
-// Knobs: BENCH_SITES (10000), BENCH_INTERVAL_S (60), BENCH_RUN_S (150), BENCH_ROUNDS (3),
+//   npm run bench:monitor     (builds first; about five minutes; loopback and the local MySQL only)
+// Phase 1: a check is on time when its first request reaches the loopback target within 5 s of the
+// site's due time (phaseOf in lib/checks/scheduler.ts: cycles aligned to the epoch). Phase 2: the
+// status endpoint and bare hapi answering the same body, driven by wrk (bench/wrk.mjs), pinned and
+// unpinned.
+// Knobs: BENCH_SITES (10000), BENCH_INTERVAL_S (60), BENCH_RUN_S (150), BENCH_ROUNDS (5),
 // BENCH_SECONDS (5), BENCH_MYSQL_URL (default TEST_MYSQL_URL or mysql://root@127.0.0.1:3306/test),
 // BENCH_DOCS (1: rewrite the figures in docs/benchmarks.md).
-import { fork, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import os from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { phaseOf } from '../dist/lib/checks/scheduler.js'
 import { generateKey, hashKey } from '../dist/lib/keys.js'
 import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
 import { addSites } from '../dist/lib/store/sites.js'
-import { ask, freePort, median, pin, start, stop, writeFigures } from './processes.mjs'
+import { ask, freePort, median, start, stop, writeFigures } from './processes.mjs'
+import { compareServers, wrkVersion } from './wrk.mjs'
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000)
 const INTERVAL_S = Number(process.env.BENCH_INTERVAL_S ?? 60)
@@ -20,7 +27,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const DOCS = (process.env.BENCH_DOCS ?? '1') === '1'
 const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
-const here = (file) => new URL(file, import.meta.url)
+/** A check is on time when its first request reaches the target within this long of its due time. */
+const ON_TIME_MS = 5000
 
 function peakRss(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -29,13 +37,22 @@ function peakRss(pid) {
 
 const mb = (bytes) => (bytes / 1024 / 1024).toFixed(0)
 
-// A target for every site, in its own process.
+// A target for every site, in its own process; it notes when each site's requests arrive (by Host).
 const target = spawn(process.execPath, ['-e', `
-  const s = require('node:http').createServer((q, r) => r.end('ok'))
+  const arrivals = new Map()
+  const s = require('node:http').createServer((q, r) => {
+    const at = Date.now()
+    const host = String(q.headers.host ?? '').replace(/:\\d+$/, '').toLowerCase()
+    let list = arrivals.get(host)
+    if (list === undefined) arrivals.set(host, (list = []))
+    list.push(at)
+    r.end('ok')
+  })
   s.keepAliveTimeout = 0
-  s.listen(0, '127.0.0.1', () => console.log(s.address().port))
-`], { stdio: ['ignore', 'pipe', 'inherit'] })
-const targetPort = await new Promise((resolve) => target.stdout.once('data', (d) => resolve(Number(String(d).trim()))))
+  process.on('message', (m) => { if (m === 'arrivals') process.send({ arrivals: Object.fromEntries(arrivals) }) })
+  s.listen(0, '127.0.0.1', () => process.send({ port: s.address().port }))
+`], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+const targetPort = await new Promise((resolve) => target.once('message', (m) => resolve(m.port)))
 const closed = await freePort()
 
 const dbName = `bench_monitor_${process.pid}`
@@ -58,7 +75,8 @@ try {
     await addSites({ db, now, entries: Array.from({ length: Math.min(1000, SITES - i) }, (_, j) => ({ domain: `s${i + j}.bench.test`, name: null })) })
   }
   const key = generateKey()
-  await createKey({ db, name: 'bench', keyHash: hashKey(key), rateLimit: 1_000_000, now })
+  // A limit no round comes near: a refused request would be measured as an error.
+  await createKey({ db, name: 'bench', keyHash: hashKey(key), rateLimit: 1_000_000_000, now })
   const env = {
     DATABASE_URL: url.toString(),
     ALLOW_PRIVATE_TARGETS: '1',
@@ -70,6 +88,8 @@ try {
 
   // Phase 1: the scheduler at scale.
   const sut = await start('./monitor-sut.mjs', { ...env, CHECK_INTERVAL_S: String(INTERVAL_S) })
+  // Only due times after this count: the scheduler started before the service said it was ready.
+  const readyAt = Date.now()
   const first = await ask(sut.child, 'stats')
   const startedAt = performance.now()
   const checksBefore = Number((await db('checks').count({ n: '*' }))[0].n)
@@ -81,57 +101,101 @@ try {
     console.error(`  ${((performance.now() - startedAt) / 1000).toFixed(0)} s: started ${s.scheduler.started}, on time ${s.scheduler.onTime}, late ${s.scheduler.late}, skipped ${s.scheduler.skipped}, running ${s.scheduler.running}, queued ${s.scheduler.queued}, rss ${mb(s.rss)} MB`)
   }
   const last = await ask(sut.child, 'stats')
+  const endedAt = Date.now()
   const elapsedS = (performance.now() - startedAt) / 1000
   const checksAfter = Number((await db('checks').count({ n: '*' }))[0].n)
   rssPeak = Math.max(rssPeak, peakRss(sut.child.pid))
   await stop(sut.child)
+  const { arrivals } = await ask(target, 'arrivals')
   const sched = last.scheduler
-  const onTimeShare = sched.started === 0 ? 0 : sched.onTime / sched.started
+  const handedOverShare = sched.started === 0 ? 0 : sched.onTime / sched.started
   const cpuPercent = ((last.cpu.user + last.cpu.system - first.cpu.user - first.cpu.system) / 1e6 / elapsedS) * 100
   const rowsPerS = (checksAfter - checksBefore) / elapsedS
 
-  // Phase 2: the status endpoint against bare hapi, each alone on the machine in turn.
-  // The server measured gets CPU 0, the load generator CPU 1.
-  const status = await start('./monitor-sut.mjs', { ...env, CHECK_INTERVAL_S: '86400' }, 0)
-  const bare = await start('./bare-hapi.mjs', {}, 0)
-  const load = fork(here('./load.mjs'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
-  pin(load.pid, 1)
-  const paths = Array.from({ length: 1000 }, (_, i) => `/api/v1/status/s${(i * 7919) % SITES}.bench.test`)
-  const ours = []
-  const baseline = []
-  let failures = 0
-  // One unmeasured round each first: the JIT warms up over the first seconds of load.
-  await ask(load, { url: bare.uri, headers: {}, seconds: SECONDS, concurrency: 64, paths })
-  await ask(load, { url: status.uri, headers: { authorization: `Bearer ${key}` }, seconds: SECONDS, concurrency: 64, paths })
-  for (let r = 0; r < ROUNDS; r++) {
-    const b = await ask(load, { url: bare.uri, headers: {}, seconds: SECONDS, concurrency: 64, paths })
-    const o = await ask(load, { url: status.uri, headers: { authorization: `Bearer ${key}` }, seconds: SECONDS, concurrency: 64, paths })
-    baseline.push(b.rate)
-    ours.push(o.rate)
-    failures += b.failed + o.failed
-    console.error(`  round ${r + 1}: bare hapi ${b.rate.toFixed(0)}/s, status ${o.rate.toFixed(0)}/s`)
+  // Every due time in the window that had its full 5 s before the end, and the first request that
+  // reached the target for it: the first arrival from the due time (less a second for clock
+  // granularity) until the next due time.
+  const intervalMs = INTERVAL_S * 1000
+  let due = 0
+  let onTime = 0
+  let late = 0
+  let missing = 0
+  const delays = []
+  for (let i = 0; i < SITES; i++) {
+    const domain = `s${i}.bench.test`
+    const phase = phaseOf(domain, intervalMs)
+    const times = arrivals[domain] ?? []
+    let at = Math.ceil((readyAt - phase) / intervalMs) * intervalMs + phase
+    for (; at + ON_TIME_MS <= endedAt; at += intervalMs) {
+      due++
+      const firstArrival = times.find((t) => t >= at - 1000 && t < at + intervalMs - 1000)
+      if (firstArrival === undefined) {
+        missing++
+        continue
+      }
+      delays.push(firstArrival - at)
+      if (firstArrival - at <= ON_TIME_MS) onTime++
+      else late++
+    }
   }
-  load.kill()
+  const onTimeShare = due === 0 ? 0 : onTime / due
+  delays.sort((a, b) => a - b)
+  const pct = (p) => delays.length === 0 ? NaN : delays[Math.min(delays.length - 1, Math.floor((p / 100) * delays.length))]
+  console.error(`  due ${due}: reached the target within ${ON_TIME_MS / 1000} s ${onTime}, later ${late}, not at all ${missing}; delay p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${delays.at(-1)} ms`)
+
+  // Phase 2: the status endpoint against bare hapi answering the same body (one of the service's
+  // own status records), each alone on the machine in turn: pinned (the servers on CPU 0, wrk on
+  // CPU 1), then unpinned.
+  const status = await start('./monitor-sut.mjs', { ...env, CHECK_INTERVAL_S: '86400' })
+  const paths = Array.from({ length: 1000 }, (_, i) => `/api/v1/status/s${(i * 7919) % SITES}.bench.test`)
+  const headers = { authorization: `Bearer ${key}` }
+  const sample = await fetch(`${status.uri}${paths[0]}`, { headers })
+  const sampleBody = await sample.text()
+  if (sample.status !== 200) throw new Error(`unexpected status answer: ${sample.status} ${sampleBody.slice(0, 200)}`)
+  const bare = await start('./bare-hapi.mjs', { BARE_STATUS_BODY: sampleBody })
+  const bareBody = await (await fetch(`${bare.uri}${paths[0]}`)).text()
+  const systems = [
+    { name: 'bare hapi', uri: bare.uri, pid: bare.child.pid },
+    { name: 'status', uri: status.uri, pid: status.child.pid, headers }
+  ]
+  const runs = []
+  for (const pinned of [true, false]) runs.push(await compareServers({ systems, paths, pinned, rounds: ROUNDS, seconds: SECONDS, connections: 64 }))
   bare.child.kill()
   await stop(status.child)
 
+  const fmt = (n, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
   const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
+  const statusRows = []
+  for (const run of runs) {
+    const [b, o] = run.systems
+    const mode = run.pinned ? 'pinned' : 'unpinned'
+    const ratio = o.median.rps / b.median.rps
+    const pairs = median(run.perRound.map(([x, y]) => y / x))
+    statusRows.push(`| ${mode} | ${fmt(b.median.rps)} (${b.rps.map((x) => fmt(x)).join(', ')}) | ${fmt(o.median.rps)} (${o.rps.map((x) => fmt(x)).join(', ')}) | ` +
+      `${fmt(ratio, 2)}x | ${fmt(pairs, 2)}x | ${fmt(b.median.cpuUs, 1)} / ${fmt(o.median.cpuUs, 1)} | ${fmt(b.median.p99Ms, 1)} / ${fmt(o.median.p99Ms, 1)} | ` +
+      `${b.non2xx + b.socketErrors + o.non2xx + o.socketErrors} | ${run.pinned ? `>= 0.7x: ${ratio >= 0.7 ? 'yes' : '**no**'}` : '(for reference)'} |`)
+  }
   const table = [
     `Run ${when}: ${SITES} tracked sites x 3 locations every ${INTERVAL_S} s for ${elapsedS.toFixed(0)} s on MySQL (MariaDB on this machine), ` +
-      `loopback targets, Node ${process.version}; then the status endpoint and bare hapi each pinned to CPU 0 with the load generator on CPU 1, ` +
-      `${ROUNDS} rounds x ${SECONDS} s, 64 connections.`,
+      `loopback targets, Node ${process.version}, ${os.availableParallelism?.() ?? os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`,
     '',
-    '| measurement | figure | goal |',
+    '| scheduler | figure | goal |',
     '|---|---|---|',
-    `| checks started | ${sched.started} in ${elapsedS.toFixed(0)} s (${sched.late} late, ${sched.skipped} skipped) | |`,
-    `| started within 5 s of due | ${(onTimeShare * 100).toFixed(2)}% | >= 99% |`,
+    `| due times in the window (each with its full ${ON_TIME_MS / 1000} s before the end) | ${due} | |`,
+    `| first request reached the target within ${ON_TIME_MS / 1000} s of due | ${(onTimeShare * 100).toFixed(2)}% (${onTime}; ${late} later, ${missing} not at all) | >= 99% |`,
+    `| delay from due to the first request at the target: p50 / p99 / max | ${pct(50)} / ${pct(99)} / ${delays.at(-1) ?? '-'} ms | |`,
+    `| checks the scheduler handed over within ${ON_TIME_MS / 1000} s of due (its own count, the figure used until 2026-11-23) | ${(handedOverShare * 100).toFixed(2)}% of ${sched.started} (${sched.late} late, ${sched.skipped} skipped) | |`,
     `| service CPU (2 cores = 200%) | ${cpuPercent.toFixed(0)}% | |`,
     `| service peak RSS | ${mb(rssPeak)} MB | < 400 MB |`,
     `| check rows written | ${rowsPerS.toFixed(1)}/s | |`,
-    `| bare hapi, median of ${ROUNDS} | ${median(baseline).toFixed(0)} req/s | |`,
-    `| GET /api/v1/status, median of ${ROUNDS} | ${median(ours).toFixed(0)} req/s | |`,
-    `| status / bare hapi | ${(median(ours) / median(baseline)).toFixed(2)}x | >= 0.6x |`,
-    `| non-200 answers | ${failures} | 0 |`
+    '',
+    `Then \`GET /api/v1/status/{domain}\` (1,000 tracked domains in turn, a key) against bare hapi answering the same ${Buffer.byteLength(bareBody)}-byte record ` +
+      `(${Buffer.byteLength(sampleBody)} B from ours), wrk ${wrkVersion()} with 1 thread and 64 keep-alive connections, ${ROUNDS} rounds x ${SECONDS} s after one warm-up round each, ` +
+      'every round running bare hapi then ours back to back; pinned: both servers on CPU 0 (taking turns), wrk on CPU 1; unpinned: no taskset.',
+    '',
+    '| mode | bare hapi req/s, median (rounds) | status req/s, median (rounds) | status / bare hapi (medians) | median of per-round ratios | server CPU µs / request, bare / ours | p99 latency ms, bare / ours | non-2xx + socket errors | goal |',
+    '|---|---|---|---:|---:|---:|---:|---:|---|',
+    ...statusRows
   ].join('\n')
   console.log(table)
   if (DOCS) writeFigures('benchmarks.md', 'bench/monitor', table)
