@@ -35,6 +35,12 @@ export interface Config {
   readonly allowedTargetRanges: readonly string[]
   readonly connectTo: readonly ConnectToRule[]
   readonly logLevel: string
+  /** `ip[:port]` resolvers for probes and the target policy (c-ares); empty: the system's. */
+  readonly dnsServers: readonly string[]
+  /** Checks (on-demand and scheduled) running at once; over it an on-demand check is refused with 503. */
+  readonly maxChecksInFlight: number
+  /** The share of the on-demand capacity one key may hold at once (0 < share <= 1). */
+  readonly maxKeyShare: number
 }
 
 export class ConfigError extends Error {
@@ -110,7 +116,10 @@ const envSchema = Joi.object({
   RATE_LIMIT_PER_MIN: Joi.number().integer().min(1).max(1000000).default(60),
   ALLOW_PRIVATE_TARGETS: allowPrivateSchema,
   CONNECT_TO: Joi.string().allow('').default(''),
-  LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info')
+  LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
+  DNS_SERVERS: Joi.string().allow('').default(''),
+  MAX_CHECKS_IN_FLIGHT: Joi.number().integer().min(2).max(100_000).default(4000),
+  MAX_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5)
 }).unknown(true)
 
 function parseLocations(raw: string | undefined): LocationConfig[] {
@@ -166,6 +175,25 @@ export function parseConnectTo(raw: string): ConnectToRule[] {
   return rules
 }
 
+/**
+ * `DNS_SERVERS`: comma-separated `ip`, `ip:port`, or `[ipv6]:port` entries, in the form c-ares'
+ * `setServers` takes them. Names are refused: the resolvers themselves cannot be looked up.
+ */
+export function parseDnsServers(raw: string): string[] {
+  const servers: string[] = []
+  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?$/.exec(entry) ?? /^([0-9.]+)(?::(\d{1,5}))?$/.exec(entry)
+    const address = m?.[1] ?? entry
+    const family = isIP(address)
+    const port = m?.[2] === undefined ? null : parsePort(m[2], 'DNS_SERVERS')
+    if (family === 0 || (m === null && family !== 6)) {
+      throw new ConfigError(`DNS_SERVERS: "${entry}" must be an IP address with an optional port, such as 10.0.0.2, 10.0.0.2:5353 or [fd00::53]:53`)
+    }
+    servers.push(port === null ? address : family === 6 ? `[${address}]:${port}` : `${address}:${port}`)
+  }
+  return servers
+}
+
 /** Messages quote operator input; escape line breaks and other control characters so the error stays one line. */
 function oneLine(text: string): string {
   const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
@@ -182,9 +210,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = error ? error.details.map((d) => `${String(d.path[0])}: ${d.message.replace(/^"[^"]+" /, '')}`) : []
   let locations: LocationConfig[] = DEFAULT_LOCATIONS
   let connectTo: ConnectToRule[] = []
+  let dnsServers: string[] = []
   for (const step of [
     () => { locations = parseLocations(env.LOCATIONS) },
-    () => { connectTo = parseConnectTo(env.CONNECT_TO ?? '') }
+    () => { connectTo = parseConnectTo(env.CONNECT_TO ?? '') },
+    () => { dnsServers = parseDnsServers(env.DNS_SERVERS ?? '') }
   ]) {
     try {
       step()
@@ -214,6 +244,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? []
       : (v.ALLOW_PRIVATE_TARGETS as string).split(',').map((r) => r.trim())),
     connectTo: Object.freeze(connectTo.map((r) => Object.freeze({ ...r }))),
-    logLevel: v.LOG_LEVEL as string
+    logLevel: v.LOG_LEVEL as string,
+    dnsServers: Object.freeze(dnsServers),
+    maxChecksInFlight: v.MAX_CHECKS_IN_FLIGHT as number,
+    maxKeyShare: v.MAX_KEY_SHARE as number
   })
 }

@@ -1,10 +1,12 @@
 import type { Server } from '@hapi/hapi'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import { LocationPools } from './checks/location-pool.js'
+import { Admission } from './checks/admission.js'
+import { ANSWER_MARGIN_MS, LocationPools } from './checks/location-pool.js'
 import { startMonitoring, type Monitoring } from './checks/monitor.js'
 import { CheckRecorder } from './checks/recorder.js'
 import { SiteStates } from './checks/site-state.js'
+import { createResolver, dnsTimeoutFor } from './checks/resolver.js'
 import { CheckSupervisor } from './checks/supervisor.js'
 import { userAgent } from './checks/user-agent.js'
 import { safeErrorSummary } from './errors.js'
@@ -17,6 +19,8 @@ export interface RunningService {
   db: Db
   /** The scheduler and its counters (benchmarks and operators read them). */
   monitoring: Monitoring
+  /** MAX_CHECKS_IN_FLIGHT's gate and its occupancy. */
+  admission: Admission
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>
 }
@@ -51,6 +55,9 @@ export async function startService(
       allowRanges: config.allowedTargetRanges,
       timeoutMs: config.probeTimeoutMs,
       userAgent: userAgent(config.publicUrl),
+      dnsServers: config.dnsServers,
+      // Pings and liveness checks come on top of one probe per admitted check.
+      concurrency: config.maxChecksInFlight + 16,
       logger
     })
     // The first checks must not count actor start-up against their deadline.
@@ -58,16 +65,26 @@ export async function startService(
     const intervalMs = config.checkIntervalS * 1000
     const states = new SiteStates({ intervalMs, publicUrl: config.publicUrl })
     const recorder = new CheckRecorder({ db, states, logger })
+    const admission = new Admission({
+      capacity: config.maxChecksInFlight,
+      keyShare: config.maxKeyShare,
+      maxCheckMs: config.probeTimeoutMs + ANSWER_MARGIN_MS
+    })
+    const dnsTimeoutMs = dnsTimeoutFor(config.probeTimeoutMs)
     const checks = new CheckSupervisor({
       prober: pools,
+      admission,
       cacheTtlS: config.cacheTtlS,
       allowPrivate: config.allowPrivateTargets,
       allowRanges: config.allowedTargetRanges,
       connectTo: config.connectTo,
-      lookupTimeoutMs: config.probeTimeoutMs,
+      lookup: createResolver({ servers: config.dnsServers, timeoutMs: dnsTimeoutMs }),
+      lookupTimeoutMs: dnsTimeoutMs,
       onResult: (result, source) => recorder.record(result, source)
     })
-    monitoring = await startMonitoring({ db, states, checks, intervalMs, retentionDays: config.checkRetentionDays, logger, firstPruneMs })
+    monitoring = await startMonitoring({
+      db, states, checks, intervalMs, retentionDays: config.checkRetentionDays, logger, firstPruneMs, concurrency: admission.scheduledSlots
+    })
     const server = await buildServer({ config, db, logger, checks, states })
     await server.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')
@@ -87,7 +104,7 @@ export async function startService(
       })()
       return stopping
     }
-    return { server, db, monitoring, stop }
+    return { server, db, monitoring, admission, stop }
   } catch (err) {
     await monitoring?.stop().catch(() => {})
     await pools?.close().catch(() => {})

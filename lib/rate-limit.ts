@@ -10,6 +10,9 @@ export interface RateLimitState {
   resetMs: number
   /** When refused: milliseconds until enough units have aged out for this request's cost. */
   retryAfterMs: number
+  /** When admitted: the admission time and cost, by which {@link RateLimiter.refund} finds it. */
+  admittedAt?: number
+  cost?: number
 }
 
 interface Window {
@@ -94,7 +97,27 @@ export class RateLimiter {
       w.costs.push(cost)
       w.used += cost
     }
-    return this.#state(w, limit, now, allowed, cost)
+    const state = this.#state(w, limit, now, allowed, cost)
+    if (allowed && cost > 0) Object.assign(state, { admittedAt: now, cost })
+    return state
+  }
+
+  /**
+   * Gives back what an admitted request consumed, when the service could not serve it after all (a
+   * check refused for capacity): the very units admitted at `admittedAt`, so that the window stays
+   * exact. Returns the key's budget afterwards; nothing changes when they already aged out.
+   */
+  refund(key: string, limit: number, admittedAt: number, cost: number): RateLimitState {
+    const now = this.#now()
+    const w = this.#window(key, now)
+    for (let i = w.times.length - 1; i >= w.head; i--) {
+      if (w.times[i] !== admittedAt || w.costs[i] !== cost) continue
+      w.times.splice(i, 1)
+      w.costs.splice(i, 1)
+      w.used -= cost
+      break
+    }
+    return this.#state(w, limit, now, true, 0)
   }
 
   /** The key's budget without consuming anything. */
@@ -137,6 +160,17 @@ export function registerRateLimits(server: Server, limiter: RateLimiter): void {
     boom.output.headers['Retry-After'] = String(Math.max(1, seconds(state.retryAfterMs)))
     throw boom
   })
+}
+
+/**
+ * Gives a request's cost back to its key (see {@link RateLimiter.refund}); the budget headers then
+ * show the refunded state. Does nothing for a request that consumed nothing.
+ */
+export function refundRequest(request: Request, limiter: RateLimiter): void {
+  const state = (request.plugins as WithState)[STATE]
+  if (state?.admittedAt === undefined || state.cost === undefined) return
+  const { keyId } = request.auth.credentials as unknown as RateLimitCredentials
+  ;(request.plugins as WithState)[STATE] = limiter.refund(String(keyId), state.limit, state.admittedAt, state.cost)
 }
 
 /**

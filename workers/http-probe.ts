@@ -32,8 +32,13 @@ export interface ProbeOptions {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
-const EGRESS_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
-const DNS_NAMES: Readonly<Record<string, string>> = { ENOTFOUND: 'NXDOMAIN', ENODATA: 'NODATA', EAI_NODATA: 'NODATA' }
+const EGRESS_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ENODATA', 'ETIMEOUT', 'ESERVFAIL', 'EREFUSED', 'EAI_AGAIN', 'EHOSTUNREACH',
+  'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+const DNS_NAMES: Readonly<Record<string, string>> = {
+  ENOTFOUND: 'NXDOMAIN', ENODATA: 'NODATA', EAI_NODATA: 'NODATA', ETIMEOUT: 'TIMEOUT', ESERVFAIL: 'SERVFAIL', EREFUSED: 'REFUSED'
+}
+/** The resolver itself failed: http:// would ask it the same question again, so there is no fallback. */
+const RESOLVER_FAILURES = new Set(['ETIMEOUT', 'ESERVFAIL', 'EREFUSED'])
 
 interface Failure {
   kind: 'fail'
@@ -72,8 +77,8 @@ function classify(err: unknown, timeoutMs: number, viaProxy: boolean, expired: b
   if (viaProxy && code !== undefined && EGRESS_CODES.has(code)) return fail('error', 'location: egress unreachable', 0)
   if (code === undefined) return fail('error', `internal: ${message}`, 0)
   if (code === POLICY_REFUSED_CODE) return fail('down', POLICY_REFUSAL, 3)
-  if (DNS_NAMES[code] !== undefined || code.startsWith('EAI_') || code === 'ESERVFAIL' || code === 'ETIMEOUT') {
-    return fail('down', `dns: ${DNS_NAMES[code] ?? code}`, 0, true)
+  if (DNS_NAMES[code] !== undefined || code.startsWith('EAI_')) {
+    return fail('down', `dns: ${DNS_NAMES[code] ?? code}`, 0, !RESOLVER_FAILURES.has(code))
   }
   if (/CERT|^ERR_SSL_|^ERR_TLS_|^SSL_|^EPROTO$/.test(code)) return fail('down', `tls: ${code}`, 2, true)
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return fail('down', 'connect: timeout', 1, true)

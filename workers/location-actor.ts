@@ -1,4 +1,5 @@
 import { workerData } from 'node:worker_threads'
+import { createResolver, dnsTimeoutFor } from '../lib/checks/resolver.js'
 import { checkHost, isAllowedAddress, POLICY_REFUSAL, type TargetPolicy } from '../lib/checks/target-policy.js'
 import { probe, type ProbeResult } from './http-probe.js'
 import { applyConnectTo, createLocationDispatcher, openConnections, type ConnectToRule } from './location-dispatcher.js'
@@ -11,6 +12,8 @@ export interface ActorSettings {
   allowRanges: readonly string[]
   timeoutMs: number
   userAgent: string
+  /** DNS_SERVERS; empty: the system's resolvers. */
+  dnsServers: readonly string[]
 }
 
 /**
@@ -29,7 +32,9 @@ const settings = workerData as ActorSettings
 // capturing their stacks was an eighth of a probe's CPU.
 Error.stackTraceLimit = 0
 
-const policy: TargetPolicy = { allowPrivate: settings.allowPrivate, allowRanges: settings.allowRanges }
+// The actor's own c-ares channel: look-ups wait on a socket of this thread, never on libuv's pool.
+const resolve = createResolver({ servers: settings.dnsServers, timeoutMs: dnsTimeoutFor(settings.timeoutMs) })
+const policy: TargetPolicy = { allowPrivate: settings.allowPrivate, allowRanges: settings.allowRanges, lookup: resolve }
 
 /**
  * Behind a proxy the proxy resolves the site's name, so every hop is judged beforehand by the name
@@ -48,6 +53,7 @@ const dispatcher = createLocationDispatcher({
   proxy: settings.proxy ?? undefined,
   connectTo: settings.connectTo,
   connectTimeoutMs: settings.timeoutMs,
+  lookup: resolve,
   allowAddress: settings.allowPrivate ? undefined : (ip) => isAllowedAddress(ip, policy)
 })
 const checkTarget = settings.proxy === null || settings.allowPrivate ? undefined : checkProxiedTarget

@@ -1,10 +1,10 @@
-import { lookup as dnsLookup } from 'node:dns/promises'
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
 import tls from 'node:tls'
 import { Agent, Pool, ProxyAgent, type Dispatcher, type buildConnector } from 'undici'
 
 import { applyConnectTo, bare, type ConnectToRule } from '../lib/checks/connect-to.js'
+import { createResolver, dnsTimeoutFor } from '../lib/checks/resolver.js'
 import { SingleUseClients } from './single-use-dispatcher.js'
 
 export { applyConnectTo, type ConnectToRule } from '../lib/checks/connect-to.js'
@@ -17,7 +17,7 @@ export interface LocationDispatcherOptions {
   proxy?: string
   /** Applied when dialling: a direct location dials host2:port2, a proxied one asks CONNECT host2:port2. */
   connectTo?: readonly ConnectToRule[]
-  /** Same shape as lib/checks/target-policy `lookup`; replaces DNS for direct dials (and the proxy name). */
+  /** Resolves names for direct dials (and the proxy's name); default: the system's resolvers through c-ares. */
   lookup?: (host: string) => Promise<string[]>
   /** Extra TLS options for the site's handshake (e.g. `ca` for a private CA in tests). */
   tls?: tls.ConnectionOptions
@@ -221,18 +221,15 @@ function tunnelConnector(inner: Connector, s: DialSettings, rules: readonly Conn
   }
 }
 
-async function defaultLookup(host: string): Promise<string[]> {
-  return (await dnsLookup(host, { all: true })).map((a) => a.address)
-}
-
 /**
  * The long-lived dispatcher of one location: an Agent, or a ProxyAgent tunnelling through `proxy`.
  * Its connectors record per-socket dns/connect/tls timings that `probe()` reads back.
  */
 export function createLocationDispatcher(opts: LocationDispatcherOptions = {}): Dispatcher {
+  const timeoutMs = opts.connectTimeoutMs ?? 10_000
   const settings: DialSettings = {
-    lookup: opts.lookup ?? defaultLookup,
-    timeoutMs: opts.connectTimeoutMs ?? 10_000,
+    lookup: opts.lookup ?? createResolver({ timeoutMs: dnsTimeoutFor(timeoutMs) }),
+    timeoutMs,
     tls: opts.tls,
     allowAddress: opts.allowAddress
   }

@@ -27,7 +27,13 @@ export interface LocationPoolOptions {
   timeoutMs: number
   userAgent: string
   logger: Logger
-  /** Probes one actor thread runs at once; they are I/O bound. */
+  /** DNS_SERVERS for the actors' resolvers; default: the system's. */
+  dnsServers?: readonly string[]
+  /**
+   * Probes one actor thread runs at once. They are I/O bound and each is bounded by its deadline,
+   * so this follows the instance's check capacity (every check asks every actor once), which the
+   * supervisor's admission enforces; Piscina's queue then never grows past it.
+   */
   concurrency?: number
   /** Another actor module (fault tests use one that never answers). */
   actorFile?: string
@@ -72,14 +78,15 @@ export class LocationPools {
         allowPrivate: opts.allowPrivate,
         allowRanges: opts.allowRanges ?? [],
         timeoutMs: opts.timeoutMs,
-        userAgent: opts.userAgent
+        userAgent: opts.userAgent,
+        dnsServers: opts.dnsServers ?? []
       }
       const pool = new Piscina({
         filename: opts.actorFile ?? ACTOR_FILE,
         workerData: settings,
         minThreads: 1,
         maxThreads: 1,
-        concurrentTasksPerWorker: opts.concurrency ?? 256,
+        concurrentTasksPerWorker: opts.concurrency ?? 4000,
         // The dispatcher lives with the thread: never let an idle actor be reaped.
         idleTimeout: Number.MAX_SAFE_INTEGER,
         // Actors wait on sockets, not on the pool: a blocking Atomics.wait would freeze their event loop.

@@ -5,7 +5,7 @@ import { Scheduler } from './scheduler.js'
 import type { SiteStates } from './site-state.js'
 import type { CheckSupervisor } from './supervisor.js'
 
-/** Scheduled checks running at once; slow targets hold a slot for at most the probe deadline. */
+/** Scheduled checks running at once by default; the service passes its admission's scheduled slots. */
 const CONCURRENCY = 500
 const PRUNE_EVERY_MS = 3_600_000
 /** The first prune comes soon after start, so a service restarted more often than hourly still prunes. */
@@ -24,9 +24,11 @@ export interface Monitoring {
  * minute after start, then one every hour.
  */
 export async function startMonitoring(
-  { db, states, checks, intervalMs, retentionDays, logger, now = () => new Date(), firstPruneMs = FIRST_PRUNE_MS }:
+  { db, states, checks, intervalMs, retentionDays, logger, now = () => new Date(), firstPruneMs = FIRST_PRUNE_MS, concurrency = CONCURRENCY }:
   {
     db: Db; states: SiteStates; checks: CheckSupervisor; intervalMs: number; retentionDays: number; logger: Logger; now?: () => Date
+    /** Scheduled checks running at once; slow targets hold a slot for at most the probe deadline. */
+    concurrency?: number
     /** Delay before the first prune (tests shorten it). */
     firstPruneMs?: number
   }
@@ -39,7 +41,7 @@ export async function startMonitoring(
         logger.warn({ domain: site.domain }, 'tracked site not checked: it resolves to a non-public address')
       }
     },
-    concurrency: CONCURRENCY,
+    concurrency,
     onError: (err, what) => logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed')
   })
   await scheduler.start()

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache'
 import type { ConnectToRule } from '../../config/index.js'
+import { isRefusal, type Admission, type Refusal, type Ticket } from './admission.js'
 import { applyConnectTo } from './connect-to.js'
 import { decide, type SiteStatus } from './consensus.js'
 import { STOPPING_ERROR, type LocationResult } from './location-pool.js'
@@ -27,6 +28,20 @@ export class TargetPolicyError extends Error {
   }
 }
 
+/** The instance is at its check capacity, or the key at its share of it: the check answers 503. */
+export class CapacityError extends Error {
+  readonly code = 'over_capacity'
+  readonly retryAfterS: number
+  constructor(refusal: Refusal) {
+    super(refusal.scope === 'key'
+      ? 'this key has too many checks in flight; retry after the Retry-After delay'
+      : 'too many checks in flight; retry after the Retry-After delay')
+    this.retryAfterS = refusal.retryAfterS
+  }
+}
+
+const UNCOUNTED: Ticket = { release: () => {} }
+
 /** Anything that can ask every location about a domain: the Piscina actors in production. */
 export interface Prober {
   probeAll(domain: string): Promise<LocationResult[]>
@@ -52,6 +67,8 @@ export interface SupervisorOptions {
    * it when the domain is tracked; failures there must not fail the check.
    */
   onResult?: (result: CheckResult, source: 'demand' | 'schedule') => void
+  /** MAX_CHECKS_IN_FLIGHT's gate; without one (some tests) every check is admitted. */
+  admission?: Admission
 }
 
 type Outcome = { ok: true; result: CheckResult } | { ok: false }
@@ -78,9 +95,13 @@ export class CheckSupervisor {
     return this.#cache?.size ?? 0
   }
 
-  /** Checks a normalised domain now from every location; throws TargetPolicyError for a non-public target. */
-  async check(domain: string): Promise<CheckResult> {
-    const outcome = await this.#outcome(domain)
+  /**
+   * Checks a normalised domain now from every location, on behalf of `key` (its share of the
+   * capacity). Throws TargetPolicyError for a non-public target, and CapacityError, at once, when a
+   * new probe run would exceed the capacity; a cached result or a run already under way costs none.
+   */
+  async check(domain: string, { key }: { key?: string } = {}): Promise<CheckResult> {
+    const outcome = await this.#outcome(domain, key)
     if (!outcome.ok) throw new TargetPolicyError()
     return outcome.result
   }
@@ -90,24 +111,40 @@ export class CheckSupervisor {
    * null when the policy refused it.
    */
   async probeNow(domain: string): Promise<CheckResult | null> {
-    const outcome = await this.#shared(domain, 'schedule')
+    const outcome = await this.#shared(domain, 'schedule', undefined)
     return outcome.ok ? outcome.result : null
   }
 
-  async #outcome(domain: string): Promise<Outcome> {
+  async #outcome(domain: string, key: string | undefined): Promise<Outcome> {
     const cached = this.#cache?.get(domain)
     if (cached) return cached.ok ? { ok: true, result: { ...cached.result, cached: true } } : cached
-    return this.#shared(domain, 'demand')
+    return this.#shared(domain, 'demand', key)
   }
 
-  /** One probe run per domain at a time; everyone asking meanwhile gets its outcome. */
-  #shared(domain: string, source: 'demand' | 'schedule'): Promise<Outcome> {
+  /**
+   * One probe run per domain at a time; everyone asking meanwhile gets its outcome. A new run takes
+   * a slot of the capacity and holds it until the run ends, whether or not anyone still waits for it.
+   */
+  #shared(domain: string, source: 'demand' | 'schedule', key: string | undefined): Promise<Outcome> {
     let running = this.#inFlight.get(domain)
     if (!running) {
-      running = this.#run(domain, source).finally(() => this.#inFlight.delete(domain))
+      const ticket = this.#admit(source, key)
+      running = this.#run(domain, source).finally(() => {
+        ticket.release()
+        this.#inFlight.delete(domain)
+      })
       this.#inFlight.set(domain, running)
     }
     return running
+  }
+
+  #admit(source: 'demand' | 'schedule', key: string | undefined): Ticket {
+    const admission = this.#opts.admission
+    if (admission === undefined) return UNCOUNTED
+    if (source === 'schedule') return admission.admitScheduled()
+    const outcome = admission.admitDemand(key)
+    if (isRefusal(outcome)) throw new CapacityError(outcome)
+    return outcome
   }
 
   async #run(domain: string, source: 'demand' | 'schedule'): Promise<Outcome> {

@@ -1,5 +1,5 @@
-import { lookup as dnsLookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
+import { createResolver, type Resolve } from './resolver.js'
 
 /** Body text of the 400 answered when a target is refused. */
 export const NON_PUBLIC_ERROR = 'domain resolves to a non-public address'
@@ -9,7 +9,8 @@ export const POLICY_REFUSAL = `policy: ${NON_PUBLIC_ERROR}`
 
 /**
  * How a target host is judged: `allowPrivate` lifts the guard; `allowRanges` (CIDRs) lifts it for
- * those ranges only, such as an intranet; `lookup` replaces DNS (tests, custom resolvers);
+ * those ranges only, such as an intranet; `lookup` resolves names (the service passes its c-ares
+ * resolver for DNS_SERVERS; tests pass their own; default: the system's resolvers through c-ares);
  * `lookupTimeoutMs` bounds the look-up, which then fails as a DNS timeout.
  */
 export interface TargetPolicy {
@@ -116,9 +117,11 @@ const DNS_CODES: Readonly<Record<string, string>> = {
   EREFUSED: 'REFUSED'
 }
 
-async function defaultLookup(host: string): Promise<string[]> {
-  const found = await dnsLookup(host, { all: true, verbatim: true })
-  return found.map((entry) => entry.address)
+let systemResolve: Resolve | undefined
+/** The system's resolvers through c-ares, for callers that bring no look-up of their own. */
+function defaultLookup(host: string): Promise<string[]> {
+  systemResolve ??= createResolver({ timeoutMs: 5000 })
+  return systemResolve(host)
 }
 
 /** The look-up, failing with ETIMEOUT once `ms` have passed without an answer. */

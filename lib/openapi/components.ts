@@ -199,7 +199,11 @@ const responses: Json = {
     ...budgetHeaders(true)
   }),
   InternalError: error('An unexpected fault; the body says only "internal server error".'),
-  ServiceUnavailable: error('The database is unreachable.', { 'Retry-After': ref('headers', 'Retry-After') })
+  ServiceUnavailable: error('The database is unreachable.', { 'Retry-After': ref('headers', 'Retry-After') }),
+  OverCapacity: error('Too many checks in flight, in the instance or for this key; nothing was checked and the request consumed nothing. Retry-After says when a slot is free at the latest. Also: the database is unreachable.', {
+    'Retry-After': ref('headers', 'Retry-After'),
+    ...budgetHeaders(true)
+  })
 }
 
 const parameters: Json = {

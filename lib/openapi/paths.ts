@@ -43,9 +43,13 @@ export const paths: Json = {
       operationId: 'checkDomain',
       tags: ['api'],
       summary: 'Check a domain now from every location (costs 5)',
-      description: 'Works for any public domain, tracked or not. A result younger than CACHE_TTL_S seconds is reused (`cached: true`) and costs the same; concurrent checks of one domain share one probe run. Domains resolving to non-public addresses are refused with 400.',
+      description: 'Works for any public domain, tracked or not. A result younger than CACHE_TTL_S seconds is reused (`cached: true`) and costs the same; concurrent checks of one domain share one probe run. Domains resolving to non-public addresses are refused with 400. A check that would start a new probe run while the instance has MAX_CHECKS_IN_FLIGHT checks running, or while this key holds its share of them (MAX_KEY_SHARE), is refused at once with 503 and Retry-After, and costs nothing.',
       requestBody: { required: true, content: json(ref('schemas', 'CheckRequest')) },
-      responses: { 200: ok('Each location\'s result and the verdict.', ref('schemas', 'CheckResult')), ...keyedErrors('BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType') }
+      responses: {
+        200: ok('Each location\'s result and the verdict.', ref('schemas', 'CheckResult')),
+        ...keyedErrors('BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType'),
+        503: ref('responses', 'OverCapacity')
+      }
     }
   },
   '/api/v1/status/{domain}': {

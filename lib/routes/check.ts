@@ -2,7 +2,8 @@ import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
 import { tryNormaliseDomain } from '../checks/domain.js'
-import { TargetPolicyError, type CheckSupervisor } from '../checks/supervisor.js'
+import { CapacityError, TargetPolicyError, type CheckSupervisor } from '../checks/supervisor.js'
+import { refundRequest, type RateLimitCredentials, type RateLimiter } from '../rate-limit.js'
 
 /** What a check costs against the key's per-minute budget, cached or not. */
 export const CHECK_COST = 5
@@ -13,7 +14,7 @@ const body = Joi.object({ domain: Joi.string().required() })
   .label('request body')
   .messages({ 'object.base': 'request body must be a JSON object with a "domain" field' })
 
-export function checkRoutes({ checks }: { checks: CheckSupervisor }): ServerRoute[] {
+export function checkRoutes({ checks, limiter }: { checks: CheckSupervisor; limiter: RateLimiter }): ServerRoute[] {
   return [{
     method: 'POST',
     path: '/api/v1/check',
@@ -25,10 +26,18 @@ export function checkRoutes({ checks }: { checks: CheckSupervisor }): ServerRout
     handler: async (request) => {
       const parsed = tryNormaliseDomain((request.payload as { domain: string }).domain)
       if (!parsed.ok) throw Boom.badRequest(parsed.error.message)
+      const { keyId } = request.auth.credentials as unknown as RateLimitCredentials
       try {
-        return await checks.check(parsed.domain)
+        return await checks.check(parsed.domain, { key: String(keyId) })
       } catch (err) {
         if (err instanceof TargetPolicyError) throw Boom.badRequest(err.message)
+        if (err instanceof CapacityError) {
+          // Nothing was checked: the key keeps its units, as for any request refused whole.
+          refundRequest(request, limiter)
+          const boom = Boom.serverUnavailable(err.message)
+          boom.output.headers['Retry-After'] = String(err.retryAfterS)
+          throw boom
+        }
         throw err
       }
     }

@@ -33,7 +33,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
   return [
     ...healthRoutes(deps),
     ...rateLimitRoutes(deps),
-    ...(deps.checks ? checkRoutes({ checks: deps.checks }) : []),
+    ...(deps.checks ? checkRoutes({ checks: deps.checks, limiter: deps.limiter }) : []),
     ...(deps.states ? statusRoutes({ states: deps.states, now: deps.now }) : []),
     ...outageRoutes(deps),
     ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),

@@ -4,7 +4,8 @@ import { ConfigError, loadConfig, parseConnectTo, type Config, type ConnectToRul
 
 const VARIABLES = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATABASE_URL', 'LOCATIONS', 'CHECK_INTERVAL_S', 'CHECK_RETENTION_DAYS', 'PROBE_TIMEOUT_MS',
-  'CACHE_TTL_S', 'RATE_LIMIT_PER_MIN', 'ALLOW_PRIVATE_TARGETS', 'CONNECT_TO', 'LOG_LEVEL'
+  'CACHE_TTL_S', 'RATE_LIMIT_PER_MIN', 'ALLOW_PRIVATE_TARGETS', 'CONNECT_TO', 'LOG_LEVEL', 'DNS_SERVERS', 'MAX_CHECKS_IN_FLIGHT',
+  'MAX_KEY_SHARE'
 ]
 
 /** Runs loadConfig on a bad env and returns the ConfigError's message (fails the test when it does not throw one). */
@@ -33,7 +34,7 @@ const direct = (label: string): { label: string; proxy: null } => ({ label, prox
 
 t.test('an empty environment gives the documented defaults', async (t) => {
   const c = loadConfig({})
-  t.strictSame({ ...c, locations: [...c.locations], connectTo: [...c.connectTo] }, {
+  t.strictSame({ ...c, locations: [...c.locations], connectTo: [...c.connectTo], dnsServers: [...c.dnsServers] }, {
     port: 3000,
     host: '127.0.0.1',
     publicUrl: 'http://127.0.0.1:3000',
@@ -47,7 +48,10 @@ t.test('an empty environment gives the documented defaults', async (t) => {
     allowPrivateTargets: false,
     allowedTargetRanges: [],
     connectTo: [],
-    logLevel: 'info'
+    logLevel: 'info',
+    dnsServers: [],
+    maxChecksInFlight: 4000,
+    maxKeyShare: 0.5
   })
 })
 
@@ -89,6 +93,12 @@ t.test('good values of each variable are taken and converted', async (t) => {
     ['CACHE_TTL_S of 0', { CACHE_TTL_S: '0' }, { cacheTtlS: 0 }],
     ['RATE_LIMIT_PER_MIN', { RATE_LIMIT_PER_MIN: '600' }, { rateLimitPerMin: 600 }],
     ['LOG_LEVEL', { LOG_LEVEL: 'debug' }, { logLevel: 'debug' }],
+    ['DNS_SERVERS', { DNS_SERVERS: '10.0.0.2, 10.0.0.3:5353,[fd00::53]:53,fd00::54' },
+      { dnsServers: ['10.0.0.2', '10.0.0.3:5353', '[fd00::53]:53', 'fd00::54'] }],
+    ['an empty DNS_SERVERS', { DNS_SERVERS: '' }, { dnsServers: [] }],
+    ['MAX_CHECKS_IN_FLIGHT', { MAX_CHECKS_IN_FLIGHT: '20000' }, { maxChecksInFlight: 20000 }],
+    ['MAX_KEY_SHARE', { MAX_KEY_SHARE: '0.25' }, { maxKeyShare: 0.25 }],
+    ['MAX_KEY_SHARE of 1', { MAX_KEY_SHARE: '1' }, { maxKeyShare: 1 }],
     ['ALLOW_PRIVATE_TARGETS=1', { ALLOW_PRIVATE_TARGETS: '1' }, { allowPrivateTargets: true }],
     ['ALLOW_PRIVATE_TARGETS=true', { ALLOW_PRIVATE_TARGETS: 'true' }, { allowPrivateTargets: true }],
     ['ALLOW_PRIVATE_TARGETS=0', { ALLOW_PRIVATE_TARGETS: '0' }, { allowPrivateTargets: false }],
@@ -172,6 +182,15 @@ t.test('bad values produce a one-line ConfigError naming the variable', async (t
     ['PUBLIC_URL', 'not a URL'],
     ['PUBLIC_URL', 'ftp://x'],
     ['DATABASE_URL', 'postgres://x'],
+    ['DNS_SERVERS', 'dns.google', /IP address with an optional port/],
+    ['DNS_SERVERS', '10.0.0.2:0', /not a port number/],
+    ['DNS_SERVERS', '10.0.0.2:99999', /not a port number/],
+    ['DNS_SERVERS', '[fd00::53', /IP address with an optional port/],
+    ['DNS_SERVERS', '10.0.0.300', /IP address with an optional port/],
+    ['MAX_CHECKS_IN_FLIGHT', '1'],
+    ['MAX_CHECKS_IN_FLIGHT', 'many'],
+    ['MAX_KEY_SHARE', '0'],
+    ['MAX_KEY_SHARE', '1.5'],
     ['DATABASE_URL', ''],
     ['DATABASE_URL', 'sqlite:'],
     ['DATABASE_URL', 'mysql://u:p@db:3306', /must name the database/],

@@ -21,6 +21,18 @@ export interface TrackedService {
   setHealthy: (healthy: boolean) => void
   /** The User-Agent of every request the target has seen. */
   userAgents: Set<string | undefined>
+  /** Host headers of the requests the target has seen, in order. */
+  hosts: string[]
+  /** Fires with each request's Host as it arrives at the target. */
+  onRequest: (listener: (host: string) => void) => void
+}
+
+/** The loopback ports a {@link startTrackedService} target listens on, for an `env` that maps names itself. */
+export interface TargetPorts {
+  /** The HTTP target. */
+  http: number
+  /** A port that refuses connections (every probe's https attempt). */
+  closed: number
 }
 
 /**
@@ -30,23 +42,42 @@ export interface TrackedService {
  */
 export async function startTrackedService(
   t: Test,
-  { engine, site, env }: { engine: 'sqlite' | 'mysql'; site: { domain: string; name: string }; env: Record<string, string> }
+  { engine, site, env, hang, sites = [] }: {
+    engine: 'sqlite' | 'mysql'
+    site: { domain: string; name: string }
+    /** Settings over the defaults; a function gets the target's ports (to write its own CONNECT_TO). */
+    env: Record<string, string> | ((ports: TargetPorts) => Record<string, string>)
+    /** Requests for these hosts are never answered (the connection stays open until the probe gives up). */
+    hang?: (host: string) => boolean
+    /** More tracked sites. */
+    sites?: Array<{ domain: string; name: string }>
+  }
 ): Promise<TrackedService> {
   let healthy = true
   const userAgents = new Set<string | undefined>()
+  const hosts: string[] = []
+  const listeners: Array<(host: string) => void> = []
   const target = http.createServer((req, res) => {
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '')
     userAgents.add(req.headers['user-agent'])
+    hosts.push(host)
+    for (const listener of listeners) listener(host)
+    if (hang?.(host)) return
     res.writeHead(healthy ? 200 : 503).end(healthy ? 'ok' : 'down')
   })
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => target.close(() => resolve())))
+  t.teardown(() => new Promise<void>((resolve) => {
+    target.closeAllConnections()
+    target.close(() => resolve())
+  }))
   const port = (target.address() as AddressInfo).port
+  const closed = await closedPort()
 
   const database = await createTestDatabase(engine)
   t.teardown(() => database.cleanup())
   const setup = openDb(database.url)
   await migrateLatest(setup)
-  await addSite({ db: setup, entry: site, now: new Date() })
+  for (const entry of [site, ...sites]) await addSite({ db: setup, entry, now: new Date() })
   const key = generateKey()
   await createKey({ db: setup, name: 'tracked-service', keyHash: hashKey(key), rateLimit: 100_000, now: new Date() })
   await setup.destroy()
@@ -56,10 +87,10 @@ export async function startTrackedService(
     DATABASE_URL: database.url,
     PROBE_TIMEOUT_MS: '1000',
     ALLOW_PRIVATE_TARGETS: '1',
-    CONNECT_TO: `:443:127.0.0.1:${await closedPort()},:80:127.0.0.1:${port}`,
-    ...env
+    CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${port}`,
+    ...(typeof env === 'function' ? env({ http: port, closed }) : env)
   })
   const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
   t.teardown(() => service.stop())
-  return { service, config, key, setHealthy: (h) => { healthy = h }, userAgents }
+  return { service, config, key, setHealthy: (h) => { healthy = h }, userAgents, hosts, onRequest: (l) => { listeners.push(l) } }
 }

@@ -1,0 +1,143 @@
+/** The most scheduled checks that run at once, whatever the capacity. */
+const MAX_SCHEDULED_SLOTS = 500
+
+export interface AdmissionOptions {
+  /** MAX_CHECKS_IN_FLIGHT: checks of both kinds running at once, at least 2. */
+  capacity: number
+  /** MAX_KEY_SHARE: the share of the on-demand slots one key may hold (0 < share <= 1). */
+  keyShare: number
+  /** The longest a check can run (probe deadline plus the answer margin): when a slot is free again at the latest. */
+  maxCheckMs: number
+  now?: () => number
+}
+
+/** A slot held by one running check; released once when the check ends, however it ends. */
+export interface Ticket {
+  release(): void
+}
+
+/** Why an on-demand check was not admitted, and when to try again (whole seconds, at least 1). */
+export interface Refusal {
+  scope: 'instance' | 'key'
+  retryAfterS: number
+}
+
+/** Current occupancy, for /healthz-style reporting, benchmarks and tests. */
+export interface AdmissionStats {
+  capacity: number
+  scheduledSlots: number
+  demandSlots: number
+  keySlots: number
+  scheduled: number
+  demand: number
+  /** On-demand checks refused since start, by reason. */
+  refusedInstance: number
+  refusedKey: number
+}
+
+interface Slot extends Ticket { startedAt: number }
+
+/**
+ * Admission control for checks: the one shared limit of the probing side (decisions.md, "Probing at
+ * scale"). The capacity is split once: the scheduler gets its own slots (a quarter, at most 500), so
+ * scheduled checks never wait behind on-demand ones and are never refused; on-demand checks share the
+ * rest and are refused at once when it is full, never queued. One key may hold at most `keyShare` of
+ * the on-demand slots, so that a consumer flooding hanging domains leaves room for the others. A slot
+ * is held until the check ends, not until its client goes away: an abandoned check still costs its slot.
+ */
+export class Admission {
+  readonly capacity: number
+  readonly scheduledSlots: number
+  readonly demandSlots: number
+  readonly keySlots: number
+  readonly #maxCheckMs: number
+  readonly #now: () => number
+  /** On-demand slots in the order they were taken: the first is the one that frees up soonest. */
+  readonly #demand = new Set<Slot>()
+  readonly #byKey = new Map<string, Set<Slot>>()
+  #scheduled = 0
+  #refusedInstance = 0
+  #refusedKey = 0
+
+  constructor(opts: AdmissionOptions) {
+    if (!(Number.isInteger(opts.capacity) && opts.capacity >= 2)) throw new RangeError('capacity must be an integer of at least 2')
+    if (!(opts.keyShare > 0 && opts.keyShare <= 1)) throw new RangeError('keyShare must be in (0, 1]')
+    this.capacity = opts.capacity
+    this.scheduledSlots = Math.max(1, Math.min(MAX_SCHEDULED_SLOTS, Math.floor(opts.capacity / 4)))
+    this.demandSlots = opts.capacity - this.scheduledSlots
+    this.keySlots = Math.max(1, Math.floor(this.demandSlots * opts.keyShare))
+    this.#maxCheckMs = opts.maxCheckMs
+    this.#now = opts.now ?? (() => performance.now())
+  }
+
+  /** Takes an on-demand slot for `key` (none: counted against the instance only), or says why not. */
+  admitDemand(key: string | undefined): Ticket | Refusal {
+    // The key's own share first: a key over it is told so, whatever the others are doing.
+    let mine = key === undefined ? undefined : this.#byKey.get(key)
+    if (mine !== undefined && mine.size >= this.keySlots) {
+      this.#refusedKey++
+      return { scope: 'key', retryAfterS: this.#retryAfter(mine) }
+    }
+    if (this.#demand.size >= this.demandSlots) {
+      this.#refusedInstance++
+      return { scope: 'instance', retryAfterS: this.#retryAfter(this.#demand) }
+    }
+    let released = false
+    const slot: Slot = {
+      startedAt: this.#now(),
+      release: () => {
+        if (released) return
+        released = true
+        this.#demand.delete(slot)
+        if (key === undefined || mine === undefined) return
+        mine.delete(slot)
+        if (mine.size === 0 && this.#byKey.get(key) === mine) this.#byKey.delete(key)
+      }
+    }
+    if (key !== undefined && mine === undefined) {
+      mine = new Set()
+      this.#byKey.set(key, mine)
+    }
+    mine?.add(slot)
+    this.#demand.add(slot)
+    return slot
+  }
+
+  /** Counts a scheduled check; never refused (the scheduler keeps itself within {@link scheduledSlots}). */
+  admitScheduled(): Ticket {
+    this.#scheduled++
+    let released = false
+    return {
+      release: () => {
+        if (released) return
+        released = true
+        this.#scheduled--
+      }
+    }
+  }
+
+  stats(): AdmissionStats {
+    return {
+      capacity: this.capacity,
+      scheduledSlots: this.scheduledSlots,
+      demandSlots: this.demandSlots,
+      keySlots: this.keySlots,
+      scheduled: this.#scheduled,
+      demand: this.#demand.size,
+      refusedInstance: this.#refusedInstance,
+      refusedKey: this.#refusedKey
+    }
+  }
+
+  /** Seconds until the oldest of `slots` has reached its deadline, when one is free at the latest. */
+  #retryAfter(slots: Set<Slot>): number {
+    const oldest = slots.values().next().value as Slot | undefined
+    const leftMs = oldest === undefined ? 0 : oldest.startedAt + this.#maxCheckMs - this.#now()
+    return Math.max(1, Math.ceil(leftMs / 1000))
+  }
+}
+
+/** Whether {@link Admission.admitDemand} said no. */
+export function isRefusal(outcome: Ticket | Refusal): outcome is Refusal {
+  return 'scope' in outcome
+}

@@ -1,0 +1,90 @@
+import t from 'tap'
+import { Admission, isRefusal, type Refusal, type Ticket } from '../../../lib/checks/admission.js'
+
+function gate(capacity: number, keyShare = 0.5) {
+  let now = 0
+  const admission = new Admission({ capacity, keyShare, maxCheckMs: 12_000, now: () => now })
+  return { admission, advance: (ms: number) => { now += ms } }
+}
+
+function ticket(outcome: Ticket | Refusal): Ticket {
+  if (isRefusal(outcome)) throw new Error(`refused: ${outcome.scope}`)
+  return outcome
+}
+
+t.test('the capacity is split between the scheduler and on-demand checks', async (t) => {
+  const table: Array<[capacity: number, keyShare: number, scheduled: number, demand: number, perKey: number]> = [
+    [4000, 0.5, 500, 3500, 1750],
+    [20_000, 0.5, 500, 19_500, 9750],
+    [2000, 0.25, 500, 1500, 375],
+    [40, 0.5, 10, 30, 15],
+    [2, 0.5, 1, 1, 1],
+    [10, 1, 2, 8, 8]
+  ]
+  for (const [capacity, keyShare, scheduled, demand, perKey] of table) {
+    const { admission } = gate(capacity, keyShare)
+    t.same([admission.scheduledSlots, admission.demandSlots, admission.keySlots], [scheduled, demand, perKey], `capacity ${capacity}, share ${keyShare}`)
+  }
+})
+
+t.test('settings that cannot work are refused at start', async (t) => {
+  t.throws(() => new Admission({ capacity: 1, keyShare: 0.5, maxCheckMs: 1 }), RangeError)
+  t.throws(() => new Admission({ capacity: 10, keyShare: 0, maxCheckMs: 1 }), RangeError)
+  t.throws(() => new Admission({ capacity: 10, keyShare: 1.5, maxCheckMs: 1 }), RangeError)
+})
+
+t.test('on-demand checks beyond their slots are refused at once, and admitted again once one ends', async (t) => {
+  const { admission } = gate(40) // 30 on-demand slots, 15 per key
+  const held = ['a', 'b'].flatMap((key) => Array.from({ length: 15 }, () => ticket(admission.admitDemand(key))))
+  t.match(admission.admitDemand('c'), { scope: 'instance' })
+  t.match(admission.admitDemand(undefined), { scope: 'instance' }, 'a check without a key counts against the instance')
+  held[0]?.release()
+  t.notOk(isRefusal(admission.admitDemand('c')), 'a freed slot is taken')
+  t.match(admission.stats(), { demand: 30, refusedInstance: 2, refusedKey: 0 })
+})
+
+t.test('one key holds at most its share; the others still get in', async (t) => {
+  const { admission } = gate(40)
+  const mine = Array.from({ length: 15 }, () => ticket(admission.admitDemand('flood')))
+  t.match(admission.admitDemand('flood'), { scope: 'key' })
+  t.notOk(isRefusal(admission.admitDemand('other')), 'another key is admitted')
+  mine[3]?.release()
+  t.notOk(isRefusal(admission.admitDemand('flood')), 'the key gets a slot back when one of its checks ends')
+  t.match(admission.stats(), { refusedKey: 1 })
+})
+
+t.test('scheduled checks are counted and never refused, whatever the on-demand load', async (t) => {
+  const { admission } = gate(40)
+  for (let i = 0; i < 30; i++) ticket(admission.admitDemand(`k${i % 3}`))
+  t.ok(isRefusal(admission.admitDemand('late')))
+  const scheduled = Array.from({ length: 10 }, () => admission.admitScheduled())
+  t.match(admission.stats(), { scheduled: 10, demand: 30 })
+  for (const s of scheduled) s.release()
+  t.match(admission.stats(), { scheduled: 0 })
+})
+
+t.test('releasing twice frees one slot', async (t) => {
+  const { admission } = gate(40)
+  const a = ticket(admission.admitDemand('k'))
+  ticket(admission.admitDemand('k'))
+  a.release()
+  a.release()
+  t.match(admission.stats(), { demand: 1 })
+  const s = admission.admitScheduled()
+  s.release()
+  s.release()
+  t.match(admission.stats(), { scheduled: 0 })
+})
+
+t.test('Retry-After says when the oldest check in the way reaches its deadline', async (t) => {
+  const { admission, advance } = gate(4) // 1 scheduled slot, 3 on-demand, 1 per key
+  ticket(admission.admitDemand('a'))
+  advance(4000)
+  ticket(admission.admitDemand('b'))
+  t.match(admission.admitDemand('a'), { scope: 'key', retryAfterS: 8 }, "key a's check started 4 s ago: 8 s of 12 left")
+  ticket(admission.admitDemand('c'))
+  advance(7500)
+  t.match(admission.admitDemand('d'), { scope: 'instance', retryAfterS: 1 }, 'the oldest has 0.5 s left: at least a second')
+  advance(5000)
+  t.match(admission.admitDemand('d'), { scope: 'instance', retryAfterS: 1 }, 'never 0, even past the deadline')
+})

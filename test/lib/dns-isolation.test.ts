@@ -1,0 +1,75 @@
+import t from 'tap'
+import { engines } from '../helpers/db.js'
+import { startDnsServer } from '../helpers/dns-server.js'
+import { holds } from '../helpers/poll.js'
+import { startTrackedService } from '../helpers/tracked-service.js'
+
+// Names under good.test answer at once; names under hang.test are never answered.
+const dns = await startDnsServer([
+  { suffix: 'hang.test', A: 'drop', AAAA: 'drop' },
+  { suffix: 'good.test', A: ['127.0.0.1'], AAAA: [] }
+])
+t.teardown(() => dns.close())
+
+const FLOOD = 300
+
+for (const engine of engines()) {
+  t.test(`a resolver that never answers some names delays no other check, on ${engine}`, async (t) => {
+    const tracked = await startTrackedService(t, {
+      engine,
+      site: { domain: 'up1.good.test', name: 'Up 1' },
+      sites: [{ domain: 'up2.good.test', name: 'Up 2' }],
+      // Every name is dialled as itself (so it is looked up), on the target's ports.
+      env: (ports) => ({
+        DNS_SERVERS: dns.address,
+        CONNECT_TO: `:443::${ports.closed},:80::${ports.http}`,
+        PROBE_TIMEOUT_MS: '4000',
+        CHECK_INTERVAL_S: '1',
+        CACHE_TTL_S: '0'
+      })
+    })
+    const { server, monitoring, db } = tracked.service
+    const check = async (domain: string) => {
+      const res = await server.inject({
+        method: 'POST',
+        url: '/api/v1/check',
+        headers: { authorization: `Bearer ${tracked.key}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ domain })
+      })
+      return { status: res.statusCode, body: JSON.parse(res.payload) }
+    }
+    const stats = () => monitoring.scheduler.stats()
+    t.ok(await holds(() => tracked.hosts.includes('up1.good.test') && tracked.hosts.includes('up2.good.test'), 10_000),
+      'the tracked sites were reached through the loopback resolver')
+
+    const names = Array.from({ length: FLOOD }, (_, i) => `h${i}.hang.test`)
+    let floodOver = false
+    const flood = Promise.all(names.map(check)).finally(() => { floodOver = true })
+    t.ok(await holds(async () => {
+      const asked = new Set(await dns.queries())
+      return names.every((n) => asked.has(`A ${n}`))
+    }, 10_000), `${FLOOD} look-ups are pending`)
+    const before = stats()
+
+    const fastStarted = performance.now()
+    const fast = await Promise.all(Array.from({ length: 20 }, (_, i) => check(`f${i}.good.test`)))
+    t.comment(`20 checks of answering names took ${Math.round(performance.now() - fastStarted)} ms`)
+    t.same(fast.map((r) => [r.status, r.body.status, r.body.locations?.map((l: { error: string | null }) => l.error)]),
+      fast.map(() => [200, 'up', [null, null, null]]), 'checks of answering names are up')
+    t.notOk(floodOver, 'and answered while every never-answered look-up was still pending')
+    t.ok(await holds(() => stats().started >= before.started + 4, 10_000), 'scheduled checks go on meanwhile')
+    t.notOk(floodOver, 'still within the flood')
+
+    const flooded = await flood
+    t.same(new Set(flooded.map((r) => r.status)), new Set([200]))
+    t.same(new Set(flooded.flatMap((r) => r.body.locations.map((l: { error: string }) => l.error))), new Set(['dns: TIMEOUT']),
+      'each never-answered name cost its probes their DNS timeout and is reported as such')
+    t.equal(stats().late, 0, 'no scheduled check started late')
+    t.equal(stats().skipped, 0, 'none was skipped')
+
+    const notUp = await db('checks').whereNot({ status: 'up' }).count({ n: '*' }).first()
+    t.equal(Number(notUp?.n), 0, 'no tracked site was recorded anything but up')
+    const outages = await db('outages').count({ n: '*' }).first()
+    t.equal(Number(outages?.n), 0, 'and no outage was opened')
+  })
+}
