@@ -48,32 +48,67 @@ export function createLogger({ level, stream }: { level: string; stream?: NodeJS
 /**
  * Requests not access-logged: load balancers poll /healthz, and badges are embedded on busy pages,
  * where a log line per hit would cost more than the answer. Their errors are still logged by
- * `logRequestErrors`. Decided on the path because hapi-pino asks before the route is known.
+ * `logRequestErrors`.
  */
-function unlogged(_options: unknown, request: { path: string }): boolean {
+function unlogged(request: { path: string }): boolean {
   return request.path === '/healthz' || request.path.startsWith('/api/badge/')
 }
 
-/** hapi-pino options that keep its own serializers from reintroducing headers or stacks. */
-export function hapiPinoOptions(logger: Logger) {
-  return {
-    instance: logger,
-    wrapSerializers: false,
-    serializers: { req: requestSerializer, res: responseSerializer, err: safeErrorSummary },
-    logPayload: false,
-    logQueryParams: false,
-    logRequestStart: false,
-    // The per-request child logger binds only the request id: serializing the whole request for
-    // every child cost more than a tenth of a status request, and the response line's message
-    // already names the method, path and status.
-    getChildBindings: (request: { info: { id: string } }) => ({ req_id: request.info.id }),
-    // Request errors are logged by `logRequestErrors`: pino would copy the raw error message,
-    // which Knex prefixes with the SQL, into the line's msg.
-    logEvents: ['onPostStart', 'onPostStop', 'response'],
-    customRequestCompleteMessage: (request: { method: string; path: string; raw: { res: { headersSent: boolean; statusCode: number } } }, ms: number) =>
-      `[response] ${request.method} ${loggablePath(request.path) ?? ''} ${request.raw.res.headersSent ? request.raw.res.statusCode : '-'} (${ms}ms)`,
-    ignoreFunc: unlogged
+const SERIALIZERS = Symbol.for('pino.serializers')
+const INFO = 30
+/** hapi-pino's mapping of event tags to levels: a tag that names a level sets it (the highest wins). */
+const TAG_LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 }
+const LEVEL_NAMES: Readonly<Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'>> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' }
+
+interface LogEvent { tags: string[]; data?: unknown; error?: unknown }
+
+/** A `server.log()` or `request.log()` event as hapi-pino wrote it: `{tags, data}` at the level its tags name, else info. */
+function logEvent(logger: Logger, event: LogEvent): void {
+  let highest = 0
+  for (const tag of event.tags) {
+    const level = TAG_LEVELS[tag]
+    if (level !== undefined && level > highest) highest = level
   }
+  logger[LEVEL_NAMES[highest] ?? 'info']({ tags: event.tags, data: event.data })
+}
+
+/**
+ * The access log, with the lines hapi-pino wrote for us (`server started`/`stopped`, one
+ * `[response]` line per request at info, `server.log()` and `request.log()` events) and none of
+ * its cost per request: hapi-pino ran an onRequest step that made a child logger for every
+ * request, whether or not anything was logged. Here a request's child logger (bound to its id) is
+ * made only when a line is written, and the response line is composed only when info is enabled.
+ * Lines carry no headers: the serializers (`createLogger`) emit method, path and id only.
+ */
+export function registerAccessLog(server: Server, logger: Logger): void {
+  // As hapi-pino did: a logger built elsewhere gets our serializers where it has none of its own.
+  const own = logger as unknown as Record<symbol, Record<string, unknown>>
+  const existing = own[SERIALIZERS] ?? {}
+  const merged: Record<string, unknown> = { req: requestSerializer, res: responseSerializer, err: safeErrorSummary, ...existing }
+  if (existing.err === pino.stdSerializers.err) merged.err = safeErrorSummary
+  own[SERIALIZERS] = merged
+  server.decorate('server', 'logger', logger)
+
+  server.ext('onPostStart', async () => { logger.info(server.info, 'server started') })
+  server.ext('onPostStop', async () => { logger.info(server.info, 'server stopped') })
+  server.events.on('log', (event) => {
+    if (event.error) logger.error({ err: event.error, tags: event.tags })
+    else logEvent(logger, event as LogEvent)
+  })
+  server.events.on({ name: 'request', channels: 'app' }, (request, event) => {
+    if (unlogged(request)) return
+    logEvent(logger.child({ req_id: request.info.id }), event as LogEvent)
+  })
+  server.events.on('response', (request) => {
+    if (logger.levelVal > INFO || unlogged(request)) return
+    const info = request.info
+    const responseTime = (info.completed !== undefined ? info.completed : info.responded) - info.received
+    const res = request.raw.res
+    logger.child({ req_id: info.id }).info(
+      { res, responseTime },
+      `[response] ${request.method} ${loggablePath(request.path) ?? ''} ${res.headersSent ? res.statusCode : '-'} (${responseTime}ms)`
+    )
+  })
 }
 
 /** Logs each request's internal error once; the `err` serializer reduces it to a summary with no stack and no SQL. */

@@ -1,6 +1,5 @@
 import Hapi, { type Server } from '@hapi/hapi'
 import Boom from '@hapi/boom'
-import hapiPino from 'hapi-pino'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import { BadgeRenderer } from './badge/renderer.js'
@@ -8,7 +7,7 @@ import type { SiteStates } from './checks/site-state.js'
 import type { CheckSupervisor } from './checks/supervisor.js'
 import { KeyAuthenticator, registerKeyAuth } from './auth.js'
 import { answerClientErrors, formatErrorResponse } from './errors.js'
-import { hapiPinoOptions, logRequestErrors } from './logger.js'
+import { logRequestErrors, registerAccessLog } from './logger.js'
 import { errorPage, registerPages } from './pages/views.js'
 import { addBudgetHeaders, RateLimiter, registerRateLimits } from './rate-limit.js'
 import { routes } from './routes/index.js'
@@ -56,7 +55,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
     }
   })
   answerClientErrors(server.listener)
-  await server.register({ plugin: hapiPino, options: hapiPinoOptions(logger) })
+  registerAccessLog(server, logger)
   logRequestErrors(server, logger)
   registerKeyAuth(server, new KeyAuthenticator({ db, defaultLimit: config.rateLimitPerMin }))
   server.auth.default({ strategy: 'api-key', mode: 'required' })
