@@ -6,6 +6,12 @@ import Joi from 'joi'
 export interface LocationConfig {
   readonly label: string
   readonly proxy: string | null
+  /**
+   * Who resolves the site's name behind a proxy: `local` (this machine resolves and vets it, the
+   * proxy is asked to CONNECT to the vetted address) or `proxy` (the proxy resolves: regional
+   * answers, safe only behind a proxy that itself denies non-public destinations).
+   */
+  readonly resolve: 'local' | 'proxy'
 }
 
 /** One `CONNECT_TO` entry with curl's `--connect-to` meaning; null host/port matches any (HOST1/PORT1) or keeps the original (HOST2/PORT2). */
@@ -33,6 +39,8 @@ export interface Config {
   readonly allowPrivateTargets: boolean
   /** CIDR ranges checks may reach although they are not public (when `allowPrivateTargets` is false). */
   readonly allowedTargetRanges: readonly string[]
+  /** CIDR ranges no probe may reach, public or not, whatever `allowPrivateTargets` says (DENY_TARGETS). */
+  readonly deniedTargetRanges: readonly string[]
   readonly connectTo: readonly ConnectToRule[]
   readonly logLevel: string
   /** `ip[:port]` resolvers for probes and the target policy (c-ares); empty: the system's. */
@@ -47,12 +55,13 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
-const DEFAULT_LOCATIONS: LocationConfig[] = [1, 2, 3].map((n) => ({ label: `Local ${n}, Local`, proxy: null }))
+const DEFAULT_LOCATIONS: LocationConfig[] = [1, 2, 3].map((n) => ({ label: `Local ${n}, Local`, proxy: null, resolve: 'local' as const }))
 
 const locationSchema = Joi.object({
   label: Joi.string().trim().max(100).pattern(/^[^,]+ \d+, [^,]+$/).required()
     .messages({ 'string.pattern.base': 'label "{#value}" must have the form "City 1, Country"' }),
-  proxy: Joi.string().uri({ scheme: ['http', 'https'] }).allow(null)
+  proxy: Joi.string().uri({ scheme: ['http', 'https'] }).allow(null),
+  resolve: Joi.string().valid('local', 'proxy')
 }).unknown(false)
 
 const locationsSchema = Joi.array().items(locationSchema).min(1).max(50).unique('label')
@@ -72,6 +81,11 @@ const allowPrivateSchema = Joi.string().allow('').default('').custom((value: str
   if (FLAG_VALUES.has(value) || value.split(',').every((part) => isCidr(part.trim()))) return value
   return helpers.error('any.invalid')
 }).messages({ 'any.invalid': 'must be 1, 0, or a comma-separated list of CIDR ranges such as 10.20.0.0/16' })
+
+/** A comma-separated list of CIDR ranges (or single addresses); empty for none. */
+const cidrListSchema = Joi.string().allow('').default('').custom((value: string, helpers) => {
+  return value.trim() === '' || value.split(',').every((part) => isCidr(part.trim())) ? value : helpers.error('any.invalid')
+}).messages({ 'any.invalid': 'must be a comma-separated list of CIDR ranges such as 203.0.113.0/24,2001:db8::/32' })
 
 /** RFC 1123 host names: dot-separated labels of letters, digits and inner hyphens, at most 253 characters. */
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i
@@ -118,6 +132,7 @@ const envSchema = Joi.object({
   CONNECT_TO: Joi.string().allow('').default(''),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   DNS_SERVERS: Joi.string().allow('').default(''),
+  DENY_TARGETS: cidrListSchema,
   MAX_CHECKS_IN_FLIGHT: Joi.number().integer().min(2).max(100_000).default(4000),
   MAX_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5)
 }).unknown(true)
@@ -141,7 +156,8 @@ function parseLocations(raw: string | undefined): LocationConfig[] {
   }
   const { error, value } = locationsSchema.validate(parsed)
   if (error) throw new ConfigError(`LOCATIONS: ${error.message}`)
-  return (value as Array<{ label: string; proxy?: string | null }>).map((l) => ({ label: l.label, proxy: l.proxy ?? null }))
+  return (value as Array<{ label: string; proxy?: string | null; resolve?: 'local' | 'proxy' }>)
+    .map((l) => ({ label: l.label, proxy: l.proxy ?? null, resolve: l.resolve ?? 'local' }))
 }
 
 function parsePort(text: string, variable: string): number | null {
@@ -243,6 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowedTargetRanges: Object.freeze(FLAG_VALUES.has(v.ALLOW_PRIVATE_TARGETS as string)
       ? []
       : (v.ALLOW_PRIVATE_TARGETS as string).split(',').map((r) => r.trim())),
+    deniedTargetRanges: Object.freeze((v.DENY_TARGETS as string).split(',').map((r) => r.trim()).filter(Boolean)),
     connectTo: Object.freeze(connectTo.map((r) => Object.freeze({ ...r }))),
     logLevel: v.LOG_LEVEL as string,
     dnsServers: Object.freeze(dnsServers),

@@ -11,8 +11,14 @@ export interface ChallengeSignature {
   kind: ChallengeKind
   /** Response header (lower case) whose value must match `value`. */
   header?: { name: string; value: RegExp }
-  /** Marker searched in the first bytes of the body (read as latin1). */
+  /**
+   * Marker searched in the first bytes of the body (read as latin1). Bodies come from anyone, so
+   * every pattern must take linear time: literals and alternations of literals, never `.*` between
+   * two markers (each occurrence of the first would rescan the rest of the body); that is `inOrder`.
+   */
   body?: RegExp
+  /** Two markers, the second somewhere after the first: two linear scans instead of `a.*b`. */
+  inOrder?: readonly [RegExp, RegExp]
   /** Statuses this signature applies to, beyond the default {@link CHALLENGE_STATUSES}. */
   extraStatuses?: readonly number[]
   /**
@@ -40,7 +46,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
   { vendor: 'cloudflare', kind: 'denied', body: /cf-error-details/i, vendorOnly: true },
   // AWS WAF answers a Challenge with 202 and a CAPTCHA with 405 (AWS WAF developer guide).
   { vendor: 'aws-waf', kind: 'challenge', header: { name: 'x-amzn-waf-action', value: /^(challenge|captcha)$/i }, extraStatuses: [202, 405] },
-  { vendor: 'aws-waf', kind: 'challenge', body: /AwsWafIntegration|awswaf\.com|challenge\.js.*awswaf/i },
+  { vendor: 'aws-waf', kind: 'challenge', body: /AwsWafIntegration|awswaf\.com/i, inOrder: [/challenge\.js/i, /awswaf/i] },
   { vendor: 'vercel', kind: 'challenge', header: { name: 'x-vercel-mitigated', value: /^challenge$/i } },
   { vendor: 'vercel', kind: 'denied', header: { name: 'x-vercel-mitigated', value: /^deny$/i } },
   // DataDome's block page loads its CAPTCHA from captcha-delivery.com; its header marks every answer it passed.
@@ -88,8 +94,14 @@ export function matchChallenge(status: number, headers: Headers, bodyText: strin
     if (sig.vendorOnly === true && !REFUSALS.has(status)) continue
     const byHeader = sig.header !== undefined &&
       headerValues(headers, sig.header.name).some((v) => sig.header!.value.test(v.trim()))
-    const byBody = sig.body !== undefined && sig.body.test(bodyText)
+    const byBody = (sig.body !== undefined && sig.body.test(bodyText)) || (sig.inOrder !== undefined && inOrder(bodyText, sig.inOrder))
     if (byHeader || byBody) return { vendor: sig.vendor, kind: sig.kind }
   }
   return null
+}
+
+/** Whether `second` occurs somewhere after the first occurrence of `first`. */
+function inOrder(text: string, [first, second]: readonly [RegExp, RegExp]): boolean {
+  const found = first.exec(text)
+  return found !== null && second.test(text.slice(found.index + found[0].length))
 }

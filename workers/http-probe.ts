@@ -2,8 +2,8 @@ import { performance } from 'node:perf_hooks'
 import { ProxyAgent, type Dispatcher } from 'undici'
 import type { LocationVerdict } from '../lib/checks/consensus.js'
 import { matchChallenge, mayBeChallenge } from './challenge-signatures.js'
-import { POLICY_REFUSAL } from '../lib/checks/target-policy.js'
-import { applyConnectTo, hostPort, POLICY_REFUSED_CODE, socketPhases, type ConnectToRule } from './location-dispatcher.js'
+import { POLICY_REFUSAL, PORT_REFUSAL } from '../lib/checks/target-policy.js'
+import { applyConnectTo, hostPort, POLICY_REFUSED_CODE, SITE_DNS_CODE, socketPhases, type ConnectToRule } from './location-dispatcher.js'
 import { ON_CONNECTION } from './single-use-dispatcher.js'
 
 export type { LocationVerdict } from '../lib/checks/consensus.js'
@@ -32,6 +32,8 @@ export interface ProbeOptions {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
+/** The ports a redirect may lead to: those of the URLs a probe starts with. */
+const WEB_PORTS: ReadonlySet<number> = new Set([80, 443])
 const EGRESS_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ENODATA', 'ETIMEOUT', 'ESERVFAIL', 'EREFUSED', 'EAI_AGAIN', 'EHOSTUNREACH',
   'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
 const DNS_NAMES: Readonly<Record<string, string>> = {
@@ -52,6 +54,9 @@ interface Failure {
 interface Answer { kind: 'answer'; status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
 type Outcome = Failure | Answer
 
+/** The rank of a failure after the site sent an HTTP response (a reset, an empty reply, a refused redirect). */
+const ANSWERED_RANK = 3
+
 const fail = (status: LocationVerdict, error: string, rank: number, fallback = false): Failure =>
   ({ kind: 'fail', status, error, rank, fallback })
 
@@ -66,6 +71,12 @@ function classify(err: unknown, timeoutMs: number, viaProxy: boolean, expired: b
   const message = err instanceof Error ? err.message : String(err)
   if (expired || (err as Error | null)?.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
     return fail('down', `timeout: no response in ${timeoutMs} ms`, 4)
+  }
+  if (code === SITE_DNS_CODE) {
+    // A proxied location resolves the site here, not in its region: a failure says nothing about
+    // the site from there, so the location does not vote (decisions.md, Target policy, second wave).
+    const dns = String((err as { dns?: unknown }).dns)
+    return fail('error', `dns: ${DNS_NAMES[dns] ?? dns}`, 0, !RESOLVER_FAILURES.has(dns))
   }
   const proxied = /Proxy response \((\d+)\)/.exec(message)
   if (proxied !== null) {
@@ -296,11 +307,15 @@ async function chain(run: Run, start: string): Promise<Outcome> {
       answer = await hop(run, url)
     } catch (err) {
       const f = classify(err, opts.timeoutMs, run.viaProxy, run.expired)
-      return redirects === 0 ? f : { ...f, fallback: false }
+      // Past a redirect the site has answered: whatever failed next says more than a failed dial.
+      return redirects === 0 ? f : { ...f, fallback: false, rank: Math.max(f.rank, ANSWERED_RANK) }
     }
     run.lastStatus = answer.status
     if (answer.next === null) return { kind: 'answer', status: answer.status, headers: answer.headers, body: answer.body }
     if (redirects >= maxRedirects) return fail('down', 'http: too many redirects', 3)
+    // A redirect may lead to another host, but not to another service on it: ports 80 and 443 only
+    // (which are also the ports a probe starts on), whatever ALLOW_PRIVATE_TARGETS says.
+    if (!WEB_PORTS.has(portOf(answer.next))) return fail('down', PORT_REFUSAL, 3)
     url = answer.next
   }
 }

@@ -1,15 +1,18 @@
 import { workerData } from 'node:worker_threads'
 import { createResolver, dnsTimeoutFor } from '../lib/checks/resolver.js'
-import { checkHost, isAllowedAddress, POLICY_REFUSAL, type TargetPolicy } from '../lib/checks/target-policy.js'
+import { checkHost, isAllowedAddress, judgesAddresses, POLICY_REFUSAL, type TargetPolicy } from '../lib/checks/target-policy.js'
 import { probe, type ProbeResult } from './http-probe.js'
 import { applyConnectTo, createLocationDispatcher, openConnections, type ConnectToRule } from './location-dispatcher.js'
 
 /** What the pool hands each actor thread once, at start. */
 export interface ActorSettings {
   proxy: string | null
+  /** Behind the proxy, the proxy resolves the site's name (LOCATIONS `"resolve": "proxy"`). */
+  resolveAtProxy: boolean
   connectTo: readonly ConnectToRule[]
   allowPrivate: boolean
   allowRanges: readonly string[]
+  denyRanges: readonly string[]
   timeoutMs: number
   userAgent: string
   /** DNS_SERVERS; empty: the system's resolvers. */
@@ -34,15 +37,17 @@ Error.stackTraceLimit = 0
 
 // The actor's own c-ares channel: look-ups wait on a socket of this thread, never on libuv's pool.
 const resolve = createResolver({ servers: settings.dnsServers, timeoutMs: dnsTimeoutFor(settings.timeoutMs) })
-const policy: TargetPolicy = { allowPrivate: settings.allowPrivate, allowRanges: settings.allowRanges, lookup: resolve }
+const policy: TargetPolicy = { allowPrivate: settings.allowPrivate, allowRanges: settings.allowRanges, denyRanges: settings.denyRanges, lookup: resolve }
 
 /**
- * Behind a proxy the proxy resolves the site's name, so every hop is judged beforehand by the name
- * as this machine resolves it, where the connection will go: the connect-to target if a rule
- * matches (HOST2, as the interface says), otherwise the hop's own name. A direct location instead
- * judges the very address its connector is about to dial.
+ * A proxy that resolves names itself (`resolveAtProxy`) is asked to CONNECT to a name, so every hop
+ * is judged beforehand by the name as this machine resolves it, where the connection will go: the
+ * connect-to target if a rule matches (HOST2, as the interface says), otherwise the hop's own name.
+ * This cannot see what the proxy's resolver answers, which is why the proxy must deny non-public
+ * destinations itself. Every other location resolves here and judges the very addresses it dials or
+ * asks the proxy to tunnel to.
  */
-async function checkProxiedTarget(host: string, port: number): Promise<string | null> {
+async function checkProxiedName(host: string, port: number): Promise<string | null> {
   const dial = applyConnectTo(settings.connectTo, host, port)
   const verdict = await checkHost(dial.host, policy)
   return !verdict.ok && verdict.reason === 'non_public' ? POLICY_REFUSAL : null
@@ -51,12 +56,13 @@ async function checkProxiedTarget(host: string, port: number): Promise<string | 
 // The actor's one dispatcher lives as long as the thread; each probe still opens a fresh connection.
 const dispatcher = createLocationDispatcher({
   proxy: settings.proxy ?? undefined,
+  resolveAtProxy: settings.resolveAtProxy,
   connectTo: settings.connectTo,
   connectTimeoutMs: settings.timeoutMs,
   lookup: resolve,
-  allowAddress: settings.allowPrivate ? undefined : (ip) => isAllowedAddress(ip, policy)
+  allowAddress: judgesAddresses(policy) ? (ip) => isAllowedAddress(ip, policy) : undefined
 })
-const checkTarget = settings.proxy === null || settings.allowPrivate ? undefined : checkProxiedTarget
+const checkTarget = settings.proxy !== null && settings.resolveAtProxy && judgesAddresses(policy) ? checkProxiedName : undefined
 
 export default async function run(task: ProbeTask): Promise<ProbeResult | ActorStats | 'pong'> {
   if ('ping' in task) return 'pong'

@@ -15,6 +15,12 @@ export interface PhaseTimings { dns: number; connect: number; tls: number }
 export interface LocationDispatcherOptions {
   /** http(s):// URL of the regional forward proxy; the site is reached through a CONNECT tunnel. */
   proxy?: string
+  /**
+   * Behind `proxy`: ask it to CONNECT to the site's name and let it resolve (regional answers; safe
+   * only when the proxy denies non-public destinations itself). Default false: the name is
+   * resolved here, its addresses judged by `allowAddress`, and the tunnel goes to the vetted address.
+   */
+  resolveAtProxy?: boolean
   /** Applied when dialling: a direct location dials host2:port2, a proxied one asks CONNECT host2:port2. */
   connectTo?: readonly ConnectToRule[]
   /** Resolves names for direct dials (and the proxy's name); default: the system's resolvers through c-ares. */
@@ -26,14 +32,20 @@ export interface LocationDispatcherOptions {
   /**
    * The target policy, asked about every address a direct location is about to dial (after
    * connect-to): a name with any refused address is not dialled at all. Judging the very addresses
-   * that are dialled, rather than a lookup made before, leaves DNS rebinding no gap. Not applied to
-   * the proxy itself, nor behind it: there the proxy resolves the site's name.
+   * that are dialled, rather than a lookup made before, leaves DNS rebinding no gap. Behind a proxy it
+   * judges the address the tunnel is asked for; it is never applied to the proxy itself, nor when the
+   * proxy resolves the site's name (`resolveAtProxy`).
    */
   allowAddress?: (ip: string) => boolean
 }
 
 /** Code of the dial error when the target policy refused every way to the site. */
 export const POLICY_REFUSED_CODE = 'ERR_TARGET_POLICY'
+/**
+ * Code of the dial error when a proxied location could not resolve the site's name itself; `dns`
+ * holds the resolver's code. Told apart from the proxy's own name failing (the location's egress).
+ */
+export const SITE_DNS_CODE = 'ERR_SITE_DNS'
 
 type Connector = buildConnector.connector
 type ConnectorOptions = buildConnector.Options
@@ -192,30 +204,59 @@ function directConnector(s: DialSettings, rules: readonly ConnectToRule[] | unde
   }
 }
 
+/** The address a tunnel is asked for: the name itself (the proxy resolves), or a vetted address of it. */
+function tunnelTarget(s: DialSettings, host: string, resolveAtProxy: boolean,
+  cb: (err: Error | null, address: string | null) => void): void {
+  if (net.isIP(host) !== 0) {
+    if (s.allowAddress !== undefined && !s.allowAddress(host)) process.nextTick(cb, refused(), null)
+    else process.nextTick(cb, null, host)
+    return
+  }
+  if (resolveAtProxy) { process.nextTick(cb, null, host); return }
+  s.lookup(host).then((found) => {
+    const address = found[0]
+    if (address === undefined) cb(Object.assign(new Error(`no address for ${host}`), { code: SITE_DNS_CODE, dns: 'ENODATA' }), null)
+    else if (s.allowAddress !== undefined && !found.every(s.allowAddress)) cb(refused(), null)
+    else cb(null, address)
+  }, (err: { code?: unknown }) => {
+    cb(Object.assign(new Error(`cannot resolve ${host}`), { code: SITE_DNS_CODE, dns: typeof err?.code === 'string' ? err.code : 'ESERVFAIL' }), null)
+  })
+}
+
 /**
- * Wraps ProxyAgent's own tunnel connector: it is always asked for a plain tunnel to host2:port2
- * (so the CONNECT line carries the connect-to target and the proxy resolves the name) and the TLS
- * handshake with the site is done here, where it can be timed. `connect` then covers TCP to the
- * proxy plus the CONNECT round trip; `dns` is only the proxy name's lookup (the site's is the proxy's).
+ * Wraps ProxyAgent's own tunnel connector: it is always asked for a plain tunnel to host2:port2,
+ * where host2 is the connect-to target's vetted address (or its name, for a proxy that resolves),
+ * and the TLS handshake with the site is done here, where it can be timed; SNI and Host stay the
+ * site's name. `dns` covers the site's look-up here and the proxy name's; `connect` covers TCP to
+ * the proxy plus the CONNECT round trip.
  */
-function tunnelConnector(inner: Connector, s: DialSettings, rules: readonly ConnectToRule[] | undefined): Connector {
+function tunnelConnector(inner: Connector, s: DialSettings, rules: readonly ConnectToRule[] | undefined, resolveAtProxy: boolean): Connector {
   return (opts, cb) => {
     const secure = opts.protocol === 'https:'
     const port = Number(opts.port) || (secure ? 443 : 80)
     const target = applyConnectTo(rules, opts.hostname, port)
     const servername = servernameFor(opts, bare(opts.hostname))
     const t0 = performance.now()
-    const tunnelOpts = { ...opts, protocol: 'http:', hostname: target.host, host: hostPort(target.host, target.port), port: String(target.port) }
-    inner(tunnelOpts, (err, raw) => {
-      if (err !== null || raw === null) { cb(err ?? new Error('proxy tunnel failed'), null); return }
-      const t1 = performance.now()
-      const dns = socketPhases(raw)?.dns ?? 0
-      const base = { dns, connect: t1 - t0 - dns }
-      if (!secure) { setPhases(raw, { ...base, tls: 0 }); cb(null, raw); return }
-      handshake(s, raw as net.Socket, servername, s.timeoutMs, (err, sock) => {
-        if (sock === null) { cb(err ?? new Error('TLS failed'), null); return }
-        setPhases(sock, { ...base, tls: performance.now() - t1 })
-        cb(null, sock)
+    let late = false
+    const timer = setTimeout(() => { late = true; cb(connectTimeout(s.timeoutMs), null) }, s.timeoutMs)
+    timer.unref()
+    tunnelTarget(s, bare(target.host), resolveAtProxy, (err, address) => {
+      if (late) return
+      clearTimeout(timer)
+      if (address === null) { cb(err ?? refused(), null); return }
+      const looked = performance.now() - t0
+      const tunnelOpts = { ...opts, protocol: 'http:', hostname: address, host: hostPort(address, target.port), port: String(target.port) }
+      inner(tunnelOpts, (err, raw) => {
+        if (err !== null || raw === null) { cb(err ?? new Error('proxy tunnel failed'), null); return }
+        const t1 = performance.now()
+        const dns = looked + (socketPhases(raw)?.dns ?? 0)
+        const base = { dns, connect: t1 - t0 - dns }
+        if (!secure) { setPhases(raw, { ...base, tls: 0 }); cb(null, raw); return }
+        handshake(s, raw as net.Socket, servername, s.timeoutMs, (err, sock) => {
+          if (sock === null) { cb(err ?? new Error('TLS failed'), null); return }
+          setPhases(sock, { ...base, tls: performance.now() - t1 })
+          cb(null, sock)
+        })
       })
     })
   }
@@ -245,7 +286,7 @@ export function createLocationDispatcher(opts: LocationDispatcherOptions = {}): 
     clientFactory: (url, o) => new Pool(url, { ...o, connect: proxyDial, headersTimeout: settings.timeoutMs }),
     factory: (origin, o) => {
       const options = o as Pool.Options
-      return new SingleUseClients(origin, { ...options, connect: tunnelConnector(options.connect as Connector, settings, opts.connectTo) })
+      return new SingleUseClients(origin, { ...options, connect: tunnelConnector(options.connect as Connector, settings, opts.connectTo, opts.resolveAtProxy ?? false) })
     }
   })
 }

@@ -24,6 +24,8 @@ export interface LocationPoolOptions {
   allowPrivate: boolean
   /** CIDRs reachable although not public (see ALLOW_PRIVATE_TARGETS). */
   allowRanges?: readonly string[]
+  /** CIDRs never reached (DENY_TARGETS). */
+  denyRanges?: readonly string[]
   timeoutMs: number
   userAgent: string
   logger: Logger
@@ -74,9 +76,11 @@ export class LocationPools {
     this.pools = opts.locations.map((location) => {
       const settings: ActorSettings = {
         proxy: location.proxy,
+        resolveAtProxy: location.resolve === 'proxy',
         connectTo: opts.connectTo,
         allowPrivate: opts.allowPrivate,
         allowRanges: opts.allowRanges ?? [],
+        denyRanges: opts.denyRanges ?? [],
         timeoutMs: opts.timeoutMs,
         userAgent: opts.userAgent,
         dnsServers: opts.dnsServers ?? []

@@ -4,7 +4,7 @@ import { isRefusal, type Admission, type Refusal, type Ticket } from './admissio
 import { applyConnectTo } from './connect-to.js'
 import { decide, type SiteStatus } from './consensus.js'
 import { STOPPING_ERROR, type LocationResult } from './location-pool.js'
-import { checkHost, NON_PUBLIC_ERROR, POLICY_REFUSAL } from './target-policy.js'
+import { checkHost, isPolicyRefusal, NON_PUBLIC_ERROR } from './target-policy.js'
 
 /** The check endpoint's answer: the spec's fields first, then what API consumers also want. */
 export interface CheckResult {
@@ -20,11 +20,11 @@ export interface CheckResult {
   blocked: boolean
 }
 
-/** The target policy refused the domain (or a redirect hop): the check answers 400. */
+/** The target policy refused the domain (or a redirect hop): the check answers 400 with this text. */
 export class TargetPolicyError extends Error {
   readonly code = 'non_public_target'
-  constructor() {
-    super(NON_PUBLIC_ERROR)
+  constructor(message = NON_PUBLIC_ERROR) {
+    super(message)
   }
 }
 
@@ -53,6 +53,8 @@ export interface SupervisorOptions {
   allowPrivate: boolean
   /** CIDRs reachable although not public (see ALLOW_PRIVATE_TARGETS). */
   allowRanges?: readonly string[]
+  /** CIDRs never reached (DENY_TARGETS). */
+  denyRanges?: readonly string[]
   connectTo: readonly ConnectToRule[]
   now?: () => Date
   /** Resolves names for the target policy (tests inject one; production uses the system resolver). */
@@ -71,7 +73,7 @@ export interface SupervisorOptions {
   admission?: Admission
 }
 
-type Outcome = { ok: true; result: CheckResult } | { ok: false }
+type Outcome = { ok: true; result: CheckResult } | { ok: false; error: string }
 
 /**
  * Runs on-demand checks: reuses a result younger than the cache TTL, lets concurrent checks of
@@ -102,7 +104,7 @@ export class CheckSupervisor {
    */
   async check(domain: string, { key }: { key?: string } = {}): Promise<CheckResult> {
     const outcome = await this.#outcome(domain, key)
-    if (!outcome.ok) throw new TargetPolicyError()
+    if (!outcome.ok) throw new TargetPolicyError(outcome.error)
     return outcome.result
   }
 
@@ -175,15 +177,16 @@ export class CheckSupervisor {
   }
 
   async #probe(domain: string): Promise<Outcome> {
-    const { allowPrivate, allowRanges, connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
+    const { allowPrivate, allowRanges, denyRanges, connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
     const dial = applyConnectTo(connectTo, domain, 443)
-    const verdict = await checkHost(dial.host, { allowPrivate, allowRanges, lookup, lookupTimeoutMs })
+    const verdict = await checkHost(dial.host, { allowPrivate, allowRanges, denyRanges, lookup, lookupTimeoutMs })
     // A name that does not resolve (or not in time) is not refused here: the locations will report
     // it as down, and a direct location judges the very address it dials.
-    if (!verdict.ok && verdict.reason === 'non_public') return { ok: false }
+    if (!verdict.ok && verdict.reason === 'non_public') return { ok: false, error: NON_PUBLIC_ERROR }
     const checkedAt = this.#now()
     const locations = await prober.probeAll(domain)
-    if (locations.some((l) => l.error === POLICY_REFUSAL)) return { ok: false }
+    const refusal = locations.find((l) => isPolicyRefusal(l.error))
+    if (refusal?.error) return { ok: false, error: refusal.error.replace(/^policy: /, '') }
     const consensus = decide(locations)
     return {
       ok: true,

@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net'
+import { networkInterfaces } from 'node:os'
 import { createResolver, type Resolve } from './resolver.js'
 
 /** Body text of the 400 answered when a target is refused. */
@@ -7,25 +8,38 @@ export const NON_PUBLIC_ERROR = 'domain resolves to a non-public address'
 /** The error a location reports when the policy stopped one of its hops; the check then answers 400. */
 export const POLICY_REFUSAL = `policy: ${NON_PUBLIC_ERROR}`
 
+/** Body text of the 400 answered when a redirect led to a port other than 80 or 443. */
+export const PORT_ERROR = 'domain redirects to a port other than 80 or 443'
+
+/** The error a location reports when a redirect led to another port; the check then answers 400. */
+export const PORT_REFUSAL = `policy: ${PORT_ERROR}`
+
+/** Whether a location's error is the target policy's refusal, and so the check's 400. */
+export function isPolicyRefusal(error: string | null): boolean {
+  return error === POLICY_REFUSAL || error === PORT_REFUSAL
+}
+
 /**
  * How a target host is judged: `allowPrivate` lifts the guard; `allowRanges` (CIDRs) lifts it for
- * those ranges only, such as an intranet; `lookup` resolves names (the service passes its c-ares
+ * those ranges only, such as an intranet; `denyRanges` are refused always; `lookup` resolves names (the service passes its c-ares
  * resolver for DNS_SERVERS; tests pass their own; default: the system's resolvers through c-ares);
  * `lookupTimeoutMs` bounds the look-up, which then fails as a DNS timeout.
  */
 export interface TargetPolicy {
   allowPrivate: boolean
   allowRanges?: readonly string[]
+  /** CIDRs never reached, public or not, whatever `allowPrivate` says (DENY_TARGETS). */
+  denyRanges?: readonly string[]
   lookup?: (host: string) => Promise<string[]>
   lookupTimeoutMs?: number
 }
 
-const allowLists = new Map<string, BlockList>()
+const rangeLists = new Map<string, BlockList>()
 
 /** A BlockList of the given CIDRs, built once per distinct list. */
-function allowList(ranges: readonly string[]): BlockList {
+function rangeList(ranges: readonly string[]): BlockList {
   const key = ranges.join(',')
-  let list = allowLists.get(key)
+  let list = rangeLists.get(key)
   if (!list) {
     list = new BlockList()
     for (const cidr of ranges) {
@@ -33,17 +47,27 @@ function allowList(ranges: readonly string[]): BlockList {
       const family = isIP(net) === 6 ? 'ipv6' : 'ipv4'
       list.addSubnet(net, bits === undefined ? (family === 'ipv6' ? 128 : 32) : Number(bits), family)
     }
-    allowLists.set(key, list)
+    rangeLists.set(key, list)
   }
   return list
 }
 
+function inRanges(ranges: readonly string[] | undefined, ip: string): boolean {
+  if (ranges === undefined || ranges.length === 0) return false
+  const bare = stripHost(ip)
+  const family = isIP(bare)
+  return family !== 0 && rangeList(ranges).check(bare, family === 6 ? 'ipv6' : 'ipv4')
+}
+
 /** Whether the policy lets a connection go to this address. */
 export function isAllowedAddress(ip: string, policy: TargetPolicy): boolean {
-  if (policy.allowPrivate || isPublicAddress(ip)) return true
-  if (!policy.allowRanges || policy.allowRanges.length === 0) return false
-  const bare = stripHost(ip)
-  return allowList(policy.allowRanges).check(bare, isIP(bare) === 6 ? 'ipv6' : 'ipv4')
+  if (inRanges(policy.denyRanges, ip)) return false
+  return policy.allowPrivate || isPublicAddress(ip) || inRanges(policy.allowRanges, ip)
+}
+
+/** Whether the policy judges any address at all: with everything allowed and nothing denied it need not look. */
+export function judgesAddresses(policy: TargetPolicy): boolean {
+  return !policy.allowPrivate || (policy.denyRanges?.length ?? 0) > 0
 }
 
 /** Outcome of {@link checkHost}: the addresses to connect to, or why not. `code` is set for DNS failures. */
@@ -91,6 +115,25 @@ for (const [net, bits] of V4_RANGES) {
   for (const [net6, bits6] of embeddedForms(net, bits)) blocked.addSubnet(net6, bits6, 'ipv6')
 }
 for (const [net, bits] of V6_RANGES) blocked.addSubnet(net, bits, 'ipv6')
+// This machine's own addresses are non-public whatever range they sit in: a public address of ours
+// reaches our own services (the API, the database, an admin port) from the inside.
+for (const address of ownAddresses()) {
+  const family = isIP(address)
+  if (family === 6) blocked.addAddress(address, 'ipv6')
+  if (family !== 4) continue
+  blocked.addAddress(address, 'ipv4')
+  // And the same address in the v6 forms that embed a v4 one (mapped, NAT64, 6to4...).
+  for (const [net6, bits6] of embeddedForms(address, 32)) blocked.addSubnet(net6, bits6, 'ipv6')
+}
+
+/** The addresses of this machine's network interfaces, read once at start. */
+function ownAddresses(): string[] {
+  try {
+    return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => stripHost(i.address)))
+  } catch {
+    return []
+  }
+}
 
 function stripHost(host: string): string {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host

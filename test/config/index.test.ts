@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, parseConnectTo, type Config, type ConnectToRul
 const VARIABLES = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATABASE_URL', 'LOCATIONS', 'CHECK_INTERVAL_S', 'CHECK_RETENTION_DAYS', 'PROBE_TIMEOUT_MS',
   'CACHE_TTL_S', 'RATE_LIMIT_PER_MIN', 'ALLOW_PRIVATE_TARGETS', 'CONNECT_TO', 'LOG_LEVEL', 'DNS_SERVERS', 'MAX_CHECKS_IN_FLIGHT',
-  'MAX_KEY_SHARE'
+  'MAX_KEY_SHARE', 'DENY_TARGETS'
 ]
 
 /** Runs loadConfig on a bad env and returns the ConfigError's message (fails the test when it does not throw one). */
@@ -30,7 +30,7 @@ function isOneLine(message: string): boolean {
   return !/[\r\n\u2028\u2029]/.test(message)
 }
 
-const direct = (label: string): { label: string; proxy: null } => ({ label, proxy: null })
+const direct = (label: string): { label: string; proxy: null; resolve: 'local' } => ({ label, proxy: null, resolve: 'local' })
 
 t.test('an empty environment gives the documented defaults', async (t) => {
   const c = loadConfig({})
@@ -47,6 +47,7 @@ t.test('an empty environment gives the documented defaults', async (t) => {
     rateLimitPerMin: 60,
     allowPrivateTargets: false,
     allowedTargetRanges: [],
+    deniedTargetRanges: [],
     connectTo: [],
     logLevel: 'info',
     dnsServers: [],
@@ -99,6 +100,7 @@ t.test('good values of each variable are taken and converted', async (t) => {
     ['MAX_CHECKS_IN_FLIGHT', { MAX_CHECKS_IN_FLIGHT: '20000' }, { maxChecksInFlight: 20000 }],
     ['MAX_KEY_SHARE', { MAX_KEY_SHARE: '0.25' }, { maxKeyShare: 0.25 }],
     ['MAX_KEY_SHARE of 1', { MAX_KEY_SHARE: '1' }, { maxKeyShare: 1 }],
+    ['DENY_TARGETS', { DENY_TARGETS: '203.0.113.0/24, 2001:db8::/32,198.51.100.7' }, { deniedTargetRanges: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7'] }],
     ['ALLOW_PRIVATE_TARGETS=1', { ALLOW_PRIVATE_TARGETS: '1' }, { allowPrivateTargets: true }],
     ['ALLOW_PRIVATE_TARGETS=true', { ALLOW_PRIVATE_TARGETS: 'true' }, { allowPrivateTargets: true }],
     ['ALLOW_PRIVATE_TARGETS=0', { ALLOW_PRIVATE_TARGETS: '0' }, { allowPrivateTargets: false }],
@@ -136,7 +138,7 @@ t.test('LOCATIONS', async (t) => {
   const frankfurt = { label: 'Frankfurt 1, Germany', proxy: 'http://10.0.0.5:3128' }
   const ashburn = { label: 'Ashburn 1, United States', proxy: 'https://proxy.example.net:8443' }
   const direct1 = { label: 'Paris 1, France' }
-  const expected = [frankfurt, ashburn, { label: 'Paris 1, France', proxy: null }]
+  const expected = [{ ...frankfurt, resolve: 'local' }, { ...ashburn, resolve: 'local' }, { label: 'Paris 1, France', proxy: null, resolve: 'local' }]
   const json = JSON.stringify([frankfurt, ashburn, direct1])
   const dir = t.testdir({ 'locations.json': json, 'broken.json': '[{"label":' })
 
@@ -153,7 +155,15 @@ t.test('LOCATIONS', async (t) => {
   })
 
   t.test('an explicit null proxy means direct', async (t) => {
-    t.strictSame([...loadConfig({ LOCATIONS: '[{"label":"Oslo 2, Norway","proxy":null}]' }).locations], [{ label: 'Oslo 2, Norway', proxy: null }])
+    t.strictSame([...loadConfig({ LOCATIONS: '[{"label":"Oslo 2, Norway","proxy":null}]' }).locations], [{ label: 'Oslo 2, Norway', proxy: null, resolve: 'local' }])
+  })
+
+  t.test('resolve: "proxy" lets the proxy resolve; anything else is refused', async (t) => {
+    const located = loadConfig({ LOCATIONS: '[{"label":"Oslo 2, Norway","proxy":"http://10.0.0.5:3128","resolve":"proxy"}]' }).locations
+    t.strictSame([...located], [{ label: 'Oslo 2, Norway', proxy: 'http://10.0.0.5:3128', resolve: 'proxy' }])
+    const message = configError(t, { LOCATIONS: '[{"label":"Oslo 2, Norway","proxy":"http://10.0.0.5:3128","resolve":"remote"}]' })
+    t.strictSame(named(message), ['LOCATIONS'])
+    t.match(message, /resolve/)
   })
 
   t.test('a file holding invalid JSON is refused naming LOCATIONS', async (t) => {
@@ -188,6 +198,8 @@ t.test('bad values produce a one-line ConfigError naming the variable', async (t
     ['DNS_SERVERS', '[fd00::53', /IP address with an optional port/],
     ['DNS_SERVERS', '10.0.0.300', /IP address with an optional port/],
     ['MAX_CHECKS_IN_FLIGHT', '1'],
+    ['DENY_TARGETS', '10.0.0.0/33', /comma-separated list of CIDR ranges/],
+    ['DENY_TARGETS', 'intranet', /comma-separated list of CIDR ranges/],
     ['MAX_CHECKS_IN_FLIGHT', 'many'],
     ['MAX_KEY_SHARE', '0'],
     ['MAX_KEY_SHARE', '1.5'],

@@ -187,9 +187,11 @@ export interface Proxy {
 
 /**
  * A minimal CONNECT proxy. `refuse` answers every CONNECT with that status; otherwise it tunnels,
- * but only to loopback (127.0.0.0/8 or localhost; anything else gets 403), and answers 502 when the dial fails.
+ * but only to loopback (127.0.0.0/8 or localhost; anything else gets 403), and answers 502 when the
+ * dial fails. `names` is the proxy's own resolver: names only it knows (as a proxy inside another
+ * network knows `redis` or `metadata.google.internal`), each mapped to a loopback address.
  */
-export async function startProxy(opts: { refuse?: number } = {}): Promise<Proxy> {
+export async function startProxy(opts: { refuse?: number; names?: Record<string, string> } = {}): Promise<Proxy> {
   const connects: string[] = []
   const sockets = new Set<net.Socket>()
   const server = http.createServer((_req, res) => { res.writeHead(405).end() })
@@ -199,7 +201,8 @@ export async function startProxy(opts: { refuse?: number } = {}): Promise<Proxy>
     connects.push(wanted)
     client.on('error', () => client.destroy())
     const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(wanted)
-    const host = m?.[1] ?? m?.[2] ?? ''
+    const asked = m?.[1] ?? m?.[2] ?? ''
+    const host = opts.names?.[asked] ?? asked
     if (opts.refuse !== undefined) { client.end(`HTTP/1.1 ${opts.refuse} Refused\r\n\r\n`); return }
     if (!/^127\.\d+\.\d+\.\d+$/.test(host) && host !== 'localhost') { client.end('HTTP/1.1 403 Forbidden\r\n\r\n'); return }
     const upstream = net.connect({ host: host === 'localhost' ? '127.0.0.1' : host, port: Number(m?.[3]) })

@@ -1,7 +1,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { matchChallenge, mayBeChallenge } from '../../workers/challenge-signatures.js'
+import { CHALLENGE_STATUSES, matchChallenge, mayBeChallenge } from '../../workers/challenge-signatures.js'
 import { createLocationDispatcher, probe, type ProbeResult } from '../../workers/http-probe.js'
 import { closedPort } from '../helpers/targets.js'
 
@@ -27,6 +27,8 @@ const rows: Row[] = [
   { name: 'AWS WAF CAPTCHA action on its 405', status: 405, headers: { 'x-amzn-waf-action': 'captcha' }, want: { vendor: 'aws-waf', kind: 'challenge' } },
   { name: 'AWS WAF integration script', status: 403, body: '<script src="https://abc.token.awswaf.com/abc/challenge.js"></script>', want: { vendor: 'aws-waf', kind: 'challenge' } },
   { name: 'a 202 without the AWS header is nothing', status: 202, body: 'accepted', want: null },
+  { name: 'AWS WAF challenge.js with awswaf after it', status: 503, body: '<script src="/x/challenge.js"></script><!-- awswaf -->', want: { vendor: 'aws-waf', kind: 'challenge' } },
+  { name: 'awswaf before challenge.js is not the AWS marker', status: 503, body: 'awswaf <script src="/challenge.js"></script>', want: null },
   { name: 'Vercel challenge', status: 429, headers: { 'x-vercel-mitigated': 'challenge' }, want: { vendor: 'vercel', kind: 'challenge' } },
   { name: 'Vercel deny', status: 403, headers: { 'x-vercel-mitigated': 'deny' }, want: { vendor: 'vercel', kind: 'denied' } },
   { name: 'Vercel challenge on a 503', status: 503, headers: { 'x-vercel-mitigated': 'challenge' }, want: { vendor: 'vercel', kind: 'challenge' } },
@@ -112,4 +114,15 @@ t.test('probes judge refusals and outages behind bot defences', async (t) => {
     ['beyond', { status: 'down', http_code: 503, error: 'http: 503' }]
   ]
   for (const [label, want] of cases) t.match(await run(label), want, label)
+})
+
+t.test('every body pattern takes linear time: an adversarial 64 KiB body is judged at once', async (t) => {
+  // `challenge\.js.*awswaf` rescanned the rest of the body from each of 5,000 occurrences of its
+  // first marker: about 330 ms of an actor's thread per such answer, past every probe deadline.
+  const fill = (unit: string) => unit.repeat(Math.ceil(65536 / unit.length)).slice(0, 65536)
+  const bodies = [fill('challenge.js '), fill('Reference&#32;&#35;'), fill('errors&#46;edgesuite'), fill('a'), fill('<title>Just a moment..')]
+  const started = performance.now()
+  for (const status of [...CHALLENGE_STATUSES, 202, 405]) for (const body of bodies) matchChallenge(status, {}, body)
+  const ms = performance.now() - started
+  t.ok(ms < 60, `${bodies.length} bodies at ${CHALLENGE_STATUSES.size + 2} statuses judged in ${ms.toFixed(1)} ms`)
 })

@@ -7,8 +7,8 @@ import { POLICY_REFUSAL } from '../../lib/checks/target-policy.js'
 import { createLogger } from '../../lib/logger.js'
 import { closedPort, startProxy } from '../helpers/targets.js'
 
-// Behind a proxy the proxy resolves and dials, so each actor judges every hop before asking for a
-// tunnel. Every location here is proxied: no direct location can refuse on the others' behalf.
+// Behind a proxy each actor resolves every hop itself and judges the address before asking for a
+// tunnel to it. Every location here is proxied: no direct location can refuse on the others' behalf.
 const listen = async (server: http.Server, host: string): Promise<number> => {
   await new Promise<void>((resolve) => server.listen(0, host, resolve))
   return (server.address() as AddressInfo).port
@@ -52,7 +52,8 @@ t.test('a redirect into a non-public address is refused at every proxied locatio
   const results = await refusing.probeAll('jump.site.test')
   t.equal(results.length, 3)
   for (const r of results) {
-    t.match(r, { status: 'down', http_code: 302, error: POLICY_REFUSAL, final_url: 'http://jump.site.test/' }, r.location)
+    // As at a direct location, the refused hop is the last URL tried.
+    t.match(r, { status: 'down', http_code: 302, error: POLICY_REFUSAL, final_url: 'http://inner.site.test/' }, r.location)
   }
   t.same(innerHits, [], 'the internal server was never reached')
   for (const [i, p] of proxies.entries()) {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { NON_PUBLIC_ERROR, checkHost, isAllowedAddress, isPublicAddress } from '../../../lib/checks/target-policy.js'
+import { NON_PUBLIC_ERROR, checkHost, isAllowedAddress, isPublicAddress, judgesAddresses } from '../../../lib/checks/target-policy.js'
 import { ADDRESSES } from '../../helpers/address-table.js'
 
 // One table for this test and for its re-run through redirects and CONNECT_TO (test/reliability/security.test.ts).
@@ -80,4 +80,37 @@ t.test('a look-up that does not answer within lookupTimeoutMs fails as a DNS tim
     { ok: false, reason: 'dns', error: 'domain does not resolve (TIMEOUT)', code: 'TIMEOUT' })
   t.same(await checkHost('fast.test', { allowPrivate: false, lookup: async () => ['10.0.0.1'], lookupTimeoutMs: 50 }),
     { ok: false, reason: 'non_public', error: NON_PUBLIC_ERROR }, 'an answer in time is judged as before')
+})
+
+t.test('DENY_TARGETS refuses its ranges, public or not, whatever ALLOW_PRIVATE_TARGETS says', async (t) => {
+  const denyRanges = ['93.184.215.0/24', '2606:2800::/32', '127.0.0.9/32']
+  for (const allowPrivate of [false, true]) {
+    t.notOk(isAllowedAddress('93.184.215.14', { allowPrivate, denyRanges }), `a public address in a denied range (allowPrivate ${allowPrivate})`)
+    t.notOk(isAllowedAddress('2606:2800:21f::1', { allowPrivate, denyRanges }))
+    t.notOk(isAllowedAddress('[2606:2800:21f::1]', { allowPrivate, denyRanges }), 'bracketed')
+    t.ok(isAllowedAddress('8.8.8.8', { allowPrivate, denyRanges }), 'an address outside them')
+  }
+  t.notOk(isAllowedAddress('127.0.0.9', { allowPrivate: true, denyRanges }), 'a private address allowed by ALLOW_PRIVATE_TARGETS, but denied')
+  t.notOk(isAllowedAddress('10.20.0.9', { allowPrivate: false, allowRanges: ['10.20.0.0/16'], denyRanges: ['10.20.0.0/24'] }), 'deny wins over an allowed range')
+  const got = await checkHost('denied.test', { allowPrivate: true, denyRanges, lookup: resolvesTo('8.8.8.8', '93.184.215.14') })
+  t.match(got, { ok: false, reason: 'non_public' }, 'a name with one denied address is refused')
+  t.notOk(judgesAddresses({ allowPrivate: true }), 'with everything allowed there is nothing to judge')
+  t.ok(judgesAddresses({ allowPrivate: true, denyRanges }), 'but a deny list is judged even then')
+})
+
+t.test("this machine's own addresses are non-public, whatever range they are in", async (t) => {
+  // Read once at start: a fresh import sees an interface with a public address.
+  const own = (await t.mockImport('../../../lib/checks/target-policy.js', {
+    'node:os': {
+      networkInterfaces: () => ({
+        lo: [{ address: '127.0.0.1' }],
+        eth0: [{ address: '203.0.113.9' }, { address: '8.8.4.4' }, { address: '2a00:1450:4001:800::2004' }, { address: 'fe80::1%eth0' }]
+      })
+    }
+  })) as typeof import('../../../lib/checks/target-policy.js')
+  t.notOk(own.isPublicAddress('8.8.4.4'), 'its public v4 address')
+  t.notOk(own.isPublicAddress('::ffff:8.8.4.4'), 'the same in a v6 form')
+  t.notOk(own.isPublicAddress('2a00:1450:4001:800::2004'), 'its public v6 address')
+  t.ok(own.isPublicAddress('8.8.8.8'), 'a public address of someone else')
+  t.ok(own.isAllowedAddress('8.8.4.4', { allowPrivate: true }), 'ALLOW_PRIVATE_TARGETS widens the address rule, this part of it too')
 })

@@ -1,0 +1,70 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { parseConnectTo, type LocationConfig } from '../../config/index.js'
+import { LocationPools } from '../../lib/checks/location-pool.js'
+import { createLogger } from '../../lib/logger.js'
+import { startDnsServer } from '../helpers/dns-server.js'
+import { squidMissing, startSquid } from '../helpers/squid.js'
+import { closedPort } from '../helpers/targets.js'
+
+// Locations with "resolve": "proxy" trust their proxy with the site's names: a real Squid running
+// the shipped deploy/squid.conf must refuse what the service's own policy would, by address after
+// its own look-up. The attack: a public site redirects to a name that only the proxy's network
+// resolves, to an internal service.
+const missing = squidMissing()
+if (missing !== null) {
+  t.comment(missing)
+  t.pass('skipped: squid is not installed')
+} else {
+  const listen = async (server: http.Server, host: string): Promise<number> => {
+    await new Promise<void>((resolve) => server.listen(0, host, resolve))
+    return (server.address() as AddressInfo).port
+  }
+  const innerHits: string[] = []
+  const inner = http.createServer((req, res) => { innerHits.push(req.headers.host ?? ''); res.end('internal secret') })
+  const innerPort = await listen(inner, '127.0.0.1')
+  const site = http.createServer((req, res) => {
+    if ((req.headers.host ?? '').startsWith('jump.')) res.writeHead(302, { location: 'http://internal.corp/' }).end()
+    else res.end('public page')
+  })
+  const sitePort = await listen(site, '127.0.0.2')
+  const closed = await closedPort()
+  const dns = await startDnsServer([{ suffix: 'site.test', A: ['127.0.0.2'], AAAA: [] }])
+  t.teardown(async () => {
+    await dns.close()
+    await new Promise((resolve) => inner.close(resolve))
+    await new Promise((resolve) => site.close(resolve))
+  })
+  const squid = await startSquid(t, {
+    hosts: { 'ok.site.test': '127.0.0.2', 'jump.site.test': '127.0.0.2', 'internal.corp': '127.0.0.1' },
+    ports: [sitePort, innerPort, closed],
+    exceptions: ['127.0.0.2']
+  })
+  const locations: LocationConfig[] = [1, 2, 3].map((n) => ({ label: `Squid ${n}, Testland`, proxy: `http://127.0.0.1:${squid.port}`, resolve: 'proxy' }))
+  const pools = new LocationPools({
+    locations,
+    connectTo: parseConnectTo(`:443::${closed},internal.corp:80::${innerPort},:80::${sitePort}`),
+    allowPrivate: false,
+    allowRanges: ['127.0.0.2/32'],
+    dnsServers: [dns.address],
+    timeoutMs: 5000,
+    userAgent: 'squid-test',
+    logger: createLogger({ level: 'silent' })
+  })
+  t.teardown(() => pools.close())
+  await pools.ready()
+
+  t.test('Squid tunnels to a public site by name', async (t) => {
+    for (const r of await pools.probeAll('ok.site.test')) t.match(r, { status: 'up', http_code: 200, final_url: 'http://ok.site.test/' }, r.location)
+  })
+
+  t.test('a redirect to a name that Squid resolves to a private address is refused by Squid: never up', async (t) => {
+    const results = await pools.probeAll('jump.site.test')
+    for (const r of results) {
+      t.match(r, { status: 'down', http_code: 302, error: 'proxy: 403', final_url: 'http://internal.corp/' }, r.location)
+    }
+    t.same(innerHits, [], 'the internal service was never reached')
+    t.match(squid.log(), new RegExp(`TCP_DENIED/403 \\d+ CONNECT internal\\.corp:${innerPort}`), "Squid's log shows the refusal")
+  })
+}
