@@ -109,6 +109,11 @@ export class SiteStates {
     }
   }
 
+  /** How many sites are tracked. */
+  get size(): number {
+    return this.#byDomain.size
+  }
+
   has(domain: string): boolean {
     return this.#byDomain.has(domain)
   }
