@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache'
 import { databaseUnavailable } from './errors.js'
 import { hashKey, isWellFormedKey, sameHash } from './keys.js'
 import type { Db } from './store/db.js'
-import { findKeyByHash } from './store/keys.js'
+import { findKeyByHash, listKeyHashesAfter } from './store/keys.js'
 import type { ApiKeyRow } from './store/tables.js'
 
 /** What an authenticated request knows about its key. */
@@ -24,6 +24,69 @@ export const KEY_CACHE_TTL_MS = 500
 /** Recently authenticated headers remembered at most; beyond that the memo starts over. */
 const RECENT_MAX = 10_000
 const RECENT_TTL_MS = KEY_CACHE_TTL_MS / 2
+/**
+ * Longest header the memo keeps: `Bearer <key>` is 54 characters. A longer one (a key padded with
+ * spaces up to Node's 16 KB header limit still authenticates) is answered, but not remembered, so
+ * that 10,000 distinct padded headers cannot keep 160 MB alive.
+ */
+const RECENT_MAX_HEADER = 128
+/** Reads of newly issued keys come at most this often, however many unknown keys arrive. */
+const KNOWN_KEYS_GAP_MS = 100
+
+/**
+ * The hashes of every key ever issued (revoked ones included), so that a key nobody issued is
+ * refused without a query of its own: random well-formed keys would otherwise each cost one. The
+ * set grows by reading the keys issued since the last read. A request with a hash not in the set
+ * waits for a read that begins after it arrived (at most one read per {@link KNOWN_KEYS_GAP_MS},
+ * shared by every such request), so a key issued a moment ago is found, and a flood of random keys
+ * costs ten reads a second at most.
+ */
+class KnownKeys {
+  readonly #db: Db
+  readonly #hashes = new Set<string>()
+  #lastId = 0
+  #readAt = -Infinity
+  /** The next read, not begun yet: requests arriving now can share it. */
+  #queued: Promise<void> | null = null
+  /** The read under way, if any: too late for requests arriving now. */
+  #running: Promise<void> | null = null
+
+  constructor(db: Db) {
+    this.#db = db
+  }
+
+  has(keyHash: string): boolean {
+    return this.#hashes.has(keyHash)
+  }
+
+  /** Resolves after a read of new keys that began after this call; rejects when that read fails. */
+  catchUp(): Promise<void> {
+    if (this.#queued !== null) return this.#queued
+    const before = this.#running ?? Promise.resolve()
+    const queued = before.catch(() => {}).then(async () => {
+      const wait = this.#readAt + KNOWN_KEYS_GAP_MS - performance.now()
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+      if (this.#queued === queued) this.#queued = null
+      const running = this.#read()
+      this.#running = running
+      try {
+        await running
+      } finally {
+        if (this.#running === running) this.#running = null
+      }
+    })
+    this.#queued = queued
+    return queued
+  }
+
+  async #read(): Promise<void> {
+    this.#readAt = performance.now()
+    for (const { id, keyHash } of await listKeyHashesAfter({ db: this.#db, afterId: this.#lastId })) {
+      this.#hashes.add(keyHash)
+      this.#lastId = Math.max(this.#lastId, id)
+    }
+  }
+}
 
 /**
  * Resolves bearer keys to their rows through a short-lived cache, so that a burst of requests with
@@ -33,10 +96,12 @@ const RECENT_TTL_MS = KEY_CACHE_TTL_MS / 2
 export class KeyAuthenticator {
   readonly #cache: LRUCache<string, Lookup>
   readonly #recent = new Map<string, { credentials: KeyCredentials; until: number }>()
+  readonly #known: KnownKeys
   readonly #defaultLimit: number
 
   constructor({ db, defaultLimit }: { db: Db; defaultLimit: number }) {
     this.#defaultLimit = defaultLimit
+    this.#known = new KnownKeys(db)
     this.#cache = new LRUCache<string, Lookup>({
       max: 10_000,
       ttl: KEY_CACHE_TTL_MS,
@@ -61,9 +126,15 @@ export class KeyAuthenticator {
     const recent = this.recent(authorization)
     if (recent !== undefined) return recent
     const credentials = await this.#authenticate(authorization)
+    if ((authorization as string).length > RECENT_MAX_HEADER) return credentials
     if (this.#recent.size >= RECENT_MAX) this.#recent.clear()
     this.#recent.set(authorization as string, { credentials, until: performance.now() + RECENT_TTL_MS })
     return credentials
+  }
+
+  /** Headers the memo holds now (tests and diagnostics). */
+  get remembered(): number {
+    return this.#recent.size
   }
 
   async #authenticate(authorization: string | undefined): Promise<KeyCredentials> {
@@ -75,6 +146,14 @@ export class KeyAuthenticator {
     const key = match[1] as string
     if (!isWellFormedKey(key)) throw Boom.unauthorized('invalid API key', 'Bearer')
     const keyHash = hashKey(key)
+    if (!this.#known.has(keyHash)) {
+      try {
+        await this.#known.catchUp()
+      } catch {
+        throw databaseUnavailable()
+      }
+      if (!this.#known.has(keyHash)) throw Boom.unauthorized('invalid API key', 'Bearer')
+    }
     // A fresh cached answer needs no promise; only a miss or a stale entry goes to the database.
     let found: Lookup | undefined = this.#cache.get(keyHash)
     if (found === undefined) {

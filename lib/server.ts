@@ -1,3 +1,4 @@
+import http from 'node:http'
 import Hapi, { type Server } from '@hapi/hapi'
 import Boom from '@hapi/boom'
 import type { Logger } from 'pino'
@@ -24,10 +25,26 @@ export interface ServerDeps {
   states?: SiteStates
   /** Rendered badges; tests pass their own to count renders. */
   badges?: BadgeRenderer
+  /** Tests shorten them. */
+  timeouts?: ServerTimeouts
 }
 
 /** Largest request body accepted anywhere: the check endpoint's 4 KiB. */
 export const MAX_BODY_BYTES = 4096
+
+/** How long a client may take over its requests; Node enforces them, checking every `checkEveryMs`. */
+export interface ServerTimeouts {
+  /** From a connection's first byte of a request to the end of its headers (slowloris). */
+  headersMs: number
+  /** For the whole request, body included (ours are 4 KiB at most); the answer is not counted. */
+  requestMs: number
+  /** An idle keep-alive connection is closed after this (idle connections hold descriptors); a load balancer in front must close idle ones sooner. */
+  keepAliveMs: number
+  /** How often Node looks for connections past the first two. */
+  checkEveryMs: number
+}
+
+export const SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 10_000, checkEveryMs: 1000 }
 
 /**
  * Builds the Hapi server without listening: `main` starts it, tests drive it with `inject()`.
@@ -37,7 +54,17 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   const { config, db, logger } = deps
   const now = deps.now ?? (() => new Date())
   const limiter = deps.limiter ?? new RateLimiter({ now: () => now().getTime() })
+  const timeouts = deps.timeouts ?? SERVER_TIMEOUTS
+  // Node has defaults (60 s for headers, 5 min per request, checked every 30 s), which let slow
+  // clients hold connections for minutes; they are only settable when the listener is made.
+  const listener = http.createServer({
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    connectionsCheckingInterval: timeouts.checkEveryMs
+  })
   const server = Hapi.server({
+    listener,
     port: config.port,
     host: config.host,
     router: { isCaseSensitive: true, stripTrailingSlash: false },
@@ -51,7 +78,10 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
         // Joi's message names the field and the rule; hapi's default hides it behind a generic text.
         failAction: (_request, _h, err) => { throw Boom.badRequest(err?.message ?? 'invalid request') }
       },
-      response: { emptyStatusCode: 204 }
+      response: { emptyStatusCode: 204 },
+      // Every answer says what it is and must not be sniffed as something else (JSON as HTML, say),
+      // nor framed (hapi's xframe default). No HSTS: TLS is the proxy's in front, if any.
+      security: { hsts: false, xss: false, noOpen: false, noSniff: true, referrer: false }
     }
   })
   answerClientErrors(server.listener)

@@ -29,6 +29,12 @@ export async function findKeyByHash({ db, keyHash }: { db: Db; keyHash: string }
   return row ? toKeyRow(row) : null
 }
 
+/** The id and hash of every key issued after `afterId` (revoked ones too), oldest first. */
+export async function listKeyHashesAfter({ db, afterId }: { db: Db; afterId: number }): Promise<Array<{ id: number; keyHash: string }>> {
+  const rows = await db('api_keys').where('id', '>', afterId).orderBy('id').select('id', 'key_hash')
+  return rows.map((r: Record<string, unknown>) => ({ id: Number(r.id), keyHash: String(r.key_hash) }))
+}
+
 /** Returns 'revoked', 'already' (was revoked before) or 'missing'. */
 export async function revokeKey({ db, id, now }: { db: Db; id: number; now: Date }): Promise<'revoked' | 'already' | 'missing'> {
   const changed = await db('api_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: now })

@@ -7,7 +7,7 @@ import { createLogger } from '../../lib/logger.js'
 import type { SiteStates } from '../../lib/checks/site-state.js'
 import type { CheckSupervisor } from '../../lib/checks/supervisor.js'
 import type { RateLimiter } from '../../lib/rate-limit.js'
-import { buildServer } from '../../lib/server.js'
+import { buildServer, type ServerTimeouts } from '../../lib/server.js'
 import type { Db } from '../../lib/store/db.js'
 import { createKey } from '../../lib/store/keys.js'
 import { recordLogLines } from './suite-log.js'
@@ -32,13 +32,16 @@ export interface TestServer {
 }
 
 export async function testServer(
-  { db, env = {}, now, limiter, checks, states, badges }:
-  { db: Db; env?: Record<string, string>; now?: () => Date; limiter?: RateLimiter; checks?: CheckSupervisor; states?: SiteStates; badges?: BadgeRenderer }
+  { db, env = {}, now, limiter, checks, states, badges, timeouts }:
+  {
+    db: Db; env?: Record<string, string>; now?: () => Date; limiter?: RateLimiter; checks?: CheckSupervisor; states?: SiteStates; badges?: BadgeRenderer
+    timeouts?: ServerTimeouts
+  }
 ): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
   const logger = createLogger({ level: config.logLevel, stream: logs })
-  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges })
+  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges, timeouts })
   return {
     server,
     config,

@@ -65,9 +65,14 @@ t.test('a request arriving on an open connection just as the stop begins is answ
   t.match(reply, /connection: close/i, 'on a connection that then closes')
 })
 
-/** Starts `site-status serve` from the sources as a real process and resolves with its address once it listens. */
+/**
+ * Starts `site-status serve` as a real process, from the build as `npm start` runs it (`npm test`
+ * builds first), and resolves with its address once it listens. From the sources, each of the
+ * three actor threads loads TypeScript through tap's loader, which on a busy machine took longer
+ * than the start is given.
+ */
 function serve(t: Tap.Test, env: Record<string, string>, cwd: string) {
-  return startServe(t, { env, cwd })
+  return startServe(t, { env, cwd, script: 'dist/lib/cli/index.js' })
 }
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -66,7 +66,8 @@ const ownSuiteLog = (): string[] => readSuiteLog().filter(({ file }) => file ===
 t.test('every line a spawned server writes reaches the suite log', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-suite-log-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const { child, uri } = await startServe(t, { cwd: dir, env: { HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, LOG_LEVEL: 'info' } })
+  // The build, as `npm start` runs it (see test/lib/main.test.ts).
+  const { child, uri } = await startServe(t, { script: 'dist/lib/cli/index.js', cwd: dir, env: { HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, LOG_LEVEL: 'info' } })
   const canary = `canary-${process.pid}-${Date.now()}`
   const res = await fetch(`${uri}/${canary}`)
   await res.text()
