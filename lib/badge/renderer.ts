@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
 import { makeBadge } from 'badge-maker'
+import { LRUCache } from 'lru-cache'
 import type { BadgeContent, BadgeStyle } from './describe.js'
 
 /** A rendered badge, ready to send as it is on every hit until the site's state changes. */
@@ -20,6 +21,12 @@ export interface RenderedBadge {
  * bounded; when it is full it starts over, which costs one drawing per badge still in use.
  */
 const MAX_CACHE_BYTES = 32 * 1024 * 1024
+
+/**
+ * Badges with a label from the URL (`?label=`) kept at most. Anyone can make up labels, so they get
+ * a cache of their own: a flood of them evicts only each other, never the badges people embed.
+ */
+const MAX_CUSTOM_BADGES = 2000
 
 /** Endpoint badges are refreshed by shields.io no more often than this (its minimum is 300 s). */
 const ENDPOINT_CACHE_SECONDS = 300
@@ -41,6 +48,7 @@ function finish(body: string): RenderedBadge {
 export class BadgeRenderer {
   // A plain Map: a hit is one lookup, with none of an LRU's bookkeeping.
   readonly #cache = new Map<string, RenderedBadge>()
+  readonly #custom = new LRUCache<string, RenderedBadge>({ max: MAX_CUSTOM_BADGES })
   readonly #maxBytes: number
   #bytes = 0
   #renders = 0
@@ -49,9 +57,13 @@ export class BadgeRenderer {
     this.#maxBytes = maxBytes
   }
 
-  #store(key: string, body: string): RenderedBadge {
+  #store(key: string, body: string, custom: boolean): RenderedBadge {
     this.#renders++
     const badge = finish(body)
+    if (custom) {
+      this.#custom.set(key, badge)
+      return badge
+    }
     const size = key.length + body.length + badge.gzip.length + 200
     if (this.#bytes + size > this.#maxBytes) {
       this.#cache.clear()
@@ -62,28 +74,32 @@ export class BadgeRenderer {
     return badge
   }
 
-  /** The SVG badge. */
-  svg(content: BadgeContent, style: BadgeStyle): RenderedBadge {
+  #get(key: string, custom: boolean): RenderedBadge | undefined {
+    return custom ? this.#custom.get(key) : this.#cache.get(key)
+  }
+
+  /** The SVG badge; `custom` when its label came from the request rather than the site. */
+  svg(content: BadgeContent, style: BadgeStyle, custom = false): RenderedBadge {
     const key = `svg\u0000${style}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
-    return this.#cache.get(key) ?? this.#store(key, makeBadge({
+    return this.#get(key, custom) ?? this.#store(key, makeBadge({
       label: content.label.replace(CONTROL, ' '),
       message: content.message,
       color: content.color,
       style
-    }))
+    }), custom)
   }
 
   /** shields.io's endpoint-badge JSON (https://shields.io/badges/endpoint-badge), for routing badges through shields. */
-  endpoint(content: BadgeContent, style?: BadgeStyle): RenderedBadge {
+  endpoint(content: BadgeContent, style?: BadgeStyle, custom = false): RenderedBadge {
     const key = `json\u0000${style ?? ''}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
-    return this.#cache.get(key) ?? this.#store(key, JSON.stringify({
+    return this.#get(key, custom) ?? this.#store(key, JSON.stringify({
       schemaVersion: 1,
       label: content.label,
       message: content.message,
       color: content.color,
       cacheSeconds: ENDPOINT_CACHE_SECONDS,
       ...(style === undefined ? {} : { style })
-    }))
+    }), custom)
   }
 
   /** Badges drawn so far (cache misses): hits must not add to it. */

@@ -59,7 +59,7 @@ export function badgeRoutes({ states, renderer, now }: { states: SiteStates; ren
       options: { auth: false },
       handler: (request, h) => {
         const { style, label } = options(request)
-        const badge = renderer.svg(describeBadge(site(states, request.params.domain as string, now()), label), style)
+        const badge = renderer.svg(describeBadge(site(states, request.params.domain as string, now()), label), style, label !== undefined)
         return send(request, h, badge, 'image/svg+xml')
       }
     },
@@ -71,7 +71,7 @@ export function badgeRoutes({ states, renderer, now }: { states: SiteStates; ren
         const { style, label } = options(request)
         // shields.io applies its own default style unless the URL names one.
         const chosen = request.query.style === undefined ? undefined : style
-        const badge = renderer.endpoint(describeBadge(site(states, request.params.domain as string, now()), label), chosen)
+        const badge = renderer.endpoint(describeBadge(site(states, request.params.domain as string, now()), label), chosen, label !== undefined)
         return send(request, h, badge, 'application/json; charset=utf-8')
       }
     }

@@ -27,8 +27,8 @@ export interface TrackedServer extends TestServer {
  */
 export async function trackedServer(
   t: Tap.Test,
-  { engine = 'sqlite', sites, start, env = {} }:
-  { engine?: 'sqlite' | 'mysql'; sites: Array<{ domain: string; name: string | null }>; start: number; env?: Record<string, string> }
+  { engine = 'sqlite', sites, start, env = {}, badges = new BadgeRenderer() }:
+  { engine?: 'sqlite' | 'mysql'; sites: Array<{ domain: string; name: string | null }>; start: number; env?: Record<string, string>; badges?: BadgeRenderer }
 ): Promise<TrackedServer> {
   const { db, url } = await migratedDb(engine, t)
   const publicUrl = env.PUBLIC_URL ?? 'https://status.example.net'
@@ -37,7 +37,6 @@ export async function trackedServer(
   const states = new SiteStates({ intervalMs: MIN, publicUrl })
   await states.refresh(db, new Date(start))
   const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'silent' }), retryDelaysMs: [20] })
-  const badges = new BadgeRenderer()
   const server = await testServer({
     db,
     env: { DATABASE_URL: url, ...env, PUBLIC_URL: publicUrl },

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { gunzipSync } from 'node:zlib'
 import { makeBadge } from 'badge-maker'
+import { BadgeRenderer } from '../../../lib/badge/renderer.js'
 import { engines } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
 import { bearer } from '../../helpers/server.js'
@@ -195,4 +196,22 @@ t.test("the endpoint form: shields.io's JSON", async (t) => {
   const again = await s.server.inject({ url: '/api/badge/up.example.com/endpoint?style=for-the-badge&label=web', headers: { 'if-none-match': etag } })
   t.equal(again.statusCode, 304)
   matchesOpenApi(t, again)
+})
+
+t.test('made-up labels cannot evict the badges people embed', async (t) => {
+  // A small cache, so that the flood below would fill it many times over if labels shared it.
+  const badges = new BadgeRenderer({ maxBytes: 64 * 1024 })
+  const s = await trackedServer(t, { sites: SITES, start: T0, badges })
+  const embedded = ['up.example.com', 'down.example.com', 'lonely.example.com']
+  for (const domain of embedded) t.equal((await s.server.inject(`/api/badge/${domain}`)).statusCode, 200)
+  const drawn = badges.renders
+  const bytes = badges.bytes
+  for (let i = 0; i < 5000; i++) {
+    const res = await s.server.inject(`/api/badge/up.example.com?label=flood-${i}`)
+    if (res.statusCode !== 200) t.fail(`label ${i}: ${res.statusCode}`)
+  }
+  t.equal(badges.renders, drawn + 5000, 'each made-up label was drawn once')
+  t.equal(badges.bytes, bytes, 'and none of them went into the shared cache')
+  for (const domain of embedded) await s.server.inject(`/api/badge/${domain}`)
+  t.equal(badges.renders, drawn + 5000, 'the embedded badges were still there: nothing was drawn again')
 })
