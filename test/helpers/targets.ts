@@ -260,3 +260,24 @@ export async function startSilentServer(): Promise<SilentServer> {
     }
   }
 }
+
+/** Listens on an ephemeral port of `host` (a loopback address) and resolves with the port. */
+export async function listenOn(server: http.Server, host: string): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, host, resolve))
+  return (server.address() as net.AddressInfo).port
+}
+
+export interface InternalService {
+  port: number
+  /** Host headers of the requests it answered: empty while no attack got through. */
+  hits: string[]
+  close: () => Promise<void>
+}
+
+/** What an SSRF attack is after: a service on 127.0.0.1 that answers anyone who reaches it. */
+export async function startInternalService(): Promise<InternalService> {
+  const hits: string[] = []
+  const server = http.createServer((req, res) => { hits.push(req.headers.host ?? ''); res.end('internal secret') })
+  const port = await listenOn(server, '127.0.0.1')
+  return { port, hits, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
+}

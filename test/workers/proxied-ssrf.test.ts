@@ -1,5 +1,4 @@
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { parseConnectTo, type LocationConfig } from '../../config/index.js'
 import { LocationPools } from '../../lib/checks/location-pool.js'
@@ -8,18 +7,14 @@ import { createResolver } from '../../lib/checks/resolver.js'
 import { PORT_ERROR, PORT_REFUSAL, POLICY_REFUSAL } from '../../lib/checks/target-policy.js'
 import { createLogger } from '../../lib/logger.js'
 import { startDnsServer } from '../helpers/dns-server.js'
-import { closedPort, startProxy } from '../helpers/targets.js'
+import { closedPort, listenOn, startInternalService, startProxy } from '../helpers/targets.js'
 
 // The attack: a public site (127.0.0.2 stands in for one: the only range the policy opens) redirects
 // the probe to an internal service (127.0.0.1), by a name only the proxy's network resolves, by a name
 // that resolves to loopback, or to another port of the site itself.
-const listen = async (server: http.Server, host: string): Promise<number> => {
-  await new Promise<void>((resolve) => server.listen(0, host, resolve))
-  return (server.address() as AddressInfo).port
-}
-const innerHits: string[] = []
-const inner = http.createServer((req, res) => { innerHits.push(req.headers.host ?? ''); res.end('internal secret') })
-const innerPort = await listen(inner, '127.0.0.1')
+const inner = await startInternalService()
+const innerPort = inner.port
+const innerHits = inner.hits
 const site = http.createServer((req, res) => {
   const to: Record<string, string> = {
     'proxyname.site.test': 'http://redis/',
@@ -30,7 +25,7 @@ const site = http.createServer((req, res) => {
   if (target === undefined) res.end('public page')
   else res.writeHead(302, { location: target }).end()
 })
-const sitePort = await listen(site, '127.0.0.2')
+const sitePort = await listenOn(site, '127.0.0.2')
 const closed = await closedPort()
 
 // This machine's resolver: the site's names are public (127.0.0.2), sneaky.test is loopback, and
@@ -43,7 +38,7 @@ const proxies = await Promise.all([1, 2, 3].map(() => startProxy({ names: { redi
 t.teardown(async () => {
   for (const p of proxies) await p.close()
   await dns.close()
-  await new Promise((resolve) => inner.close(resolve))
+  await inner.close()
   await new Promise((resolve) => site.close(resolve))
 })
 

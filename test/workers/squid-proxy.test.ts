@@ -1,12 +1,11 @@
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { parseConnectTo, type LocationConfig } from '../../config/index.js'
 import { LocationPools } from '../../lib/checks/location-pool.js'
 import { createLogger } from '../../lib/logger.js'
 import { startDnsServer } from '../helpers/dns-server.js'
 import { squidMissing, startSquid } from '../helpers/squid.js'
-import { closedPort } from '../helpers/targets.js'
+import { closedPort, listenOn, startInternalService } from '../helpers/targets.js'
 
 // Locations with "resolve": "proxy" trust their proxy with the site's names: a real Squid running
 // the shipped deploy/squid.conf must refuse what the service's own policy would, by address after
@@ -17,23 +16,19 @@ if (missing !== null) {
   t.comment(missing)
   t.pass('skipped: squid is not installed')
 } else {
-  const listen = async (server: http.Server, host: string): Promise<number> => {
-    await new Promise<void>((resolve) => server.listen(0, host, resolve))
-    return (server.address() as AddressInfo).port
-  }
-  const innerHits: string[] = []
-  const inner = http.createServer((req, res) => { innerHits.push(req.headers.host ?? ''); res.end('internal secret') })
-  const innerPort = await listen(inner, '127.0.0.1')
+  const inner = await startInternalService()
+  const innerPort = inner.port
+  const innerHits = inner.hits
   const site = http.createServer((req, res) => {
     if ((req.headers.host ?? '').startsWith('jump.')) res.writeHead(302, { location: 'http://internal.corp/' }).end()
     else res.end('public page')
   })
-  const sitePort = await listen(site, '127.0.0.2')
+  const sitePort = await listenOn(site, '127.0.0.2')
   const closed = await closedPort()
   const dns = await startDnsServer([{ suffix: 'site.test', A: ['127.0.0.2'], AAAA: [] }])
   t.teardown(async () => {
     await dns.close()
-    await new Promise((resolve) => inner.close(resolve))
+    await inner.close()
     await new Promise((resolve) => site.close(resolve))
   })
   const squid = await startSquid(t, {
