@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { isDatabaseUnavailable, pingDatabase, type Db } from '../store/db.js'
+import { isDatabaseUnavailable, isPoolSaturated, pingDatabase, type Db } from '../store/db.js'
 import { recordCheck, type CheckRecord } from '../store/checks.js'
 import type { SiteStatus } from './consensus.js'
 import type { SiteStates } from './site-state.js'
@@ -47,6 +47,8 @@ export class CheckRecorder {
   readonly #delays: readonly number[]
   readonly #pingDelays: readonly number[]
   #failing = false
+  /** Writes that found every pool connection busy and waited for one (see `stats`). */
+  #poolWaits = 0
   /** Set while the database cannot be reached; resolves once it answers again. */
   #unreachable: Promise<void> | null = null
   #closed = false
@@ -105,11 +107,13 @@ export class CheckRecorder {
 
   /** Writes one check, retrying until it is committed; false when the recorder was closed first. */
   async #write(check: CheckRecord): Promise<boolean> {
+    // Set once an attempt may have reached the database, so a retry looks for its committed check.
+    let sent = false
     for (let attempt = 0; ; attempt++) {
       while (this.#unreachable !== null) await this.#unreachable
       if (this.#closed) return false
       try {
-        const recorded = await recordCheck({ db: this.#db, check, retried: attempt > 0 })
+        const recorded = await recordCheck({ db: this.#db, check, retried: sent })
         this.#states.apply(check, recorded)
         if (this.#failing) {
           this.#failing = false
@@ -118,6 +122,15 @@ export class CheckRecorder {
         return true
       } catch (err) {
         if ((err as Error).message === 'site not found') return true
+        // Every connection is busy with work the database is doing: wait for one, quietly. This
+        // attempt never got a connection, so it reached nothing.
+        if (isPoolSaturated(this.#db, err)) {
+          this.#poolWaits++
+          attempt--
+          await this.#sleep(this.#pingDelays[0] ?? 250)
+          continue
+        }
+        sent = true
         if (isDatabaseUnavailable(err)) {
           this.#waitForDatabase(err)
           continue
@@ -153,6 +166,11 @@ export class CheckRecorder {
       const timer = setTimeout(wake, ms)
       this.#sleepers.add(wake)
     })
+  }
+
+  /** How often a write waited for a pool connection because all were busy (not an outage). */
+  stats(): { pending: number; poolWaits: number } {
+    return { pending: this.pending(), poolWaits: this.#poolWaits }
   }
 
   /** Checks waiting to be recorded. */

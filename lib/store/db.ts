@@ -16,11 +16,19 @@ const quiet = { warn() {}, error() {}, deprecate() {}, debug() {} }
 interface SqliteConnection { pragma(sql: string): unknown }
 interface MysqlConnection { query(sql: string, cb: (err: Error | null) => void): void }
 
+/** Pool settings a test or a tool may narrow; the defaults are the service's. */
+export interface PoolOptions {
+  /** Connections at most (MySQL; SQLite always has one). */
+  max?: number
+  /** How long a query may wait for a connection before it fails with a KnexTimeoutError. */
+  acquireTimeoutMs?: number
+}
+
 /**
  * Opens the database named by a `DATABASE_URL` (`sqlite:path`, `sqlite::memory:` or
  * `mysql://user:pass@host:port/db`). All timestamps are stored as UTC with milliseconds.
  */
-export function openDb(databaseUrl: string): Db {
+export function openDb(databaseUrl: string, { max = 10, acquireTimeoutMs = ACQUIRE_TIMEOUT_MS }: PoolOptions = {}): Db {
   if (databaseUrl.startsWith('sqlite:')) {
     const target = databaseUrl.slice('sqlite:'.length)
     const filename = target === ':memory:' ? ':memory:' : resolve(target)
@@ -30,7 +38,7 @@ export function openDb(databaseUrl: string): Db {
       connection: { filename },
       useNullAsDefault: true,
       log: quiet,
-      acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+      acquireConnectionTimeout: acquireTimeoutMs,
       pool: {
         min: 1,
         max: 1,
@@ -60,10 +68,10 @@ export function openDb(databaseUrl: string): Db {
         charset: 'utf8mb4'
       },
       log: quiet,
-      acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+      acquireConnectionTimeout: acquireTimeoutMs,
       pool: {
         min: 0,
-        max: 10,
+        max,
         // mysql2's `timezone` only converts on the client; the session zone must match so that
         // NOW() and DATETIME comparisons done by the server agree with it.
         afterCreate(conn: MysqlConnection, done: (err: Error | null, conn: unknown) => void) {
@@ -87,6 +95,18 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: unknown }).code
   if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true
   return err.name === 'KnexTimeoutError' || /^(Knex: Timeout acquiring a connection|Connection lost)/.test(err.message)
+}
+
+/**
+ * A query that timed out waiting for a pool connection while others are checked out: the pool is
+ * saturated, the database is not unreachable (it is serving those connections). Only a failed
+ * connection or ping is an outage; this calls for waiting and trying again. With no connection in
+ * use, a timeout means none could be made, which `isDatabaseUnavailable` covers.
+ */
+export function isPoolSaturated(db: Db, err: unknown): boolean {
+  if (!(err instanceof Error) || err.name !== 'KnexTimeoutError') return false
+  const pool = (db.client as { pool?: { numUsed(): number } }).pool
+  return pool !== undefined && pool.numUsed() > 0
 }
 
 /** A health probe must answer quickly even while the database hangs. */

@@ -4,9 +4,10 @@ import { CheckRecorder, droppable } from '../../../lib/checks/recorder.js'
 import { SiteStates } from '../../../lib/checks/site-state.js'
 import type { CheckResult } from '../../../lib/checks/supervisor.js'
 import { createLogger } from '../../../lib/logger.js'
-import { toDate } from '../../../lib/store/db.js'
+import { openDb, toDate } from '../../../lib/store/db.js'
 import { addSite } from '../../../lib/store/sites.js'
-import { migratedDb } from '../../helpers/db.js'
+import { engines, migratedDb } from '../../helpers/db.js'
+import { holds } from '../../helpers/poll.js'
 import { LogCapture } from '../../helpers/server.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
@@ -25,9 +26,9 @@ t.test('a full queue drops a check that cannot open or close an outage', async (
   for (const [name, statuses, index] of cases) t.equal(droppable(statuses), index, name)
 })
 
-function result(status: SiteStatus, at: number): CheckResult {
+function result(status: SiteStatus, at: number, domain = 'queue.example.com'): CheckResult {
   return {
-    domain: 'queue.example.com', status, locations_answered: 3, locations_total: 3, response_ms: 10, cached: false,
+    domain, status, locations_answered: 3, locations_total: 3, response_ms: 10, cached: false,
     locations: [], checked_at: new Date(at).toISOString(), partial: false, blocked: false
   }
 }
@@ -73,3 +74,37 @@ t.test('close stops the retries and leaves the waiting checks unrecorded', async
   t.equal(recorder.pending(), 1, 'the one that waited is still counted, the one after close was refused')
   t.equal((await db('checks')).length, 0)
 })
+
+for (const engine of engines()) {
+  t.test(`a saturated pool is waited for, not taken for a database outage, on ${engine}`, async (t) => {
+    const { db: setup, url } = await migratedDb(engine, t)
+    for (const domain of ['flip.example.com', 'calm.example.com']) {
+      await addSite({ db: setup, entry: { domain, name: null }, now: new Date(T0 - MIN) })
+    }
+    // One connection, held by a long transaction (the database answers it all along).
+    const db = openDb(url, { max: 1, acquireTimeoutMs: 100 })
+    t.teardown(() => db.destroy())
+    const states = new SiteStates({ intervalMs: MIN, publicUrl: 'http://x' })
+    await states.refresh(db, new Date(T0))
+    const logs = new LogCapture()
+    const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'debug', stream: logs }), retryDelaysMs: [20], pingDelaysMs: [20] })
+    t.teardown(() => recorder.close())
+    const held = await db.transaction()
+    await held.raw('select 1')
+    const flip: SiteStatus[] = ['up', 'down', 'down', 'up', 'up']
+    flip.forEach((s, i) => recorder.record(result(s, T0 + i * MIN, 'flip.example.com'), 'schedule'))
+    for (let i = 0; i < 5; i++) recorder.record(result('up', T0 + i * MIN, 'calm.example.com'), 'schedule')
+    t.ok(await holds(() => recorder.stats().poolWaits >= 2, 30_000), 'the writes waited for the busy connection')
+    t.equal(recorder.pending(), 10, 'nothing was recorded or dropped meanwhile')
+    await held.commit()
+    t.ok(await recorder.flush(30_000), 'everything is recorded once the connection is free')
+    t.equal((await setup('checks')).length, 10, 'every check, once')
+    const outages = await setup('outages')
+    t.equal(outages.length, 1, 'only the outage the checks saw: none invented for the wait')
+    t.equal(toDate(outages[0].started_at)?.getTime(), T0 + MIN)
+    t.equal(toDate(outages[0].ended_at)?.getTime(), T0 + 3 * MIN)
+    t.equal(states.statusRecord('calm.example.com', new Date(T0 + 4 * MIN))?.last_outage, null)
+    const text = logs.lines.join('\n')
+    t.notMatch(text, /unreachable|reachable again|retrying/, 'nothing logged as an outage or a failed write')
+  })
+}
