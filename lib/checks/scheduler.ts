@@ -1,3 +1,5 @@
+import { LoadWindow, type LoadEvent, type ScheduleLoad } from './schedule-load.js'
+
 /** A tracked site as the scheduler knows it. */
 export interface ScheduledSite {
   id: number
@@ -14,12 +16,16 @@ export interface SchedulerStats {
   late: number
   /** Due again while the previous check still ran or waited for a slot: not started twice. */
   skipped: number
+  /** Could not start within one interval of their due time, or found the queue full: never started. */
+  shed: number
   /** Checks running now. */
   running: number
   /** Due checks waiting for a free slot. */
   queued: number
   /** Sites in the current list. */
   sites: number
+  /** The same over the last minute, with rates and whether the scheduler is behind. */
+  lastMinute: ScheduleLoad
 }
 
 /** How a {@link Scheduler} finds its sites, runs their checks and paces itself. */
@@ -38,6 +44,10 @@ export interface SchedulerOptions {
   tickMs?: number
   /** A check started within this long of its due time is on time; default 5 s. */
   onTimeMs?: number
+  /** Due checks waiting for a slot at most; beyond it a due check is shed. Default 10,000. */
+  maxQueued?: number
+  /** Told at most once a minute, while the scheduler is behind (see `isBehind`), what the last minute looked like. */
+  onBehind?: (load: ScheduleLoad) => void
   /** The clock, in ms; default `Date.now`. */
   now?: () => number
   onError?: (err: unknown, what: 'list' | 'check') => void
@@ -49,14 +59,23 @@ interface First {
   dueAt: number
 }
 
+/** A due check waiting for a slot; dead once its entry no longer points at it (shed or stopped). */
+interface Waiting {
+  entry: Entry
+  dueAt: number
+}
+
 interface Entry {
   site: ScheduledSite
   /** Offset of this site's due times within each interval. */
   phase: number
   running: boolean
-  queued: boolean
+  /** Its check waiting in the queue, if any. */
+  waiting: Waiting | null
   removed: boolean
 }
+
+const WARN_EVERY_MS = 60_000
 
 /** FNV-1a with a murmur3 finaliser: a stable, evenly spread phase per domain, the same after every restart. */
 export function phaseOf(domain: string, intervalMs: number): number {
@@ -82,6 +101,10 @@ const byPhase = (a: Entry, b: Entry): number => a.phase - b.phase || a.site.id -
  * time passes, so a tick costs only the sites that fall due. At most `concurrency` checks run at
  * once; due sites beyond that wait in order, and a site still running or waiting is not started again.
  *
+ * Past capacity it sheds instead of piling up: a check that cannot start within one interval of its
+ * due time is dropped and counted (by then the site is due again, so a fresher check replaces it),
+ * and at most `maxQueued` checks wait, so memory is bounded whatever the number of sites.
+ *
  * A site that appears in the list while the scheduler runs is first checked within one interval of
  * being added: it was added after the previous read of the list began, so its first check is due by
  * that read's start plus one interval. If its phase comes before then it simply waits for it;
@@ -89,7 +112,7 @@ const byPhase = (a: Entry, b: Entry): number => a.phase - b.phase || a.site.id -
  * is spread out rather than started at once. After that it keeps its phase.
  */
 export class Scheduler {
-  readonly #opts: Required<Omit<SchedulerOptions, 'onError'>> & Pick<SchedulerOptions, 'onError'>
+  readonly #opts: Required<Omit<SchedulerOptions, 'onError' | 'onBehind'>> & Pick<SchedulerOptions, 'onError' | 'onBehind'>
   #entries: Entry[] = []
   /** Entries running or queued, so a site removed and re-added meanwhile is not checked twice at once. */
   #busy = new Map<number, Entry>()
@@ -97,16 +120,20 @@ export class Scheduler {
   #cursor = 0
   /** Every due time up to here has been handled. */
   #processedUntil = 0
-  #queue: Entry[] = []
-  #queueDue: number[] = []
+  /** Waiting checks in due order, dead ones included until the head passes them. */
+  #queue: Waiting[] = []
   #queueHead = 0
+  /** Live checks in the queue. */
+  #queued = 0
   /** First checks of newly seen sites, by due time. */
   #firsts: First[] = []
   #firstsHead = 0
   /** When the last successful read of the site list began; null before the first one. */
   #listedAt: number | null = null
   #running = 0
-  #stats = { started: 0, onTime: 0, late: 0, skipped: 0 }
+  #stats = { started: 0, onTime: 0, late: 0, skipped: 0, shed: 0 }
+  #window: LoadWindow
+  #warnedAt = -Infinity
   #timers: NodeJS.Timeout[] = []
   #started = false
   #stopped = false
@@ -120,8 +147,11 @@ export class Scheduler {
       refreshMs: opts.refreshMs ?? Math.min(opts.intervalMs / 2, 10_000),
       tickMs: opts.tickMs ?? 250,
       onTimeMs: opts.onTimeMs ?? 5000,
+      maxQueued: opts.maxQueued ?? 10_000,
       now: opts.now ?? Date.now
     }
+    if (!(this.#opts.maxQueued >= 0)) throw new RangeError('maxQueued must not be negative')
+    this.#window = new LoadWindow({ since: this.#opts.now() })
   }
 
   /** Loads the site list once, then checks each site at its phase until {@link stop}. */
@@ -132,6 +162,7 @@ export class Scheduler {
     if (this.#stopped) return
     const { intervalMs, tickMs, refreshMs } = this.#opts
     const now = this.#opts.now()
+    this.#window = new LoadWindow({ since: now })
     // Cycles are aligned to the epoch, so a restart keeps every site's due times; sites whose
     // phase has passed in the current cycle wait for the next one.
     this.#cycleStart = now - (((now % intervalMs) + intervalMs) % intervalMs)
@@ -146,17 +177,27 @@ export class Scheduler {
     this.#stopped = true
     for (const timer of this.#timers) clearInterval(timer)
     this.#timers = []
-    for (let i = this.#queueHead; i < this.#queue.length; i++) this.#release(this.#queue[i] as Entry)
+    for (let i = this.#queueHead; i < this.#queue.length; i++) {
+      const waiting = this.#queue[i] as Waiting
+      if (waiting.entry.waiting !== waiting) continue
+      waiting.entry.waiting = null
+      this.#release(waiting.entry)
+    }
     this.#queue = []
-    this.#queueDue = []
     this.#queueHead = 0
+    this.#queued = 0
     this.#firsts = []
     this.#firstsHead = 0
     if (this.#running > 0) await new Promise<void>((resolve) => this.#idle.push(resolve))
   }
 
   stats(): SchedulerStats {
-    return { ...this.#stats, running: this.#running, queued: this.#queue.length - this.#queueHead, sites: this.#entries.length }
+    return { ...this.#stats, running: this.#running, queued: this.#queued, sites: this.#entries.length, lastMinute: this.load() }
+  }
+
+  /** The last minute's figures: due and started per second, late, skipped, shed, and whether it is behind. */
+  load(): ScheduleLoad {
+    return this.#window.read(this.#opts.now())
   }
 
   async #refresh(): Promise<void> {
@@ -204,7 +245,7 @@ export class Scheduler {
         busy.removed = false
         added.push(busy)
       } else {
-        added.push({ site, phase: phaseOf(site.domain, this.#opts.intervalMs), running: false, queued: false, removed: false })
+        added.push({ site, phase: phaseOf(site.domain, this.#opts.intervalMs), running: false, waiting: null, removed: false })
       }
     }
     if (firstBy !== null) this.#placeFirsts(added, firstBy)
@@ -234,7 +275,7 @@ export class Scheduler {
     const left = Math.max(0, firstBy - now)
     const placed: First[] = []
     for (const entry of added) {
-      if (entry.running || entry.queued) continue
+      if (entry.running || entry.waiting !== null) continue
       let due = this.#cycleStart + entry.phase
       if (due <= this.#processedUntil) due += intervalMs
       if (due > firstBy) placed.push({ entry, dueAt: now + Math.floor((entry.phase / intervalMs) * left) })
@@ -261,6 +302,7 @@ export class Scheduler {
     if (this.#stopped) return
     const now = this.#opts.now()
     const { intervalMs } = this.#opts
+    this.#shedExpired(now)
     for (let first = this.#firsts[this.#firstsHead]; first !== undefined && first.dueAt <= now; first = this.#firsts[this.#firstsHead]) {
       this.#firstsHead++
       if (!first.entry.removed) this.#due(first.entry, first.dueAt)
@@ -282,18 +324,67 @@ export class Scheduler {
       }
     }
     this.#processedUntil = now
+    this.#warnIfBehind(now)
   }
 
   #due(entry: Entry, dueAt: number): void {
-    if (entry.running || entry.queued) {
+    const now = this.#opts.now()
+    this.#count(now, 'due')
+    // A check still waiting a whole interval after its due time gives way to the one due now.
+    if (entry.waiting !== null && now - entry.waiting.dueAt >= this.#opts.intervalMs) this.#shed(entry.waiting, now)
+    if (entry.running || entry.waiting !== null) {
       this.#stats.skipped++
+      this.#count(now, 'skipped')
     } else if (this.#running < this.#opts.concurrency) {
       this.#start(entry, dueAt)
+    } else if (this.#queued >= this.#opts.maxQueued) {
+      this.#stats.shed++
+      this.#count(now, 'shed')
     } else {
-      entry.queued = true
+      const waiting = { entry, dueAt }
+      entry.waiting = waiting
       this.#busy.set(entry.site.id, entry)
-      this.#queue.push(entry)
-      this.#queueDue.push(dueAt)
+      this.#queue.push(waiting)
+      this.#queued++
+    }
+  }
+
+  /** Drops the waiting checks at the head of the queue that can no longer start within one interval of due. */
+  #shedExpired(now: number): void {
+    for (let head = this.#queue[this.#queueHead]; head !== undefined; head = this.#queue[this.#queueHead]) {
+      if (head.entry.waiting === head) {
+        if (now - head.dueAt < this.#opts.intervalMs) break
+        this.#shed(head, now)
+      }
+      this.#queueHead++
+    }
+    this.#compact()
+  }
+
+  /** Takes a live waiting check out of the queue; counted as shed unless its site was removed meanwhile. */
+  #shed(waiting: Waiting, now: number): void {
+    const { entry } = waiting
+    entry.waiting = null
+    this.#queued--
+    this.#release(entry)
+    if (entry.removed) return
+    this.#stats.shed++
+    this.#count(now, 'shed')
+  }
+
+  #count(now: number, what: LoadEvent): void {
+    this.#window.add(now, what)
+  }
+
+  #warnIfBehind(now: number): void {
+    if (this.#opts.onBehind === undefined || now - this.#warnedAt < WARN_EVERY_MS) return
+    const load = this.#window.read(now)
+    if (!load.behind) return
+    this.#warnedAt = now
+    try {
+      this.#opts.onBehind(load)
+    } catch {
+      // A failing handler must not stop the scheduler.
     }
   }
 
@@ -302,8 +393,14 @@ export class Scheduler {
     entry.running = true
     this.#busy.set(entry.site.id, entry)
     this.#stats.started++
-    if (this.#opts.now() - dueAt <= this.#opts.onTimeMs) this.#stats.onTime++
-    else this.#stats.late++
+    const now = this.#opts.now()
+    this.#count(now, 'started')
+    if (now - dueAt <= this.#opts.onTimeMs) {
+      this.#stats.onTime++
+    } else {
+      this.#stats.late++
+      this.#count(now, 'late')
+    }
     let work: Promise<void>
     try {
       work = Promise.resolve(this.#opts.runCheck(entry.site, dueAt))
@@ -320,24 +417,35 @@ export class Scheduler {
   }
 
   #pump(): void {
+    const now = this.#opts.now()
     while (!this.#stopped && this.#running < this.#opts.concurrency && this.#queueHead < this.#queue.length) {
-      const entry = this.#queue[this.#queueHead] as Entry
-      const dueAt = this.#queueDue[this.#queueHead] as number
+      const waiting = this.#queue[this.#queueHead] as Waiting
       this.#queueHead++
-      entry.queued = false
-      if (entry.removed) this.#release(entry)
-      else this.#start(entry, dueAt)
+      const { entry } = waiting
+      if (entry.waiting !== waiting) continue
+      if (entry.removed || now - waiting.dueAt >= this.#opts.intervalMs) {
+        this.#shed(waiting, now)
+        continue
+      }
+      entry.waiting = null
+      this.#queued--
+      this.#start(entry, waiting.dueAt)
     }
-    if (this.#queueHead > 1024 && this.#queueHead * 2 > this.#queue.length) {
+    this.#compact()
+  }
+
+  #compact(): void {
+    if (this.#queueHead === this.#queue.length) {
+      this.#queue = []
+      this.#queueHead = 0
+    } else if (this.#queueHead > 1024 && this.#queueHead * 2 > this.#queue.length) {
       this.#queue = this.#queue.slice(this.#queueHead)
-      this.#queueDue = this.#queueDue.slice(this.#queueHead)
       this.#queueHead = 0
     }
   }
 
   #release(entry: Entry): void {
-    entry.queued = false
-    if (!entry.running && this.#busy.get(entry.site.id) === entry) this.#busy.delete(entry.site.id)
+    if (!entry.running && entry.waiting === null && this.#busy.get(entry.site.id) === entry) this.#busy.delete(entry.site.id)
   }
 
   #report(err: unknown, what: 'list' | 'check'): void {

@@ -155,7 +155,7 @@ t.test('a few hanging checks do not stop other sites being checked', async (t) =
   await scheduler.stop()
 })
 
-t.test('a site due again while running or queued is skipped, never queued twice', async (t) => {
+t.test('a site due again while running or queued is skipped or replaced, never queued twice', async (t) => {
   const clock = fakeClock()
   const hang = gate()
   const scheduler = new Scheduler({
@@ -167,10 +167,11 @@ t.test('a site due again while running or queued is skipped, never queued twice'
   await clock.advance(60_000)
   t.match(scheduler.stats(), { started: 1, running: 1, queued: 1, skipped: 0 })
   await clock.advance(120_000)
-  t.match(scheduler.stats(), { started: 1, queued: 1, skipped: 4 }, 'both sites due twice more: four skips')
+  t.match(scheduler.stats(), { started: 1, queued: 1, skipped: 2, shed: 2 },
+    'both sites due twice more: the running one skipped twice, the waiting one shed twice for its fresher check')
   await hang.releaseOne()
   await hang.releaseOne()
-  t.match(scheduler.stats(), { started: 2, running: 0, queued: 0, skipped: 4 })
+  t.match(scheduler.stats(), { started: 2, running: 0, queued: 0, skipped: 2, shed: 2 })
   await scheduler.stop()
 })
 
