@@ -56,9 +56,14 @@ export function currentVerdict(site: StoredVerdict, now: Date, intervalMs: numbe
  * status endpoint answers without touching the database. Sites added or removed by the operator
  * tool are noticed by `refresh`.
  */
+/** How long a serialised status record is served while the site's state does not change. */
+const SERIALISED_MS = 1000
+
 export class SiteStates {
   readonly #byDomain = new Map<string, StoredSiteState>()
   readonly #byId = new Map<number, StoredSiteState>()
+  /** Status records serialised for the status endpoint, by site id, until the state changes or a second passes. */
+  readonly #serialised = new Map<number, { json: string; at: number }>()
   readonly #intervalMs: number
   readonly #publicUrl: string
 
@@ -70,6 +75,7 @@ export class SiteStates {
   #put(state: StoredSiteState): void {
     const old = this.#byId.get(state.site.id)
     if (old) this.#byDomain.delete(old.site.domain)
+    this.#serialised.delete(state.site.id)
     this.#byId.set(state.site.id, state)
     this.#byDomain.set(state.site.domain, state)
   }
@@ -84,12 +90,16 @@ export class SiteStates {
       const known = this.#byId.get(t.id)
       // New, or removed and added again (a new tracking period): read its whole state.
       if (!known || known.site.added_at.getTime() !== t.added_at.getTime()) reload.push(t.id)
-      else known.site.name = t.name
+      else if (known.site.name !== t.name) {
+        known.site.name = t.name
+        this.#serialised.delete(t.id)
+      }
     }
     for (const [id, state] of this.#byId) {
       if (!seen.has(id)) {
         this.#byId.delete(id)
         this.#byDomain.delete(state.site.domain)
+        this.#serialised.delete(id)
       } else {
         this.#forgetOld(state, now)
       }
@@ -106,6 +116,7 @@ export class SiteStates {
     const first = state.outages[0]
     if (first?.ended_at && first.ended_at.getTime() < horizon) {
       state.outages = state.outages.filter((o) => o.ended_at === null || o.ended_at.getTime() >= horizon)
+      this.#serialised.delete(state.site.id)
     }
   }
 
@@ -126,6 +137,7 @@ export class SiteStates {
   apply(check: CheckRecord, recorded: RecordedCheck): void {
     const state = this.#byId.get(check.siteId)
     if (!state || !recorded.current) return
+    this.#serialised.delete(check.siteId)
     Object.assign(state.site, {
       status: check.status,
       blocked: check.blocked,
@@ -157,6 +169,23 @@ export class SiteStates {
   list(now: Date): StatusRecord[] {
     const domains = [...this.#byDomain.keys()].sort()
     return domains.map((domain) => this.statusRecord(domain, now) as StatusRecord)
+  }
+
+  /**
+   * The status record as JSON text, for the status endpoint: kept until the site's state changes
+   * (a check applied, a rename, a reload) or a second has passed, so a client polling one site costs
+   * one record and one serialisation a second. Within that second only what moves with the clock
+   * (an ongoing outage's duration, the uptime percentages, the freshness rule) can lag.
+   */
+  statusJson(domain: string, now: Date): string | null {
+    const state = this.#byDomain.get(domain)
+    if (!state) return null
+    const at = now.getTime()
+    const kept = this.#serialised.get(state.site.id)
+    if (kept !== undefined && at >= kept.at && at - kept.at < SERIALISED_MS) return kept.json
+    const json = JSON.stringify(this.statusRecord(domain, now))
+    this.#serialised.set(state.site.id, { json, at })
+    return json
   }
 
   statusRecord(domain: string, now: Date): StatusRecord | null {

@@ -75,3 +75,22 @@ for (const engine of engines()) {
     t.same((await statusOf(t, restarted.server, key, 'edge.example.com')).uptime_percent.day, 100, 'once the outage has left the day window it no longer counts there')
   })
 }
+
+t.test('a polled status is built once per state and second, and anew after a check', async (t) => {
+  const site = await trackedServer(t, { sites: [{ domain: 'polled.example.com', name: 'Polled' }], start: T0 })
+  const key = await site.issueKey({ limit: 100_000 })
+  let built = 0
+  const build = site.states.statusRecord.bind(site.states)
+  site.states.statusRecord = (domain: string, now: Date) => { built++; return build(domain, now) }
+  await site.feed('polled.example.com', 'up', T0 - 1000)
+  const bodies = new Set<string>()
+  for (let i = 0; i < 50; i++) bodies.add((await site.server.inject({ url: '/api/v1/status/polled.example.com', headers: bearer(key) })).payload)
+  t.equal(built, 1, '50 polls within a second built the record once')
+  t.equal(bodies.size, 1)
+  await site.feed('polled.example.com', 'down', T0)
+  t.match(await statusOf(t, site.server, key, 'polled.example.com'), { status: 'down' }, 'a new check shows at once')
+  t.equal(built, 2)
+  site.clock.now += 1000
+  await statusOf(t, site.server, key, 'polled.example.com')
+  t.equal(built, 3, 'and a second later the record is built again, so durations and uptime move with the clock')
+})
