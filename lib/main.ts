@@ -87,7 +87,8 @@ export async function startService(
     monitoring = await startMonitoring({
       db, states, checks, intervalMs, retentionDays: config.checkRetentionDays, logger, firstPruneMs, concurrency: admission.scheduledSlots
     })
-    const server = await buildServer({ config, db, logger, checks, states })
+    const { schedule } = monitoring
+    const server = await buildServer({ config, db, logger, checks, states, schedule })
     listenWithBacklog(server, LISTEN_BACKLOG)
     await server.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')

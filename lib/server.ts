@@ -11,6 +11,7 @@ import { answerClientErrors, formatErrorResponse } from './errors.js'
 import { logRequestErrors, registerAccessLog } from './logger.js'
 import { errorPage, registerPages } from './pages/views.js'
 import { addBudgetHeaders, RateLimiter, registerRateLimits } from './rate-limit.js'
+import type { ScheduleHealth } from './routes/health.js'
 import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
 
@@ -23,6 +24,8 @@ export interface ServerDeps {
   limiter?: RateLimiter
   checks?: CheckSupervisor
   states?: SiteStates
+  /** Whether the scheduler keeps up, told by /healthz. */
+  schedule?: () => ScheduleHealth
   /** Rendered badges; tests pass their own to count renders. */
   badges?: BadgeRenderer
   /** Tests shorten them. */
@@ -105,7 +108,8 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
     publicUrl: config.publicUrl,
     badges: deps.badges ?? new BadgeRenderer(),
     checks: deps.checks,
-    states: deps.states
+    states: deps.states,
+    schedule: deps.schedule
   }))
   return server
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { Db } from '../store/db.js'
 import { pruneChecks } from '../store/checks.js'
+import { scheduleHealth, type ScheduleLoad } from './schedule-load.js'
 import { Scheduler } from './scheduler.js'
 import type { SiteStates } from './site-state.js'
 import type { CheckSupervisor } from './supervisor.js'
@@ -14,14 +15,30 @@ const DAY_MS = 86_400_000
 
 export interface Monitoring {
   scheduler: Scheduler
+  /** The scheduler's last minute: checks due and run per second, late, skipped, shed, behind or not. */
+  load(): ScheduleLoad
+  /** `behind` while the scheduler does not keep up (see `isBehind`), for /healthz. */
+  schedule(): 'ok' | 'behind'
   stop(): Promise<void>
+}
+
+/** The once-a-minute warning's figures, as log fields. */
+export function behindFields({ seconds, duePerS, runPerS, started, late, skipped, shed }: ScheduleLoad): Record<string, number> {
+  return { seconds, duePerS, runPerS, started, late, skipped, shed }
+}
+
+/** The warning itself, figures included, for whoever reads the log as text. */
+export function behindMessage({ seconds, duePerS, runPerS, late, skipped, shed }: ScheduleLoad): string {
+  return `scheduler behind: ${duePerS} checks due per second, ${runPerS} run per second; ` +
+    `in the last ${seconds} s ${shed} shed, ${skipped} skipped, ${late} started late`
 }
 
 /**
  * Checks every tracked site from all locations once per interval (the supervisor records each
  * result) and prunes raw checks past their retention. The site list, and with it the in-memory
  * state the status endpoint serves, is re-read on every scheduler refresh. The first prune runs a
- * minute after start, then one every hour.
+ * minute after start, then one every hour. While the scheduler is behind, a warning with its figures
+ * is logged once a minute.
  */
 export async function startMonitoring(
   { db, states, checks, intervalMs, retentionDays, logger, now = () => new Date(), firstPruneMs = FIRST_PRUNE_MS, concurrency = CONCURRENCY }:
@@ -35,6 +52,7 @@ export async function startMonitoring(
 ): Promise<Monitoring> {
   const scheduler = new Scheduler({
     intervalMs,
+    now: () => now().getTime(),
     listSites: () => states.refresh(db, now()),
     runCheck: async (site) => {
       if ((await checks.probeNow(site.domain)) === null) {
@@ -42,7 +60,8 @@ export async function startMonitoring(
       }
     },
     concurrency,
-    onError: (err, what) => logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed')
+    onError: (err, what) => logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed'),
+    onBehind: (load) => logger.warn(behindFields(load), behindMessage(load))
   })
   await scheduler.start()
   const prune = async (): Promise<void> => {
@@ -62,6 +81,8 @@ export async function startMonitoring(
   first.unref()
   return {
     scheduler,
+    load: () => scheduler.load(),
+    schedule: () => scheduleHealth(scheduler.load()),
     stop: async () => {
       clearTimeout(first)
       clearInterval(every)

@@ -32,6 +32,9 @@ export function isBehind({ shed, late, started }: Pick<ScheduleLoad, 'shed' | 'l
   return shed > 0 || late > started * LATE_SHARE
 }
 
+/** What /healthz says of the schedule. */
+export const scheduleHealth = (load: Pick<ScheduleLoad, 'behind'>): 'ok' | 'behind' => (load.behind ? 'behind' : 'ok')
+
 const KINDS = ['due', 'started', 'late', 'skipped', 'shed'] as const
 export type LoadEvent = (typeof KINDS)[number]
 

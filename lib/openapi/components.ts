@@ -26,8 +26,16 @@ const schemas: Json = {
   },
   Health: {
     type: 'object',
-    required: ['status', 'database'],
-    properties: { status: { const: 'ok' }, database: { const: 'ok' } },
+    required: ['status', 'database', 'schedule'],
+    properties: {
+      status: { const: 'ok' },
+      database: { const: 'ok' },
+      schedule: {
+        type: 'string',
+        enum: ['ok', 'behind'],
+        description: '`behind` when, over the last minute, a scheduled check was shed (it could not start within one interval of its due time) or more than 1% of those started were over 5 s late. The instance still serves.'
+      }
+    },
     additionalProperties: false
   },
   HealthDegraded: {

@@ -24,7 +24,7 @@ export const paths: Json = {
       summary: 'Liveness and database reachability',
       security: noKey,
       responses: {
-        200: { description: 'Serving, database reachable.', content: json(ref('schemas', 'Health')) },
+        200: { description: 'Serving, database reachable; `schedule` says whether the scheduled checks keep up.', content: json(ref('schemas', 'Health')) },
         405: ref('responses', 'MethodNotAllowed'),
         503: { description: 'Serving, but the database is unreachable.', content: json(ref('schemas', 'HealthDegraded')) }
       }

@@ -7,7 +7,7 @@ import type { Db } from '../store/db.js'
 import { badgeRoutes } from './badge.js'
 import { checkRoutes } from './check.js'
 import { fallbackRoutes } from './fallback.js'
-import { healthRoutes } from './health.js'
+import { healthRoutes, type ScheduleHealth } from './health.js'
 import { openApiRoutes } from './openapi.js'
 import { outageRoutes } from './outages.js'
 import { pageRoutes } from './pages.js'
@@ -26,6 +26,8 @@ export interface RouteDeps {
   checks?: CheckSupervisor
   /** Tracked sites' state for the status endpoint, badges and pages; likewise optional. */
   states?: SiteStates
+  /** Whether the scheduler keeps up, for /healthz; without one (no scheduler) it is `ok`. */
+  schedule?: () => ScheduleHealth
 }
 
 /** The route table: every path the service answers, one module per resource. */

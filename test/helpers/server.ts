@@ -32,16 +32,16 @@ export interface TestServer {
 }
 
 export async function testServer(
-  { db, env = {}, now, limiter, checks, states, badges, timeouts }:
+  { db, env = {}, now, limiter, checks, states, badges, timeouts, schedule }:
   {
     db: Db; env?: Record<string, string>; now?: () => Date; limiter?: RateLimiter; checks?: CheckSupervisor; states?: SiteStates; badges?: BadgeRenderer
-    timeouts?: ServerTimeouts
+    timeouts?: ServerTimeouts; schedule?: () => 'ok' | 'behind'
   }
 ): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
   const logger = createLogger({ level: config.logLevel, stream: logs })
-  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges, timeouts })
+  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges, timeouts, schedule })
   return {
     server,
     config,

@@ -1,4 +1,5 @@
 import t from 'tap'
+import FakeTimers from '@sinonjs/fake-timers'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { loadConfig } from '../../../config/index.js'
 import { startMonitoring } from '../../../lib/checks/monitor.js'
@@ -8,7 +9,7 @@ import { createLogger } from '../../../lib/logger.js'
 import { startService } from '../../../lib/main.js'
 import { openDb, toDate } from '../../../lib/store/db.js'
 import { migrateLatest } from '../../../lib/store/migrate.js'
-import { addSite, removeSite } from '../../../lib/store/sites.js'
+import { addSite, addSites, removeSite } from '../../../lib/store/sites.js'
 import { createTestDatabase, engines, migratedDb } from '../../helpers/db.js'
 import { holds } from '../../helpers/poll.js'
 import { LogCapture } from '../../helpers/server.js'
@@ -68,3 +69,47 @@ for (const engine of engines()) {
     t.same(kept, [now - 1.9 * DAY, now - 0.5 * DAY], 'checks older than two days went, younger ones stayed')
   })
 }
+
+t.test('while behind, one warning a minute gives the figures, and /healthz is told; not a word while keeping up', async (t) => {
+  const clock = FakeTimers.install({ now: 1_000_000 * 60_000, toFake: ['setInterval', 'clearInterval'] })
+  t.teardown(() => clock.uninstall())
+  const { db } = await migratedDb('sqlite', t)
+  const domains = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ domain: `site${from + i}.example.com`, name: null }))
+  await addSites({ db, entries: domains(30, 0), now: new Date(clock.now) })
+  const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'http://x' })
+  // One slot and a second of (fake) time per check: 60 checks a minute at most.
+  const checks = { probeNow: () => new Promise((resolve) => { clock.setTimeout(() => resolve({}), 1000) }) } as unknown as CheckSupervisor
+  const logs = new LogCapture()
+  const monitoring = await startMonitoring({
+    db, states, checks, intervalMs: 60_000, retentionDays: 35, concurrency: 1,
+    logger: createLogger({ level: 'info', stream: logs }), now: () => new Date(clock.now)
+  })
+  t.teardown(async () => {
+    const stopping = monitoring.stop()
+    await clock.tickAsync(2000)
+    await stopping
+  })
+  const warnings = (): Array<Record<string, unknown>> =>
+    logs.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => String(l.msg).startsWith('scheduler behind'))
+
+  await clock.tickAsync(2 * 60_000)
+  t.match(monitoring.load(), { due: 30, started: 30, shed: 0, behind: false })
+  t.equal(monitoring.schedule(), 'ok')
+  t.same(warnings(), [], '30 sites a minute: nothing said')
+
+  const addedAt = clock.now
+  await addSites({ db, entries: domains(90, 100), now: new Date(clock.now) })
+  for (let i = 0; i < 600 && monitoring.scheduler.stats().sites < 120; i++) await clock.tickAsync(1000)
+  t.equal(monitoring.scheduler.stats().sites, 120, 'the new sites are read')
+  await clock.tickAsync(4 * 60_000)
+  t.equal(monitoring.schedule(), 'behind', '120 sites a minute for 60 checks a minute')
+  const said = warnings()
+  const minutes = (clock.now - addedAt) / 60_000
+  t.ok(said.length >= 2 && said.length <= Math.floor(minutes) + 1, `${said.length} warnings in ${minutes.toFixed(1)} minutes, at most one a minute`)
+  const last = said.at(-1) as Record<string, number>
+  t.match(last, { level: 40, seconds: 60 })
+  t.ok(last.duePerS >= 1.9 && last.duePerS <= 2.1, `due per second ${last.duePerS}`)
+  t.ok(last.runPerS >= 0.9 && last.runPerS <= 1.1, `run per second ${last.runPerS}`)
+  t.ok(last.shed > 0, `${last.shed} shed`)
+  t.match(String(last.msg), new RegExp(`${last.duePerS} checks due per second, ${last.runPerS} run per second; in the last 60 s ${last.shed} shed`), 'the figures are in the text too')
+})

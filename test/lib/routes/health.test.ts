@@ -1,4 +1,7 @@
 import t from 'tap'
+import FakeTimers from '@sinonjs/fake-timers'
+import { scheduleHealth } from '../../../lib/checks/schedule-load.js'
+import { Scheduler } from '../../../lib/checks/scheduler.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
 import { testServer } from '../../helpers/server.js'
@@ -9,7 +12,7 @@ for (const engine of engines()) {
     const { server } = await testServer({ db, env: { DATABASE_URL: url } })
     const res = await server.inject({ url: '/healthz' })
     t.equal(res.statusCode, 200)
-    t.same(JSON.parse(res.payload), { status: 'ok', database: 'ok' })
+    t.same(JSON.parse(res.payload), { status: 'ok', database: 'ok', schedule: 'ok' })
     t.notOk(res.headers['ratelimit-limit'], 'no key, no budget')
     matchesOpenApi(t, res)
   })
@@ -33,4 +36,39 @@ t.test('healthz answers 503 within about a second when the database hangs', asyn
   t.equal(res.headers['retry-after'], '5', 'with Retry-After, like every other 503')
   t.ok(elapsed < 2500, `answered in ${elapsed} ms`)
   t.equal((await server.inject({ url: '/healthz' })).statusCode, 200, 'and 200 again once the database is free')
+})
+
+t.test('healthz answers 200 with "schedule": "behind" while the scheduler sheds checks, and "ok" again a minute later', async (t) => {
+  const clock = FakeTimers.install({ now: 1_000_000 * 60_000, toFake: ['setInterval', 'clearInterval'] })
+  t.teardown(() => clock.uninstall())
+  const releases: Array<() => void> = []
+  let sites = Array.from({ length: 5 }, (_, i) => ({ id: i + 1, domain: `site${i + 1}.example.com` }))
+  // One slot and no queue: every site due while the first check hangs is shed.
+  const scheduler = new Scheduler({
+    intervalMs: 60_000, refreshMs: 1000, concurrency: 1, maxQueued: 0, now: () => clock.now,
+    listSites: async () => sites,
+    runCheck: () => new Promise<void>((resolve) => releases.push(resolve))
+  })
+  await scheduler.start()
+  const { db, url } = await migratedDb('sqlite', t)
+  const { server } = await testServer({ db, env: { DATABASE_URL: url }, schedule: () => scheduleHealth(scheduler.load()) })
+  const health = async (): Promise<unknown> => {
+    const res = await server.inject({ url: '/healthz' })
+    t.equal(res.statusCode, 200)
+    matchesOpenApi(t, res)
+    return JSON.parse(res.payload)
+  }
+
+  t.same(await health(), { status: 'ok', database: 'ok', schedule: 'ok' }, 'nothing due yet')
+  await clock.tickAsync(60_000)
+  t.ok(scheduler.stats().shed > 0)
+  t.same(await health(), { status: 'ok', database: 'ok', schedule: 'behind' })
+  sites = sites.slice(0, 1)
+  for (const release of releases.splice(0)) release()
+  await clock.tickAsync(2 * 60_000)
+  t.same(await health(), { status: 'ok', database: 'ok', schedule: 'ok' }, 'keeping up again')
+  for (const release of releases.splice(0)) release()
+  const stopping = scheduler.stop()
+  for (const release of releases.splice(0)) release()
+  await stopping
 })
