@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import { isDatabaseUnavailable, isPoolSaturated, pingDatabase, type Db } from '../store/db.js'
-import { recordCheck, type CheckRecord } from '../store/checks.js'
+import { recordChecks, type CheckRecord } from '../store/checks.js'
+import { dropIndex, outageTransitions, RecordingBacklog } from './backlog.js'
 import type { SiteStatus } from './consensus.js'
 import type { SiteStates } from './site-state.js'
 import type { CheckResult } from './supervisor.js'
@@ -11,42 +12,47 @@ const RETRY_DELAYS_MS = [250, 1000, 2000, 5000]
 const PING_DELAYS_MS = [250, 500, 1000]
 /** Checks kept per site while the database is down; beyond that one is dropped (see {@link droppable}). */
 const MAX_QUEUED_PER_SITE = 30
+/** Checks written per transaction at most: one multi-row insert, one update of the sites. */
+const BATCH_SIZE = 500
 
 /**
  * Which waiting check to drop when a site's queue is full. `statuses[0]` is being written and is
  * never chosen. The oldest check that cannot open or close an outage goes first: one that is
  * neither up nor down, or that repeats the up/down status before it. Only when every waiting check
  * is a transition (the site flapped at every check) does the oldest waiting one go. Either way the
- * gap shows as missing checks, never as downtime.
+ * gap shows as missing checks, never as downtime. The rule of {@link RecordingBacklog}, told in
+ * statuses: a head that is neither up nor down leaves the outage state unknown, so a waiting check
+ * is kept when it would be a transition in either state.
  */
 export function droppable(statuses: readonly SiteStatus[]): number {
-  let previous: SiteStatus | undefined = statuses[0] === 'up' || statuses[0] === 'down' ? statuses[0] : undefined
-  for (let i = 1; i < statuses.length; i++) {
-    const status = statuses[i] as SiteStatus
-    if (status !== 'up' && status !== 'down') return i
-    if (status === previous) return i
-    previous = status
-  }
-  return 1
+  const head = statuses[0]
+  const checks = statuses.slice(1).map((status) => ({ status, checkedAt: new Date(0) }))
+  const flags = (open: boolean): boolean[] => outageTransitions({ open, at: 0 }, checks).transitions
+  const closed = flags(false)
+  const open = flags(true)
+  const transitions = head === 'down' ? open : head === 'up' ? closed : closed.map((c, i) => c || (open[i] as boolean))
+  return 1 + dropIndex(transitions)
 }
 
 /**
- * Records checks of tracked sites. Writes for one site happen in order, one at a time; a failing
- * write is retried until the database takes it, and is never turned into target downtime (the
- * site's state only changes once its check is committed). While the database cannot be reached,
- * one ping loop watches for its return and every writer waits for it, so thousands of sites do
- * not each hammer a database that is down; once it answers, the waiting checks are written at once.
+ * Records checks of tracked sites, in batches: one writer takes what waits (up to 500 checks) and
+ * writes it in one transaction, so a site's checks are written in order and recording costs a
+ * fraction of one transaction per check. A failing write is retried until the database takes it,
+ * and is never turned into target downtime (the site's state only changes once its check is
+ * committed). While the database cannot be reached, one ping loop watches for its return; once it
+ * answers, the waiting checks are written at once.
  */
 export class CheckRecorder {
   readonly #db: Db
   readonly #states: SiteStates
   readonly #logger: Logger
-  readonly #queues = new Map<number, CheckRecord[]>()
+  readonly #backlog: RecordingBacklog
   readonly #idle = new Set<() => void>()
   readonly #sleepers = new Set<() => void>()
   readonly #delays: readonly number[]
   readonly #pingDelays: readonly number[]
   #failing = false
+  #writing = false
   /** Writes that found every pool connection busy and waited for one (see `stats`). */
   #poolWaits = 0
   /** Set while the database cannot be reached; resolves once it answers again. */
@@ -62,6 +68,7 @@ export class CheckRecorder {
     this.#logger = logger
     this.#delays = retryDelaysMs
     this.#pingDelays = pingDelaysMs
+    this.#backlog = new RecordingBacklog({ perSite: MAX_QUEUED_PER_SITE, context: (siteId) => states.outageContext(siteId) })
   }
 
   /** Hands a merged check over for recording; a domain that is not tracked is ignored. */
@@ -69,7 +76,7 @@ export class CheckRecorder {
     if (this.#closed) return
     const siteId = this.#states.siteId(result.domain)
     if (siteId === undefined) return
-    const check: CheckRecord = {
+    const dropped = this.#backlog.add({
       siteId,
       checkedAt: new Date(result.checked_at),
       status: result.status,
@@ -80,48 +87,48 @@ export class CheckRecorder {
       locationsTotal: result.locations_total,
       source,
       locations: result.locations
-    }
-    let queue = this.#queues.get(siteId)
-    if (queue) {
-      queue.push(check)
-      if (queue.length > MAX_QUEUED_PER_SITE) {
-        const drop = droppable(queue.map((c) => c.status))
-        const [dropped] = queue.splice(drop, 1)
-        this.#logger.warn({ siteId, checkedAt: dropped?.checkedAt, status: dropped?.status }, 'check dropped: too many waiting for the database')
+    })
+    if (dropped) this.#logger.warn({ siteId, checkedAt: dropped.checkedAt, status: dropped.status }, 'check dropped: too many waiting for the database')
+    if (!this.#writing) void this.#run()
+  }
+
+  /** The one writer: batch after batch until nothing waits, yielding between them. */
+  async #run(): Promise<void> {
+    this.#writing = true
+    try {
+      for (;;) {
+        const batch = this.#backlog.take(BATCH_SIZE)
+        if (batch.length === 0) break
+        if (!(await this.#write(batch))) return
+        this.#backlog.done(batch)
+        // Requests and probe results go first between two batches.
+        await new Promise<void>((resolve) => setImmediate(resolve))
       }
-      return
+    } finally {
+      this.#writing = false
     }
-    queue = [check]
-    this.#queues.set(siteId, queue)
-    void this.#drain(siteId, queue)
+    if (this.#backlog.size === 0) for (const resolve of this.#idle) resolve()
   }
 
-  async #drain(siteId: number, queue: CheckRecord[]): Promise<void> {
-    while (queue.length > 0) {
-      if (!(await this.#write(queue[0] as CheckRecord))) return
-      queue.shift()
-    }
-    this.#queues.delete(siteId)
-    if (this.#queues.size === 0) for (const resolve of this.#idle) resolve()
-  }
-
-  /** Writes one check, retrying until it is committed; false when the recorder was closed first. */
-  async #write(check: CheckRecord): Promise<boolean> {
-    // Set once an attempt may have reached the database, so a retry looks for its committed check.
+  /** Writes one batch, retrying until it is committed; false when the recorder was closed first. */
+  async #write(batch: readonly CheckRecord[]): Promise<boolean> {
+    // Set once an attempt may have reached the database, so a retry looks for its committed checks.
     let sent = false
     for (let attempt = 0; ; attempt++) {
       while (this.#unreachable !== null) await this.#unreachable
       if (this.#closed) return false
       try {
-        const recorded = await recordCheck({ db: this.#db, check, retried: sent })
-        this.#states.apply(check, recorded)
+        const recorded = await recordChecks({ db: this.#db, checks: batch, retried: sent })
+        batch.forEach((check, i) => {
+          const r = recorded[i]
+          if (r) this.#states.apply(check, r)
+        })
         if (this.#failing) {
           this.#failing = false
           this.#logger.info('recording checks again')
         }
         return true
       } catch (err) {
-        if ((err as Error).message === 'site not found') return true
         // Every connection is busy with work the database is doing: wait for one, quietly. This
         // attempt never got a connection, so it reached nothing.
         if (isPoolSaturated(this.#db, err)) {
@@ -135,7 +142,7 @@ export class CheckRecorder {
           this.#waitForDatabase(err)
           continue
         }
-        if (!this.#failing || attempt === 0) this.#logger.warn({ err, siteId: check.siteId, attempt }, 'recording a check failed; retrying')
+        if (!this.#failing || attempt === 0) this.#logger.warn({ err, checks: batch.length, attempt }, 'recording a check failed; retrying')
         this.#failing = true
         await this.#sleep(this.#delays[Math.min(attempt, this.#delays.length - 1)] ?? 1000)
       }
@@ -175,14 +182,12 @@ export class CheckRecorder {
 
   /** Checks waiting to be recorded. */
   pending(): number {
-    let n = 0
-    for (const q of this.#queues.values()) n += q.length
-    return n
+    return this.#backlog.size
   }
 
   /** Resolves once nothing is waiting, or after `timeoutMs`; true when everything was recorded. */
   async flush(timeoutMs: number): Promise<boolean> {
-    if (this.#queues.size === 0) return true
+    if (this.#backlog.size === 0) return true
     let resolveIdle!: () => void
     const idle = new Promise<boolean>((resolve) => { resolveIdle = () => resolve(true) })
     this.#idle.add(resolveIdle)

@@ -133,6 +133,13 @@ export class SiteStates {
     return this.#byDomain.get(domain)?.site.id
   }
 
+  /** The site's outage record as committed: an outage open or not, and its newest check's time. */
+  outageContext(siteId: number): { open: boolean; at: number } {
+    const state = this.#byId.get(siteId)
+    if (!state) return { open: false, at: -Infinity }
+    return { open: state.outages.some((o) => o.ended_at === null), at: state.site.checked_at?.getTime() ?? -Infinity }
+  }
+
   /** Applies a committed check to the in-memory state, exactly as the database applied it. */
   apply(check: CheckRecord, recorded: RecordedCheck): void {
     const state = this.#byId.get(check.siteId)

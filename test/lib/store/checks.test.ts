@@ -1,7 +1,8 @@
 import t from 'tap'
-import { recordCheck, type CheckRecord } from '../../../lib/store/checks.js'
+import { recordCheck, recordChecks, type CheckRecord } from '../../../lib/store/checks.js'
+import type { Db } from '../../../lib/store/db.js'
 import { toDate } from '../../../lib/store/db.js'
-import { addSite } from '../../../lib/store/sites.js'
+import { addSite, removeSite } from '../../../lib/store/sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
@@ -48,5 +49,59 @@ for (const engine of engines()) {
     const fresh = await recordCheck({ db, check: check(siteId, 'down', T0 + 180_000), retried: true })
     t.equal(fresh.step, 'open', 'a retry of a write that never landed records it normally')
     t.equal((await db('checks')).length, 4)
+  })
+}
+
+const MIN = 60_000
+
+/** Three sites: one flapping, one with a check arriving late, one removed before its checks land. */
+async function batchFixture(db: Db): Promise<{ checks: CheckRecord[]; ids: number[] }> {
+  for (const domain of ['flap.example.com', 'late.example.com', 'gone.example.com']) {
+    await addSite({ db, entry: { domain, name: null }, now: new Date(T0 - MIN) })
+  }
+  const ids = (await db('sites').orderBy('id').pluck('id')).map(Number)
+  const [flap, late, gone] = ids as [number, number, number]
+  await recordCheck({ db, check: check(flap, 'down', T0 - 30_000) })
+  await removeSite({ db, domain: 'gone.example.com', now: new Date(T0) })
+  const checks = [
+    check(flap, 'down', T0), check(late, 'up', T0 + MIN), check(flap, 'up', T0 + MIN), check(gone, 'down', T0 + MIN),
+    check(flap, 'unconfirmed', T0 + 2 * MIN), check(late, 'down', T0 + 30_000), check(flap, 'down', T0 + 3 * MIN),
+    check(late, 'down', T0 + 3 * MIN), check(flap, 'up', T0 + 4 * MIN), check(flap, 'down', T0 + 5 * MIN)
+  ]
+  return { checks, ids }
+}
+
+async function contents(db: Db): Promise<unknown> {
+  const outages = (await db('outages').orderBy('id').select('id', 'site_id', 'started_at', 'ended_at', 'open_site_id'))
+    .map((o) => ({ ...o, started_at: toDate(o.started_at)?.getTime(), ended_at: toDate(o.ended_at)?.getTime() ?? null }))
+  const sites = (await db('sites').orderBy('id').select('id', 'status', 'checked_at', 'response_ms'))
+    .map((r) => ({ ...r, checked_at: toDate(r.checked_at)?.getTime() ?? null }))
+  const checks = (await db('checks').orderBy(['site_id', 'checked_at']).select('site_id', 'checked_at', 'status'))
+    .map((c) => ({ ...c, checked_at: toDate(c.checked_at)?.getTime() }))
+  return { outages, sites, checks }
+}
+
+for (const engine of engines()) {
+  t.test(`a batch does exactly what one transaction per check does, in each site's order, on ${engine}`, async (t) => {
+    const one = (await migratedDb(engine, t)).db
+    const batched = (await migratedDb(engine, t)).db
+    const { checks } = await batchFixture(one)
+    await batchFixture(batched)
+    const singly = []
+    for (const c of checks) singly.push(await recordCheck({ db: one, check: c }))
+    const together = await recordChecks({ db: batched, checks })
+    t.same(together, singly, 'each check reports the same step, outage and currency')
+    t.same(await contents(batched), await contents(one), 'and leaves the same checks, sites and outages')
+    t.same(together.map((r) => r?.step), ['none', 'none', 'close', 'none', 'none', 'none', 'open', 'open', 'close', 'open'])
+    t.equal(together[5]?.current, false, 'the late check changed nothing')
+  })
+
+  t.test(`a retried batch whose first attempt was committed is not stored twice, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    const { checks } = await batchFixture(db)
+    const first = await recordChecks({ db, checks })
+    const before = await contents(db)
+    t.same(await recordChecks({ db, checks, retried: true }), first, 'the retry reports what the committed attempt did')
+    t.same(await contents(db), before, 'and writes nothing more')
   })
 }
