@@ -98,7 +98,8 @@ try {
     await sleep(5000)
     rssPeak = Math.max(rssPeak, peakRss(sut.child.pid))
     const s = await ask(sut.child, 'stats')
-    console.error(`  ${((performance.now() - startedAt) / 1000).toFixed(0)} s: started ${s.scheduler.started}, on time ${s.scheduler.onTime}, late ${s.scheduler.late}, skipped ${s.scheduler.skipped}, running ${s.scheduler.running}, queued ${s.scheduler.queued}, rss ${mb(s.rss)} MB`)
+    console.error(`  ${((performance.now() - startedAt) / 1000).toFixed(0)} s: started ${s.scheduler.started}, on time ${s.scheduler.onTime}, late ${s.scheduler.late}, skipped ${s.scheduler.skipped}, shed ${s.scheduler.shed}, running ${s.scheduler.running}, queued ${s.scheduler.queued}, ` +
+      `last minute ${s.scheduler.lastMinute.duePerS} due/s, ${s.scheduler.lastMinute.runPerS} run/s${s.scheduler.lastMinute.behind ? ' (behind)' : ''}, rss ${mb(s.rss)} MB`)
   }
   const last = await ask(sut.child, 'stats')
   const endedAt = Date.now()
@@ -184,7 +185,8 @@ try {
     `| due times in the window (each with its full ${ON_TIME_MS / 1000} s before the end) | ${due} | |`,
     `| first request reached the target within ${ON_TIME_MS / 1000} s of due | ${(onTimeShare * 100).toFixed(2)}% (${onTime}; ${late} later, ${missing} not at all) | >= 99% |`,
     `| delay from due to the first request at the target: p50 / p99 / max | ${pct(50)} / ${pct(99)} / ${delays.at(-1) ?? '-'} ms | |`,
-    `| checks the scheduler handed over within ${ON_TIME_MS / 1000} s of due (its own count, the figure used until 2026-11-23) | ${(handedOverShare * 100).toFixed(2)}% of ${sched.started} (${sched.late} late, ${sched.skipped} skipped) | |`,
+    `| checks the scheduler handed over within ${ON_TIME_MS / 1000} s of due (its own count, the figure used until 2026-11-23) | ${(handedOverShare * 100).toFixed(2)}% of ${sched.started} (${sched.late} late, ${sched.skipped} skipped, ${sched.shed} shed) | |`,
+    `| the scheduler's own last minute at the end: due / run per second, shed, behind | ${sched.lastMinute.duePerS} / ${sched.lastMinute.runPerS}, ${sched.lastMinute.shed}, ${sched.lastMinute.behind ? 'behind' : 'ok'} | |`,
     `| service CPU (2 cores = 200%) | ${cpuPercent.toFixed(0)}% | |`,
     `| service peak RSS | ${mb(rssPeak)} MB | < 400 MB |`,
     `| check rows written | ${rowsPerS.toFixed(1)}/s | |`,
