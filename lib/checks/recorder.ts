@@ -12,6 +12,14 @@ const RETRY_DELAYS_MS = [250, 1000, 2000, 5000]
 const PING_DELAYS_MS = [250, 500, 1000]
 /** Checks kept per site while the database is down; beyond that one is dropped (see {@link droppable}). */
 const MAX_QUEUED_PER_SITE = 30
+/**
+ * Checks waiting to be recorded, all sites together, at most (about 60 MB with three locations
+ * each); beyond that the ones that change no outage are dropped first. About 50 s of checks at
+ * 60,000 sites a minute.
+ */
+const MAX_BACKLOG = 50_000
+/** At most one warning this often about checks dropped because the backlog is full. */
+const DROP_WARNING_EVERY_MS = 60_000
 /** Checks written per transaction at most: one multi-row insert, one update of the sites. */
 const BATCH_SIZE = 500
 
@@ -58,17 +66,23 @@ export class CheckRecorder {
   /** Set while the database cannot be reached; resolves once it answers again. */
   #unreachable: Promise<void> | null = null
   #closed = false
+  /** When the last warning about a full backlog was logged, and the drops since. */
+  #dropWarnedAt = -Infinity
+  #droppedUnwarned = 0
 
   constructor(
-    { db, states, logger, retryDelaysMs = RETRY_DELAYS_MS, pingDelaysMs = PING_DELAYS_MS }:
-    { db: Db; states: SiteStates; logger: Logger; retryDelaysMs?: readonly number[]; pingDelaysMs?: readonly number[] }
+    { db, states, logger, retryDelaysMs = RETRY_DELAYS_MS, pingDelaysMs = PING_DELAYS_MS, maxBacklog = MAX_BACKLOG }: {
+      db: Db; states: SiteStates; logger: Logger; retryDelaysMs?: readonly number[]; pingDelaysMs?: readonly number[]
+      /** Checks waiting to be recorded at most, all sites together. */
+      maxBacklog?: number
+    }
   ) {
     this.#db = db
     this.#states = states
     this.#logger = logger
     this.#delays = retryDelaysMs
     this.#pingDelays = pingDelaysMs
-    this.#backlog = new RecordingBacklog({ perSite: MAX_QUEUED_PER_SITE, context: (siteId) => states.outageContext(siteId) })
+    this.#backlog = new RecordingBacklog({ perSite: MAX_QUEUED_PER_SITE, total: maxBacklog, context: (siteId) => states.outageContext(siteId) })
   }
 
   /** Hands a merged check over for recording; a domain that is not tracked is ignored. */
@@ -88,7 +102,19 @@ export class CheckRecorder {
       source,
       locations: result.locations
     })
-    if (dropped) this.#logger.warn({ siteId, checkedAt: dropped.checkedAt, status: dropped.status }, 'check dropped: too many waiting for the database')
+    if (dropped?.reason === 'site') {
+      const { check } = dropped
+      this.#logger.warn({ siteId: check.siteId, checkedAt: check.checkedAt, status: check.status }, 'check dropped: too many waiting for the database')
+    } else if (dropped) {
+      this.#droppedUnwarned++
+      const now = Date.now()
+      if (now - this.#dropWarnedAt >= DROP_WARNING_EVERY_MS) {
+        this.#dropWarnedAt = now
+        this.#logger.warn({ dropped: this.#droppedUnwarned, ...this.#backlog.dropped, pending: this.pending() },
+          'checks dropped: the recording backlog is full')
+        this.#droppedUnwarned = 0
+      }
+    }
     if (!this.#writing) void this.#run()
   }
 
@@ -175,9 +201,12 @@ export class CheckRecorder {
     })
   }
 
-  /** How often a write waited for a pool connection because all were busy (not an outage). */
-  stats(): { pending: number; poolWaits: number } {
-    return { pending: this.pending(), poolWaits: this.#poolWaits }
+  /**
+   * Checks waiting, how often a write waited for a pool connection because all were busy (not an
+   * outage), and the checks dropped so far: those that changed no outage and those that did.
+   */
+  stats(): { pending: number; poolWaits: number; dropped: { harmless: number; transitions: number } } {
+    return { pending: this.pending(), poolWaits: this.#poolWaits, dropped: this.#backlog.dropped }
   }
 
   /** Checks waiting to be recorded. */

@@ -108,3 +108,45 @@ for (const engine of engines()) {
     t.notMatch(text, /unreachable|reachable again|retrying/, 'nothing logged as an outage or a failed write')
   })
 }
+
+for (const engine of engines()) {
+  t.test(`the total bound on waiting checks keeps every outage transition, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    const domains = ['flap.example.com', 'calm.example.com', 'dip.example.com']
+    for (const domain of domains) await addSite({ db, entry: { domain, name: null }, now: new Date(T0 - MIN) })
+    const states = new SiteStates({ intervalMs: MIN, publicUrl: 'http://x' })
+    await states.refresh(db, new Date(T0))
+    const logs = new LogCapture()
+    const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'info', stream: logs }), retryDelaysMs: [20], maxBacklog: 12 })
+    t.teardown(() => recorder.close())
+    await db.schema.renameTable('checks', 'checks_away')
+    // Ten checks each; six transitions in all (dip: down at 2, up at 5; flap: down, up, down, up).
+    const plan: Record<string, SiteStatus[]> = {
+      'dip.example.com': ['up', 'up', 'down', 'down', 'down', 'up', 'up', 'up', 'up', 'up'],
+      'calm.example.com': Array(10).fill('up'),
+      'flap.example.com': ['down', 'up', 'down', 'up', 'up', 'up', 'unconfirmed', 'up', 'up', 'up']
+    }
+    for (let i = 0; i < 10; i++) {
+      for (const domain of ['dip.example.com', 'calm.example.com', 'flap.example.com']) {
+        recorder.record(result(plan[domain]?.[i] as SiteStatus, T0 + i * MIN, domain), 'schedule')
+      }
+    }
+    t.equal(recorder.pending(), 12, 'the backlog stays within its bound')
+    t.same(recorder.stats().dropped, { harmless: 18, transitions: 0 }, 'only checks that change no outage were dropped')
+    t.equal(logs.lines.filter((l) => l.includes('the recording backlog is full')).length, 1, 'one warning, not one per check')
+    await db.schema.renameTable('checks_away', 'checks')
+    t.ok(await recorder.flush(10_000), 'the rest is recorded once writes work again')
+    t.equal((await db('checks')).length, 12)
+    const ids = new Map((await db('sites').select('id', 'domain')).map((s) => [String(s.domain), Number(s.id)]))
+    const outages = (await db('outages').orderBy(['started_at', 'site_id']).select('site_id', 'started_at', 'ended_at'))
+      .map((o) => [Number(o.site_id), toDate(o.started_at)?.getTime(), toDate(o.ended_at)?.getTime()])
+    t.same(outages, [
+      [ids.get('flap.example.com'), T0, T0 + MIN],
+      [ids.get('flap.example.com'), T0 + 2 * MIN, T0 + 3 * MIN],
+      [ids.get('dip.example.com'), T0 + 2 * MIN, T0 + 5 * MIN]
+    ], 'every outage opened and closed at the checks that saw it, none invented')
+    for (const domain of domains) {
+      t.equal(states.statusRecord(domain, new Date(T0 + 9 * MIN))?.status, 'up', `${domain} ends up`)
+    }
+  })
+}
