@@ -13,9 +13,12 @@ process.on('message', async (msg) => {
   if (msg === 'stats') {
     const delay = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 }
     loop.reset()
-    process.send({ scheduler: service.monitoring.scheduler.stats(), cpu: process.cpuUsage(), rss: process.memoryUsage().rss, delay })
+    process.send({ scheduler: service.monitoring.scheduler.stats(), recorder: service.recorder.stats(), cpu: process.cpuUsage(), rss: process.memoryUsage().rss, delay })
   } else if (msg === 'stop') {
     await service.stop()
+    // The final counters once every started check has ended and been recorded (or not: see
+    // recorder.pending), for the bench to compare with the rows written.
+    process.send({ stopped: { scheduler: service.monitoring.scheduler.stats(), recorder: service.recorder.stats() } })
     process.exit(0)
   }
 })

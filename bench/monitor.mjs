@@ -1,12 +1,18 @@
 // bench/monitor: the scheduler at scale and the status endpoint against bare hapi, in one run.
 //   npm run bench:monitor     (builds first; about five minutes; loopback and the local MySQL only)
 // Phase 1: a check is on time when its first request reaches the loopback target within 5 s of the
-// site's due time (phaseOf in lib/checks/scheduler.ts: cycles aligned to the epoch). Phase 2: the
-// status endpoint and bare hapi answering the same body, driven by wrk (bench/wrk.mjs), pinned and
-// unpinned.
+// site's due time (phaseOf in lib/checks/scheduler.ts: cycles aligned to the epoch). Meanwhile wrk
+// asks the status endpoint at a steady pace (8 connections, each waiting 10 ms between answers) in
+// back-to-back windows, and one site in BENCH_FLAP_EVERY answers 503 in every other stretch of 1.5
+// intervals, so that outages open and close. After the service stops (recording what waits), the
+// bench compares the rows written with the checks the scheduler started, and the outages table
+// with the outages the recorded checks imply, site by site. Phase 2: the status endpoint and bare
+// hapi answering the same body, driven by wrk (bench/wrk.mjs), pinned and unpinned, the scheduler
+// idle.
 // Knobs: BENCH_SITES (10000), BENCH_INTERVAL_S (60), BENCH_RUN_S (150), BENCH_ROUNDS (5),
-// BENCH_SECONDS (5), BENCH_MYSQL_URL (default TEST_MYSQL_URL or mysql://root@127.0.0.1:3306/test),
-// BENCH_DOCS (1: rewrite the figures in docs/benchmarks.md).
+// BENCH_SECONDS (5), BENCH_COMPARE (1; 0 skips phase 2), BENCH_FLAP_EVERY (100), BENCH_STATUS_WINDOW_S (15), BENCH_NAME (bench/monitor:
+// the section of docs/benchmarks.md written), BENCH_MYSQL_URL (default TEST_MYSQL_URL or
+// mysql://root@127.0.0.1:3306/test), BENCH_DOCS (1: rewrite the figures in docs/benchmarks.md).
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
@@ -18,7 +24,7 @@ import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
 import { addSites } from '../dist/lib/store/sites.js'
 import { ask, freePort, median, start, stop, writeFigures } from './processes.mjs'
-import { compareServers, wrkVersion } from './wrk.mjs'
+import { compareServers, runWrk, wrkVersion } from './wrk.mjs'
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000)
 const INTERVAL_S = Number(process.env.BENCH_INTERVAL_S ?? 60)
@@ -26,6 +32,10 @@ const RUN_S = Number(process.env.BENCH_RUN_S ?? 150)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const DOCS = (process.env.BENCH_DOCS ?? '1') === '1'
+const FLAP_EVERY = Number(process.env.BENCH_FLAP_EVERY ?? 100)
+const STATUS_WINDOW_S = Number(process.env.BENCH_STATUS_WINDOW_S ?? 15)
+const NAME = process.env.BENCH_NAME ?? 'bench/monitor'
+const COMPARE = (process.env.BENCH_COMPARE ?? '1') === '1'
 const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 /** A check is on time when its first request reaches the target within this long of its due time. */
 const ON_TIME_MS = 5000
@@ -38,6 +48,8 @@ function peakRss(pid) {
 const mb = (bytes) => (bytes / 1024 / 1024).toFixed(0)
 
 // A target for every site, in its own process; it notes when each site's requests arrive (by Host).
+// Sites s0, s{FLAP_EVERY}, s{2 x FLAP_EVERY}, ... answer 503 in every other stretch of FLAP_MS.
+const FLAP_MS = INTERVAL_S * 1500
 const target = spawn(process.execPath, ['-e', `
   const arrivals = new Map()
   const s = require('node:http').createServer((q, r) => {
@@ -46,6 +58,9 @@ const target = spawn(process.execPath, ['-e', `
     let list = arrivals.get(host)
     if (list === undefined) arrivals.set(host, (list = []))
     list.push(at)
+    const n = Number(/^s(\\d+)\\./.exec(host)?.[1] ?? -1)
+    const flapping = n >= 0 && n % ${FLAP_EVERY} === 0
+    if (flapping && Math.floor(at / ${FLAP_MS}) % 2 === 1) r.statusCode = 503
     r.end('ok')
   })
   s.keepAliveTimeout = 0
@@ -93,23 +108,103 @@ try {
   const first = await ask(sut.child, 'stats')
   const startedAt = performance.now()
   const checksBefore = Number((await db('checks').count({ n: '*' }))[0].n)
+  const headers = { authorization: `Bearer ${key}` }
+  const paths = Array.from({ length: 1000 }, (_, i) => `/api/v1/status/s${(i * 7919) % SITES}.bench.test`)
+  const runLeftS = () => RUN_S - (performance.now() - startedAt) / 1000
+  // The status endpoint under the scheduler's load: wrk windows back to back until the run ends,
+  // at a steady pace (each connection waits 10 ms after every answer) rather than flat out, as a
+  // fleet of dashboards would ask; flat out, wrk would take a core from the scheduler.
+  const statusWindows = []
+  const statusLoad = (async () => {
+    while (runLeftS() >= STATUS_WINDOW_S + 2) {
+      statusWindows.push(await runWrk({ url: sut.uri, paths, headers, connections: 8, seconds: STATUS_WINDOW_S, script: 'function delay() return 10 end' }))
+    }
+  })()
   let rssPeak = 0
-  while (performance.now() - startedAt < RUN_S * 1000) {
-    await sleep(5000)
+  let rssLow = Infinity
+  let rssHigh = 0
+  let behindSeen = false
+  while (runLeftS() > 0) {
+    await sleep(Math.min(5000, Math.max(0, runLeftS() * 1000)))
     rssPeak = Math.max(rssPeak, peakRss(sut.child.pid))
     const s = await ask(sut.child, 'stats')
+    // RSS over the second half of the run, once the first cycle has filled the state.
+    if (runLeftS() < RUN_S / 2) { rssLow = Math.min(rssLow, s.rss); rssHigh = Math.max(rssHigh, s.rss) }
+    behindSeen ||= s.scheduler.lastMinute.behind
     console.error(`  ${((performance.now() - startedAt) / 1000).toFixed(0)} s: started ${s.scheduler.started}, on time ${s.scheduler.onTime}, late ${s.scheduler.late}, skipped ${s.scheduler.skipped}, shed ${s.scheduler.shed}, running ${s.scheduler.running}, queued ${s.scheduler.queued}, ` +
-      `last minute ${s.scheduler.lastMinute.duePerS} due/s, ${s.scheduler.lastMinute.runPerS} run/s${s.scheduler.lastMinute.behind ? ' (behind)' : ''}, rss ${mb(s.rss)} MB`)
+      `last minute ${s.scheduler.lastMinute.duePerS} due/s, ${s.scheduler.lastMinute.runPerS} run/s${s.scheduler.lastMinute.behind ? ' (behind)' : ''}, ` +
+      `recording ${s.recorder.pending} waiting, ${s.recorder.dropped.harmless + s.recorder.dropped.transitions} dropped, rss ${mb(s.rss)} MB, loop delay p99 ${s.delay.p99.toFixed(0)} ms` +
+      (statusWindows.length > 0 ? `, status p99 ${statusWindows.at(-1).p99Ms.toFixed(1)} ms` : ''))
   }
+  await statusLoad
   const last = await ask(sut.child, 'stats')
+  const health = await (await fetch(`${sut.uri}/healthz`)).json()
   const endedAt = Date.now()
   const elapsedS = (performance.now() - startedAt) / 1000
   const checksAfter = Number((await db('checks').count({ n: '*' }))[0].n)
   rssPeak = Math.max(rssPeak, peakRss(sut.child.pid))
+  const stopped = new Promise((resolve) => sut.child.on('message', (m) => { if (m?.stopped) resolve(m.stopped) }))
   await stop(sut.child)
+  const final = await stopped
   const { arrivals } = await ask(target, 'arrivals')
+
+  // Every check started is recorded: one row per check, none dropped, nothing left waiting.
+  const rowsTotal = Number((await db('checks').count({ n: '*' }))[0].n)
+  const dropped = final.recorder.dropped.harmless + final.recorder.dropped.transitions
+  // The outages table against the outages the recorded checks imply, site by site, applying the
+  // checks in the order they were recorded as the recorder does (a check older than the newest
+  // before it changes nothing): the same start and end times, no more, no fewer.
+  const expected = new Map()
+  const checkRows = await db('checks').join('sites', 'sites.id', 'checks.site_id')
+    .select('sites.domain', 'checks.status', 'checks.checked_at').orderBy('checks.id')
+  const byDomain = new Map()
+  for (const row of checkRows) {
+    let state = byDomain.get(row.domain)
+    if (state === undefined) byDomain.set(row.domain, (state = { open: null, at: -Infinity }))
+    const t = new Date(row.checked_at).getTime()
+    if (t < state.at) continue
+    state.at = t
+    let list = expected.get(row.domain)
+    if (row.status === 'down' && state.open === null) {
+      state.open = { startedAt: t, endedAt: null }
+      if (list === undefined) expected.set(row.domain, (list = []))
+      list.push(state.open)
+    } else if (row.status === 'up' && state.open !== null) {
+      state.open.endedAt = t
+      state.open = null
+    }
+  }
+  const outageRows = await db('outages').join('sites', 'sites.id', 'outages.site_id')
+    .select('sites.domain', 'outages.started_at', 'outages.ended_at').orderBy('outages.id')
+  const actual = new Map()
+  for (const row of outageRows) {
+    let list = actual.get(row.domain)
+    if (list === undefined) actual.set(row.domain, (list = []))
+    list.push({ startedAt: new Date(row.started_at).getTime(), endedAt: row.ended_at === null ? null : new Date(row.ended_at).getTime() })
+  }
+  let transitionsExpected = 0
+  let transitionsMismatched = 0
+  for (const domain of new Set([...expected.keys(), ...actual.keys()])) {
+    const want = expected.get(domain) ?? []
+    const got = actual.get(domain) ?? []
+    const key = (o) => `${o.startedAt}-${o.endedAt}`
+    const wantKeys = want.map(key)
+    const gotKeys = got.map(key)
+    transitionsExpected += want.reduce((n, o) => n + (o.endedAt === null ? 1 : 2), 0)
+    for (let i = 0; i < Math.max(wantKeys.length, gotKeys.length); i++) {
+      if (wantKeys[i] !== gotKeys[i]) transitionsMismatched++
+    }
+  }
+  const flappingDomains = new Set()
+  for (let i = 0; i < SITES; i += FLAP_EVERY) flappingDomains.add(`s${i}.bench.test`)
+  const outagesElsewhere = [...actual.keys()].filter((d) => !flappingDomains.has(d)).length
+  console.error(`  recorded ${rowsTotal} rows for ${final.scheduler.started} checks started (${dropped} dropped, ${final.recorder.pending} left waiting); ` +
+    `outages: ${outageRows.length} rows, ${transitionsExpected} transitions implied by the checks, ${transitionsMismatched} outages differing, ${outagesElsewhere} sites with outages that never failed`)
   const sched = last.scheduler
   const handedOverShare = sched.started === 0 ? 0 : sched.onTime / sched.started
+  const statusP99s = statusWindows.map((w) => w.p99Ms)
+  const statusErrors = statusWindows.reduce((n, w) => n + w.non2xx + w.socketErrors, 0)
+  const statusRps = median(statusWindows.map((w) => w.rps))
   const cpuPercent = ((last.cpu.user + last.cpu.system - first.cpu.user - first.cpu.system) / 1e6 / elapsedS) * 100
   const rowsPerS = (checksAfter - checksBefore) / elapsedS
 
@@ -147,23 +242,29 @@ try {
   // Phase 2: the status endpoint against bare hapi answering the same body (one of the service's
   // own status records), each alone on the machine in turn: pinned (the servers on CPU 0, wrk on
   // CPU 1), then unpinned.
-  const status = await start('./monitor-sut.mjs', { ...env, CHECK_INTERVAL_S: '86400' })
-  const paths = Array.from({ length: 1000 }, (_, i) => `/api/v1/status/s${(i * 7919) % SITES}.bench.test`)
-  const headers = { authorization: `Bearer ${key}` }
-  const sample = await fetch(`${status.uri}${paths[0]}`, { headers })
-  const sampleBody = await sample.text()
-  if (sample.status !== 200) throw new Error(`unexpected status answer: ${sample.status} ${sampleBody.slice(0, 200)}`)
-  const bare = await start('./bare-hapi.mjs', { BARE_STATUS_BODY: sampleBody })
-  const bareBody = await (await fetch(`${bare.uri}${paths[0]}`)).text()
-  const systems = [
-    { name: 'bare hapi', uri: bare.uri, pid: bare.child.pid },
-    { name: 'status', uri: status.uri, pid: status.child.pid, headers }
-  ]
   const runs = []
-  for (const pinned of [true, false]) runs.push(await compareServers({ systems, paths, pinned, rounds: ROUNDS, seconds: SECONDS, connections: 64 }))
-  bare.child.kill()
-  await stop(status.child)
+  let sampleBody = ''
+  let bareBody = ''
+  if (COMPARE) {
+    const status = await start('./monitor-sut.mjs', { ...env, CHECK_INTERVAL_S: '86400' })
+    const sample = await fetch(`${status.uri}${paths[0]}`, { headers })
+    sampleBody = await sample.text()
+    if (sample.status !== 200) throw new Error(`unexpected status answer: ${sample.status} ${sampleBody.slice(0, 200)}`)
+    const bare = await start('./bare-hapi.mjs', { BARE_STATUS_BODY: sampleBody })
+    bareBody = await (await fetch(`${bare.uri}${paths[0]}`)).text()
+    const systems = [
+      { name: 'bare hapi', uri: bare.uri, pid: bare.child.pid },
+      { name: 'status', uri: status.uri, pid: status.child.pid, headers }
+    ]
+    for (const pinned of [true, false]) runs.push(await compareServers({ systems, paths, pinned, rounds: ROUNDS, seconds: SECONDS, connections: 64 }))
+    bare.child.kill()
+    await stop(status.child)
+  }
 
+  const fmtMs = (n) => Number.isFinite(n) ? n.toFixed(1) : '-'
+  const overCapacity = SITES > 30_000
+  const statusGoalMs = SITES > 30_000 ? 50 : 20
+  const rssGoalMb = SITES > 30_000 ? 800 : SITES > 10_000 ? 600 : 400
   const fmt = (n, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
   const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
   const statusRows = []
@@ -177,20 +278,27 @@ try {
       `${b.non2xx + b.socketErrors + o.non2xx + o.socketErrors} | ${run.pinned ? `>= 0.7x: ${ratio >= 0.7 ? 'yes' : '**no**'}` : '(for reference)'} |`)
   }
   const table = [
-    `Run ${when}: ${SITES} tracked sites x 3 locations every ${INTERVAL_S} s for ${elapsedS.toFixed(0)} s on MySQL (MariaDB on this machine), ` +
+    `Run ${when}: ${SITES} tracked sites (one in ${FLAP_EVERY} failing in every other ${FLAP_MS / 1000} s) x 3 locations every ${INTERVAL_S} s for ${elapsedS.toFixed(0)} s on MySQL (MariaDB on this machine), ` +
       `loopback targets, Node ${process.version}, ${os.availableParallelism?.() ?? os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`,
     '',
     '| scheduler | figure | goal |',
     '|---|---|---|',
     `| due times in the window (each with its full ${ON_TIME_MS / 1000} s before the end) | ${due} | |`,
-    `| first request reached the target within ${ON_TIME_MS / 1000} s of due | ${(onTimeShare * 100).toFixed(2)}% (${onTime}; ${late} later, ${missing} not at all) | >= 99% |`,
+    `| first request reached the target within ${ON_TIME_MS / 1000} s of due | ${(onTimeShare * 100).toFixed(2)}% (${onTime}; ${late} later, ${missing} not at all) | ${overCapacity ? '(over capacity)' : '>= 99%'} |`,
     `| delay from due to the first request at the target: p50 / p99 / max | ${pct(50)} / ${pct(99)} / ${delays.at(-1) ?? '-'} ms | |`,
     `| checks the scheduler handed over within ${ON_TIME_MS / 1000} s of due (its own count, the figure used until 2026-11-23) | ${(handedOverShare * 100).toFixed(2)}% of ${sched.started} (${sched.late} late, ${sched.skipped} skipped, ${sched.shed} shed) | |`,
     `| the scheduler's own last minute at the end: due / run per second, shed, behind | ${sched.lastMinute.duePerS} / ${sched.lastMinute.runPerS}, ${sched.lastMinute.shed}, ${sched.lastMinute.behind ? 'behind' : 'ok'} | |`,
+    `| /healthz at the end; warned as behind during the run | "schedule": "${health.schedule}"; ${behindSeen ? 'yes' : 'no'} | ${overCapacity ? 'behind' : 'ok'} |`,
+    `| checks due per second: the scheduler's figure / the tracked sites' | ${sched.lastMinute.duePerS} / ${(SITES / INTERVAL_S).toFixed(1)} | equal |`,
+    `| checks run per second: the scheduler's last minute / rows written over the run | ${sched.lastMinute.runPerS} / ${rowsPerS.toFixed(1)} | |`,
+    `| status p99 under this load, wrk 8 connections at a steady pace (${statusWindows.length} windows of ${STATUS_WINDOW_S} s, median ${fmt(statusRps ?? 0)} req/s): median / worst window | ${fmtMs(median(statusP99s))} / ${fmtMs(Math.max(...statusP99s))} ms, ${statusErrors} errors | < ${statusGoalMs} ms |`,
     `| service CPU (2 cores = 200%) | ${cpuPercent.toFixed(0)}% | |`,
-    `| service peak RSS | ${mb(rssPeak)} MB | < 400 MB |`,
-    `| check rows written | ${rowsPerS.toFixed(1)}/s | |`,
-    '',
+    `| service peak RSS; RSS over the second half of the run, lowest to highest | ${mb(rssPeak)} MB; ${mb(rssLow)}-${mb(rssHigh)} MB | < ${rssGoalMb} MB |`,
+    `| checks started / rows written (after the stop recorded what waited) / dropped / left waiting | ${final.scheduler.started} / ${rowsTotal} / ${dropped} / ${final.recorder.pending} | all recorded |`,
+    `| outages: rows / transitions the recorded checks imply / outages differing from them / sites never failing with an outage | ${outageRows.length} / ${transitionsExpected} / ${transitionsMismatched} / ${outagesElsewhere} | - / - / 0 / 0 |`,
+    ...(COMPARE ? [] : ['', '(Phase 2, the status endpoint against bare hapi with the scheduler idle, was not run: BENCH_COMPARE=0.)'])
+  ]
+  if (COMPARE) table.push('',
     `Then \`GET /api/v1/status/{domain}\` (1,000 tracked domains in turn, a key) against bare hapi answering the same ${Buffer.byteLength(bareBody)}-byte record ` +
       `(${Buffer.byteLength(sampleBody)} B from ours), wrk ${wrkVersion()} with 1 thread and 64 keep-alive connections, ${ROUNDS} rounds x ${SECONDS} s after one warm-up round each, ` +
       'every round running bare hapi then ours back to back; pinned: both servers on CPU 0 (taking turns), wrk on CPU 1; unpinned: no taskset.',
@@ -198,9 +306,10 @@ try {
     '| mode | bare hapi req/s, median (rounds) | status req/s, median (rounds) | status / bare hapi (medians) | median of per-round ratios | server CPU µs / request, bare / ours | p99 latency ms, bare / ours | non-2xx + socket errors | goal |',
     '|---|---|---|---:|---:|---:|---:|---:|---|',
     ...statusRows
-  ].join('\n')
-  console.log(table)
-  if (DOCS) writeFigures('benchmarks.md', 'bench/monitor', table)
+  )
+  const text = table.join('\n')
+  console.log(text)
+  if (DOCS) writeFigures('benchmarks.md', NAME, text)
 } finally {
   await cleanup()
 }

@@ -21,6 +21,8 @@ export interface RunningService {
   monitoring: Monitoring
   /** MAX_CHECKS_IN_FLIGHT's gate and its occupancy. */
   admission: Admission
+  /** The checks waiting to be recorded, and those dropped (benchmarks read its counters). */
+  recorder: CheckRecorder
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>
 }
@@ -108,7 +110,7 @@ export async function startService(
       })()
       return stopping
     }
-    return { server, db, monitoring, admission, stop }
+    return { server, db, monitoring, admission, recorder, stop }
   } catch (err) {
     await monitoring?.stop().catch(() => {})
     await pools?.close().catch(() => {})
