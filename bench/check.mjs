@@ -258,7 +258,7 @@ async function roleService() {
 
 async function roleSut() {
   const { Agent, request } = await import('undici')
-  const { LocationPools } = await import('../dist/lib/checks/location-pool.js')
+  const { LocationPools } = await import('../dist/lib/probing/location-pool.js')
   const { loadConfig, parseConnectTo } = await import('../dist/config/index.js')
   const { createLogger } = await import('../dist/lib/logger.js')
 

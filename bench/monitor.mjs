@@ -1,7 +1,7 @@
 // bench/monitor: the scheduler at scale and the status endpoint against bare hapi, in one run.
 //   npm run bench:monitor     (builds first; about five minutes; loopback and the local MySQL only)
 // Phase 1: a check is on time when its first request reaches the loopback target within 5 s of the
-// site's due time (phaseOf in lib/checks/scheduler.ts: cycles aligned to the epoch). Meanwhile wrk
+// site's due time (phaseOf in lib/monitoring/scheduler.ts: cycles aligned to the epoch). Meanwhile wrk
 // asks the status endpoint at a steady pace (8 connections, each waiting 10 ms between answers) in
 // back-to-back windows, and one site in BENCH_FLAP_EVERY answers 503 in every other stretch of 1.5
 // intervals, so that outages open and close. After the service stops (recording what waits), the
@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { phaseOf } from '../dist/lib/checks/scheduler.js'
+import { phaseOf } from '../dist/lib/monitoring/scheduler.js'
 import { generateKey, hashKey } from '../dist/lib/keys.js'
 import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'

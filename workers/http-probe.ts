@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks'
 import { ProxyAgent, type Dispatcher } from 'undici'
-import type { LocationVerdict } from '../lib/checks/consensus.js'
+import type { LocationVerdict } from '../lib/rules/consensus.js'
 import { matchChallenge, mayBeChallenge } from './challenge-signatures.js'
-import { POLICY_REFUSAL, PORT_REFUSAL } from '../lib/checks/target-policy.js'
+import { POLICY_REFUSAL, PORT_REFUSAL } from '../lib/rules/target-policy.js'
 import { applyConnectTo, hostPort, POLICY_REFUSED_CODE, SITE_DNS_CODE, socketPhases, type ConnectToRule } from './location-dispatcher.js'
 import { ON_CONNECTION } from './single-use-dispatcher.js'
 
-export type { LocationVerdict } from '../lib/checks/consensus.js'
+export type { LocationVerdict } from '../lib/rules/consensus.js'
 export { createLocationDispatcher, type ConnectToRule, type LocationDispatcherOptions } from './location-dispatcher.js'
 
 /**

@@ -1,6 +1,7 @@
 import { workerData } from 'node:worker_threads'
-import { createResolver, dnsTimeoutFor } from '../lib/checks/resolver.js'
-import { checkHost, isAllowedAddress, judgesAddresses, POLICY_REFUSAL, type TargetPolicy } from '../lib/checks/target-policy.js'
+import { createResolver, dnsTimeoutFor } from '../lib/net/resolver.js'
+import { checkHost } from '../lib/net/host-check.js'
+import { isAllowedAddress, judgesAddresses, POLICY_REFUSAL, type TargetPolicy } from '../lib/rules/target-policy.js'
 import { probe, type ProbeResult } from './http-probe.js'
 import { applyConnectTo, createLocationDispatcher, openConnections, type ConnectToRule } from './location-dispatcher.js'
 

@@ -3,11 +3,11 @@ import { performance } from 'node:perf_hooks'
 import tls from 'node:tls'
 import { Agent, Pool, ProxyAgent, type Dispatcher, type buildConnector } from 'undici'
 
-import { applyConnectTo, bare, type ConnectToRule } from '../lib/checks/connect-to.js'
-import { createResolver, dnsTimeoutFor } from '../lib/checks/resolver.js'
+import { applyConnectTo, bare, type ConnectToRule } from '../lib/rules/connect-to.js'
+import { createResolver, dnsTimeoutFor } from '../lib/net/resolver.js'
 import { SingleUseClients } from './single-use-dispatcher.js'
 
-export { applyConnectTo, type ConnectToRule } from '../lib/checks/connect-to.js'
+export { applyConnectTo, type ConnectToRule } from '../lib/rules/connect-to.js'
 
 /** Connection phases of one socket, in ms. */
 export interface PhaseTimings { dns: number; connect: number; tls: number }

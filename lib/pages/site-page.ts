@@ -1,4 +1,4 @@
-import type { StatusRecord } from '../checks/site-state.js'
+import type { StatusRecord } from '../monitoring/site-state.js'
 import type { OutageRecord } from '../store/outages.js'
 import type { ResponseTimeBucket } from '../store/response-times.js'
 import { chartModel } from './chart.js'

@@ -2,8 +2,8 @@ import Boom from '@hapi/boom'
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import { describeBadge, parseBadgeOptions, BadgeOptionError, type BadgeOptions } from '../badge/describe.js'
 import type { BadgeRenderer, RenderedBadge } from '../badge/renderer.js'
-import { tryNormaliseDomain } from '../checks/domain.js'
-import type { CurrentStatus, SiteStates } from '../checks/site-state.js'
+import { tryNormaliseDomain } from '../rules/domain.js'
+import type { CurrentStatus, SiteStates } from '../monitoring/site-state.js'
 
 function options(request: Request): BadgeOptions {
   try {

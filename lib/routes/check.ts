@@ -1,8 +1,8 @@
 import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
-import { tryNormaliseDomain } from '../checks/domain.js'
-import { CapacityError, TargetPolicyError, type CheckSupervisor } from '../checks/supervisor.js'
+import { tryNormaliseDomain } from '../rules/domain.js'
+import { CapacityError, TargetPolicyError, type CheckSupervisor } from '../probing/supervisor.js'
 import { refundRequest, type RateLimitCredentials, type RateLimiter } from '../rate-limit.js'
 
 /** What a check costs against the key's per-minute budget, cached or not. */

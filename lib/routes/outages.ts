@@ -1,7 +1,7 @@
 import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
-import { tryNormaliseDomain } from '../checks/domain.js'
+import { tryNormaliseDomain } from '../rules/domain.js'
 import type { Db } from '../store/db.js'
 import { listOutages, type OutageCursor } from '../store/outages.js'
 

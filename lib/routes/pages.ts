@@ -1,6 +1,6 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi'
-import { tryNormaliseDomain } from '../checks/domain.js'
-import type { SiteStates } from '../checks/site-state.js'
+import { tryNormaliseDomain } from '../rules/domain.js'
+import type { SiteStates } from '../monitoring/site-state.js'
 import { CHART_BUCKET_MS, CHART_PERIOD_MS, PAGE_OUTAGES, SITES_PER_PAGE, siteListContext, sitePageContext } from '../pages/site-page.js'
 import { RenderCache, type RenderedPage } from '../pages/render-cache.js'
 import { PAGES_DIR, pageView, securePage } from '../pages/views.js'

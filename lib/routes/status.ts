@@ -1,7 +1,7 @@
 import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
-import { tryNormaliseDomain } from '../checks/domain.js'
-import type { SiteStates } from '../checks/site-state.js'
+import { tryNormaliseDomain } from '../rules/domain.js'
+import type { SiteStates } from '../monitoring/site-state.js'
 
 /**
  * Answered from the state kept in memory: no probe and no database query per request, and the

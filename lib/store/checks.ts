@@ -1,5 +1,5 @@
-import type { SiteStatus } from '../checks/consensus.js'
-import { outageStep, type OutageStep } from '../checks/outages.js'
+import type { SiteStatus } from '../rules/consensus.js'
+import { outageStep, type OutageStep } from '../rules/outages.js'
 import type { Knex } from 'knex'
 import { toDate, type Db } from './db.js'
 

@@ -1,4 +1,4 @@
-import { durationSeconds } from '../checks/outages.js'
+import { durationSeconds } from '../rules/outages.js'
 import { toDate, type Db } from './db.js'
 
 /** An outage as the outages endpoint reports it (spec 2.3). */

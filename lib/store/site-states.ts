@@ -1,4 +1,4 @@
-import type { OutageSpan } from '../checks/uptime.js'
+import type { OutageSpan } from '../rules/uptime.js'
 import { toDate, type Db } from './db.js'
 import { toSiteRow } from './sites.js'
 import type { SiteRow } from './tables.js'

@@ -1,5 +1,5 @@
 import type { ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi'
-import { tryNormaliseDomain } from '../../lib/checks/domain.js'
+import { tryNormaliseDomain } from '../../lib/rules/domain.js'
 
 /** The seed of the run; a failure names the case number, so the same seed replays it exactly. */
 export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20261122)

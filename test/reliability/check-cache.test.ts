@@ -4,8 +4,8 @@
  */
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { LocationResult } from '../../lib/checks/location-pool.js'
-import { CheckSupervisor, type Prober } from '../../lib/checks/supervisor.js'
+import type { LocationResult } from '../../lib/probing/location-pool.js'
+import { CheckSupervisor, type Prober } from '../../lib/probing/supervisor.js'
 
 const prober: Prober = {
   async probeAll(domain: string): Promise<LocationResult[]> {

@@ -1,7 +1,7 @@
 import http from 'node:http'
 import t from 'tap'
 import { parseConnectTo, type LocationConfig } from '../../config/index.js'
-import { LocationPools } from '../../lib/checks/location-pool.js'
+import { LocationPools } from '../../lib/probing/location-pool.js'
 import { createLogger } from '../../lib/logger.js'
 import { startDnsServer } from '../helpers/dns-server.js'
 import { squidMissing, startSquid } from '../helpers/squid.js'

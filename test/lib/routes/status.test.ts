@@ -1,6 +1,6 @@
 import t from 'tap'
-import { decide, type LocationVerdict } from '../../../lib/checks/consensus.js'
-import { SiteStates } from '../../../lib/checks/site-state.js'
+import { decide, type LocationVerdict } from '../../../lib/rules/consensus.js'
+import { SiteStates } from '../../../lib/monitoring/site-state.js'
 import { engines } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
 import { bearer, testServer } from '../../helpers/server.js'

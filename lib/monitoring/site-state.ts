@@ -1,9 +1,9 @@
 import type { Db } from '../store/db.js'
 import type { CheckRecord, RecordedCheck } from '../store/checks.js'
 import { listTrackedIds, loadSiteStates, type StoredSiteState } from '../store/site-states.js'
-import type { SiteStatus } from './consensus.js'
-import { durationSeconds } from './outages.js'
-import { UPTIME_WINDOWS, uptimeSummary, type OutageSpan, type UptimeWindows } from './uptime.js'
+import type { SiteStatus } from '../rules/consensus.js'
+import { durationSeconds } from '../rules/outages.js'
+import { UPTIME_WINDOWS, uptimeSummary, type OutageSpan, type UptimeWindows } from '../rules/uptime.js'
 
 /** The status endpoint's record (spec 2.1). */
 export interface StatusRecord {

@@ -1,10 +1,11 @@
 import { LRUCache } from 'lru-cache'
 import type { ConnectToRule } from '../../config/index.js'
 import { isRefusal, type Admission, type Refusal, type Ticket } from './admission.js'
-import { applyConnectTo } from './connect-to.js'
-import { decide, type SiteStatus } from './consensus.js'
+import { applyConnectTo } from '../rules/connect-to.js'
+import { decide, type SiteStatus } from '../rules/consensus.js'
 import { STOPPING_ERROR, type LocationResult } from './location-pool.js'
-import { checkHost, isPolicyRefusal, NON_PUBLIC_ERROR } from './target-policy.js'
+import { checkHost } from '../net/host-check.js'
+import { isPolicyRefusal, NON_PUBLIC_ERROR } from '../rules/target-policy.js'
 
 /** The check endpoint's answer: the spec's fields first, then what API consumers also want. */
 export interface CheckResult {

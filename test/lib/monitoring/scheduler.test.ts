@@ -1,6 +1,6 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Scheduler, phaseOf, type ScheduledSite } from '../../../lib/checks/scheduler.js'
+import { Scheduler, phaseOf, type ScheduledSite } from '../../../lib/monitoring/scheduler.js'
 
 const sites = (n: number, from = 1): ScheduledSite[] =>
   Array.from({ length: n }, (_, i) => ({ id: from + i, domain: `site${from + i}.example.com` }))

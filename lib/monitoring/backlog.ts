@@ -1,5 +1,5 @@
 import type { CheckRecord } from '../store/checks.js'
-import { outageStep } from './outages.js'
+import { outageStep } from '../rules/outages.js'
 
 /** A site's outage record as the checks before some point leave it: an outage open or not, and its newest check's time. */
 export interface OutageContext {

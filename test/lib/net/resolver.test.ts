@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { createResolver, dnsTimeoutFor, readHostsFile } from '../../../lib/checks/resolver.js'
+import { createResolver, dnsTimeoutFor, readHostsFile } from '../../../lib/net/resolver.js'
 import { startDnsServer } from '../../helpers/dns-server.js'
 
 const dns = await startDnsServer([

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { Admission, isRefusal, type Refusal, type Ticket } from '../../../lib/checks/admission.js'
+import { Admission, isRefusal, type Refusal, type Ticket } from '../../../lib/probing/admission.js'
 
 function gate(capacity: number, keyShare = 0.5) {
   let now = 0

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { parseConnectTo } from '../../../config/index.js'
-import { applyConnectTo } from '../../../lib/checks/connect-to.js'
+import { applyConnectTo } from '../../../lib/rules/connect-to.js'
 
 // curl's --connect-to: the first entry whose HOST1 and PORT1 match wins; an empty field matches any
 // host or port (HOST1, PORT1) or keeps the original (HOST2, PORT2); an entry that changes nothing

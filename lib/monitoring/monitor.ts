@@ -4,7 +4,7 @@ import { pruneChecks } from '../store/checks.js'
 import { scheduleHealth, type ScheduleLoad } from './schedule-load.js'
 import { Scheduler } from './scheduler.js'
 import type { SiteStates } from './site-state.js'
-import type { CheckSupervisor } from './supervisor.js'
+import type { CheckSupervisor } from '../probing/supervisor.js'
 
 /** Scheduled checks running at once by default; the service passes its admission's scheduled slots. */
 const CONCURRENCY = 500

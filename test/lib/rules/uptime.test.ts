@@ -1,6 +1,6 @@
 import t from 'tap'
-import { durationSeconds, outageStep } from '../../../lib/checks/outages.js'
-import { uptimePercent, uptimeSummary, UPTIME_WINDOWS } from '../../../lib/checks/uptime.js'
+import { durationSeconds, outageStep } from '../../../lib/rules/outages.js'
+import { uptimePercent, uptimeSummary, UPTIME_WINDOWS } from '../../../lib/rules/uptime.js'
 
 const at = (iso: string) => new Date(iso)
 const NOW = at('2026-11-22T12:00:00.000Z')

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { CheckSupervisor, type Prober } from '../../../lib/checks/supervisor.js'
-import type { LocationResult } from '../../../lib/checks/location-pool.js'
+import { CheckSupervisor, type Prober } from '../../../lib/probing/supervisor.js'
+import type { LocationResult } from '../../../lib/probing/location-pool.js'
 
 /** A prober that answers `up` from three locations after `delayMs`, counting its runs. */
 function counting(delayMs = 20): Prober & { runs: number } {

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { outageTransitions, RecordingBacklog, type OutageContext } from '../../../lib/checks/backlog.js'
-import type { SiteStatus } from '../../../lib/checks/consensus.js'
+import { outageTransitions, RecordingBacklog, type OutageContext } from '../../../lib/monitoring/backlog.js'
+import type { SiteStatus } from '../../../lib/rules/consensus.js'
 import type { CheckRecord } from '../../../lib/store/checks.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')

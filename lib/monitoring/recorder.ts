@@ -2,9 +2,9 @@ import type { Logger } from 'pino'
 import { isDatabaseUnavailable, isPoolSaturated, pingDatabase, type Db } from '../store/db.js'
 import { recordChecks, type CheckRecord } from '../store/checks.js'
 import { dropIndex, outageTransitions, RecordingBacklog } from './backlog.js'
-import type { SiteStatus } from './consensus.js'
+import type { SiteStatus } from '../rules/consensus.js'
 import type { SiteStates } from './site-state.js'
-import type { CheckResult } from './supervisor.js'
+import type { CheckResult } from '../probing/supervisor.js'
 
 /** Waits between attempts of a write the database refused (it answered, with an error); the last one repeats. */
 const RETRY_DELAYS_MS = [250, 1000, 2000, 5000]

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { DomainError, normaliseDomain, tryNormaliseDomain } from '../../../lib/checks/domain.js'
-import type { DomainErrorCode } from '../../../lib/checks/domain.js'
+import { DomainError, normaliseDomain, tryNormaliseDomain } from '../../../lib/rules/domain.js'
+import type { DomainErrorCode } from '../../../lib/rules/domain.js'
 
 // 63 + 1 + 63 + 1 + 63 + 1 + 61 = 253 characters.
 const name253 = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`

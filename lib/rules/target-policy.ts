@@ -1,6 +1,5 @@
 import { BlockList, isIP } from 'node:net'
 import { networkInterfaces } from 'node:os'
-import { createResolver, type Resolve } from './resolver.js'
 
 /** Body text of the 400 answered when a target is refused. */
 export const NON_PUBLIC_ERROR = 'domain resolves to a non-public address'
@@ -135,7 +134,8 @@ function ownAddresses(): string[] {
   }
 }
 
-function stripHost(host: string): string {
+/** `host` without the brackets of a v6 literal and without a zone index. */
+export function stripHost(host: string): string {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
   const zone = bare.indexOf('%')
   return zone === -1 ? bare : bare.slice(0, zone)
@@ -147,65 +147,4 @@ export function isPublicAddress(ip: string): boolean {
   const family = isIP(addr)
   if (family === 0) return false
   return !blocked.check(addr, family === 4 ? 'ipv4' : 'ipv6')
-}
-
-const DNS_CODES: Readonly<Record<string, string>> = {
-  ENOTFOUND: 'NXDOMAIN',
-  ENODATA: 'NODATA',
-  EAI_NODATA: 'NODATA',
-  EAI_AGAIN: 'SERVFAIL',
-  ESERVFAIL: 'SERVFAIL',
-  ETIMEOUT: 'TIMEOUT',
-  ECONNREFUSED: 'REFUSED',
-  EREFUSED: 'REFUSED'
-}
-
-let systemResolve: Resolve | undefined
-/** The system's resolvers through c-ares, for callers that bring no look-up of their own. */
-function defaultLookup(host: string): Promise<string[]> {
-  systemResolve ??= createResolver({ timeoutMs: 5000 })
-  return systemResolve(host)
-}
-
-/** The look-up, failing with ETIMEOUT once `ms` have passed without an answer. */
-async function lookupWithin(lookup: (host: string) => Promise<string[]>, name: string, ms: number | undefined): Promise<string[]> {
-  if (ms === undefined) return lookup(name)
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no DNS answer in ${ms} ms`), { code: 'ETIMEOUT' })), ms)
-  })
-  try {
-    return await Promise.race([lookup(name), late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-function dnsFailure(code: string): HostCheck {
-  return { ok: false, reason: 'dns', error: `domain does not resolve (${code})`, code }
-}
-
-/**
- * Resolves `host` and refuses it when any address is non-public, so a name with one public and one
- * private record cannot be used to reach the private one. DNS failures are reported, not thrown:
- * the caller decides what they mean (for a check, a `down` verdict rather than a 400).
- */
-export async function checkHost(host: string, policy: TargetPolicy): Promise<HostCheck> {
-  const name = stripHost(host.trim())
-  let addresses: string[]
-  if (isIP(name) !== 0) {
-    addresses = [name]
-  } else {
-    try {
-      addresses = await lookupWithin(policy.lookup ?? defaultLookup, name, policy.lookupTimeoutMs)
-    } catch (err) {
-      const raw = (err as NodeJS.ErrnoException | undefined)?.code
-      return dnsFailure((raw !== undefined && DNS_CODES[raw]) || raw || 'DNS_ERROR')
-    }
-    if (addresses.length === 0) return dnsFailure('NODATA')
-  }
-  if (!addresses.every((a) => isAllowedAddress(a, policy))) {
-    return { ok: false, reason: 'non_public', error: NON_PUBLIC_ERROR }
-  }
-  return { ok: true, addresses }
 }

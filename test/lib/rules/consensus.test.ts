@@ -1,5 +1,5 @@
 import t from 'tap'
-import { decide, type LocationOutcome, type LocationVerdict, type Consensus } from '../../../lib/checks/consensus.js'
+import { decide, type LocationOutcome, type LocationVerdict, type Consensus } from '../../../lib/rules/consensus.js'
 
 const at = (status: LocationVerdict, response_ms = 100): LocationOutcome => ({ status, response_ms })
 const many = (n: number, status: LocationVerdict, response_ms = 100): LocationOutcome[] =>
