@@ -61,7 +61,6 @@ import { writeFigures } from './processes.mjs'
 import { ensureWrk } from './wrk.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
-const ROOT = join(HERE, '..')
 const SELF = fileURLToPath(import.meta.url)
 const BLACKBOX = '/usr/bin/prometheus-blackbox-exporter'
 const LOOPBACK = '127.0.0.1'

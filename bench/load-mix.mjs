@@ -163,7 +163,9 @@ try {
       await res.body.dump()
       received++
       if (res.statusCode === 200) break
-    } catch {}
+    } catch {
+      // not listening yet
+    }
     await sleep(100)
   }
   const ask = (msg) => new Promise((resolve) => { sut.once('message', resolve); sut.send(msg) })

@@ -1,7 +1,7 @@
 // The service under test for bench/monitor and bench/badge: the real service (dist build) in its
 // own process, answering the parent's questions about its scheduler, CPU, memory and event-loop
 // delay over IPC. (bench/load-mix runs `site-status serve` itself, with bench/sut-stats.mjs preloaded.)
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { loadConfig } from '../dist/config/index.js'
 import { createLogger } from '../dist/lib/logger.js'
 import { startService } from '../dist/lib/main.js'
@@ -9,11 +9,21 @@ import { startService } from '../dist/lib/main.js'
 const service = await startService({ config: loadConfig(process.env), logger: createLogger({ level: 'warn' }) })
 const loop = monitorEventLoopDelay({ resolution: 10 })
 loop.enable()
+// Garbage-collection pauses since the last question: how many, their total and the longest (ms).
+let gc = { count: 0, totalMs: 0, maxMs: 0 }
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    gc.count++
+    gc.totalMs += e.duration
+    gc.maxMs = Math.max(gc.maxMs, e.duration)
+  }
+}).observe({ entryTypes: ['gc'] })
 process.on('message', async (msg) => {
   if (msg === 'stats') {
     const delay = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 }
     loop.reset()
-    process.send({ scheduler: service.monitoring.scheduler.stats(), recorder: service.recorder.stats(), cpu: process.cpuUsage(), rss: process.memoryUsage().rss, delay })
+    process.send({ scheduler: service.monitoring.scheduler.stats(), recorder: service.recorder.stats(), cpu: process.cpuUsage(), rss: process.memoryUsage().rss, delay, gc })
+    gc = { count: 0, totalMs: 0, maxMs: 0 }
   } else if (msg === 'stop') {
     await service.stop()
     // The final counters once every started check has ended and been recorded (or not: see

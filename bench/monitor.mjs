@@ -133,7 +133,7 @@ try {
     behindSeen ||= s.scheduler.lastMinute.behind
     console.error(`  ${((performance.now() - startedAt) / 1000).toFixed(0)} s: started ${s.scheduler.started}, on time ${s.scheduler.onTime}, late ${s.scheduler.late}, skipped ${s.scheduler.skipped}, shed ${s.scheduler.shed}, running ${s.scheduler.running}, queued ${s.scheduler.queued}, ` +
       `last minute ${s.scheduler.lastMinute.duePerS} due/s, ${s.scheduler.lastMinute.runPerS} run/s${s.scheduler.lastMinute.behind ? ' (behind)' : ''}, ` +
-      `recording ${s.recorder.pending} waiting, ${s.recorder.dropped.harmless + s.recorder.dropped.transitions} dropped, rss ${mb(s.rss)} MB, loop delay p99 ${s.delay.p99.toFixed(0)} ms` +
+      `recording ${s.recorder.pending} waiting, ${s.recorder.dropped.harmless + s.recorder.dropped.transitions} dropped, rss ${mb(s.rss)} MB, loop delay p99 ${s.delay.p99.toFixed(0)} ms, max ${s.delay.max.toFixed(0)} ms, gc ${s.gc.count} pauses, longest ${s.gc.maxMs.toFixed(0)} ms` +
       (statusWindows.length > 0 ? `, status p99 ${statusWindows.at(-1).p99Ms.toFixed(1)} ms` : ''))
   }
   await statusLoad
@@ -262,7 +262,8 @@ try {
   }
 
   const fmtMs = (n) => Number.isFinite(n) ? n.toFixed(1) : '-'
-  const overCapacity = SITES > 30_000
+  // What the scheduler should say, going by what the targets saw.
+  const truth = onTimeShare >= 0.99 ? 'ok' : 'behind'
   const statusGoalMs = SITES > 30_000 ? 50 : 20
   const rssGoalMb = SITES > 30_000 ? 800 : SITES > 10_000 ? 600 : 400
   const fmt = (n, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
@@ -284,11 +285,11 @@ try {
     '| scheduler | figure | goal |',
     '|---|---|---|',
     `| due times in the window (each with its full ${ON_TIME_MS / 1000} s before the end) | ${due} | |`,
-    `| first request reached the target within ${ON_TIME_MS / 1000} s of due | ${(onTimeShare * 100).toFixed(2)}% (${onTime}; ${late} later, ${missing} not at all) | ${overCapacity ? '(over capacity)' : '>= 99%'} |`,
+    `| first request reached the target within ${ON_TIME_MS / 1000} s of due | ${(onTimeShare * 100).toFixed(2)}% (${onTime}; ${late} later, ${missing} not at all) | >= 99% within capacity |`,
     `| delay from due to the first request at the target: p50 / p99 / max | ${pct(50)} / ${pct(99)} / ${delays.at(-1) ?? '-'} ms | |`,
     `| checks the scheduler handed over within ${ON_TIME_MS / 1000} s of due (its own count, the figure used until 2026-11-23) | ${(handedOverShare * 100).toFixed(2)}% of ${sched.started} (${sched.late} late, ${sched.skipped} skipped, ${sched.shed} shed) | |`,
     `| the scheduler's own last minute at the end: due / run per second, shed, behind | ${sched.lastMinute.duePerS} / ${sched.lastMinute.runPerS}, ${sched.lastMinute.shed}, ${sched.lastMinute.behind ? 'behind' : 'ok'} | |`,
-    `| /healthz at the end; warned as behind during the run | "schedule": "${health.schedule}"; ${behindSeen ? 'yes' : 'no'} | ${overCapacity ? 'behind' : 'ok'} |`,
+    `| /healthz at the end; warned as behind during the run | "schedule": "${health.schedule}"; ${behindSeen ? 'yes' : 'no'} | ${truth} (as the share at the target says): ${health.schedule === truth ? 'yes' : '**no**'} |`,
     `| checks due per second: the scheduler's figure / the tracked sites' | ${sched.lastMinute.duePerS} / ${(SITES / INTERVAL_S).toFixed(1)} | equal |`,
     `| checks run per second: the scheduler's last minute / rows written over the run | ${sched.lastMinute.runPerS} / ${rowsPerS.toFixed(1)} | |`,
     `| status p99 under this load, wrk 8 connections at a steady pace (${statusWindows.length} windows of ${STATUS_WINDOW_S} s, median ${fmt(statusRps ?? 0)} req/s): median / worst window | ${fmtMs(median(statusP99s))} / ${fmtMs(Math.max(...statusP99s))} ms, ${statusErrors} errors | < ${statusGoalMs} ms |`,
