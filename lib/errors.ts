@@ -49,7 +49,7 @@ export function formatErrorResponse(request: Request, h: ResponseToolkit, render
     boom = replacement
   }
   const status = boom.output.statusCode
-  const message = status === 500 ? 'internal server error' : String(boom.output.payload.message || boom.output.payload.error)
+  const message = status === 500 ? 'internal server error' : boom.output.payload.message || boom.output.payload.error
   boom.output.payload = { error: message } as unknown as Boom.Payload
   if (status === 503 && boom.output.headers['Retry-After'] === undefined) boom.output.headers['Retry-After'] = '5'
   if (renderHtml && request.route.settings.plugins?.page) {

@@ -89,20 +89,23 @@ export function registerAccessLog(server: Server, logger: Logger): void {
   own[SERIALIZERS] = merged
   server.decorate('server', 'logger', logger)
 
-  server.ext('onPostStart', async () => { logger.info(server.info, 'server started') })
-  server.ext('onPostStop', async () => { logger.info(server.info, 'server stopped') })
-  server.events.on('log', (event) => {
-    if (event.error) logger.error({ err: event.error, tags: event.tags })
-    else logEvent(logger, event as LogEvent)
+  server.ext('onPostStart', () => { logger.info(server.info, 'server started') })
+  server.ext('onPostStop', () => { logger.info(server.info, 'server stopped') })
+  // hapi's types declare `error` on every log event; only error events carry one.
+  server.events.on('log', (hapiEvent) => {
+    const event: LogEvent = hapiEvent
+    if (event.error !== undefined) logger.error({ err: event.error, tags: event.tags })
+    else logEvent(logger, event)
   })
   server.events.on({ name: 'request', channels: 'app' }, (request, event) => {
     if (unlogged(request)) return
-    logEvent(logger.child({ req_id: request.info.id }), event as LogEvent)
+    logEvent(logger.child({ req_id: request.info.id }), event)
   })
   server.events.on('response', (request) => {
     if (logger.levelVal > INFO || unlogged(request)) return
     const info = request.info
-    const responseTime = (info.completed !== undefined ? info.completed : info.responded) - info.received
+    // hapi sets `completed` before it emits 'response'.
+    const responseTime = info.completed - info.received
     const res = request.raw.res
     logger.child({ req_id: info.id }).info(
       { res, responseTime },

@@ -1,5 +1,5 @@
 import Boom from '@hapi/boom'
-import type { Request, ResponseObject, Server } from '@hapi/hapi'
+import type { Request, Server } from '@hapi/hapi'
 
 /** What a key's budget looks like after a decision; times in ms. */
 export interface RateLimitState {
@@ -181,7 +181,7 @@ export function addBudgetHeaders(request: Request): void {
   const state = (request.plugins as WithState)[STATE]
   if (!state) return
   const response = request.response
-  const headers = Boom.isBoom(response) ? response.output.headers : (response as ResponseObject).headers
+  const headers = Boom.isBoom(response) ? response.output.headers : response.headers
   headers['ratelimit-limit'] = String(state.limit)
   headers['ratelimit-remaining'] = String(state.remaining)
   headers['ratelimit-reset'] = String(seconds(state.resetMs))

@@ -8,7 +8,7 @@ export async function up(knex: Knex): Promise<void> {
     t.datetime('ended_at', { precision: 3 }).nullable()
     // Equals site_id while the outage is open and null once closed: the unique index makes
     // "at most one open outage per site" a database guarantee on both engines.
-    t.integer('open_site_id').unsigned().nullable().unique('outages_one_open_per_site')
+    t.integer('open_site_id').unsigned().nullable().unique({ indexName: 'outages_one_open_per_site' })
     t.index(['started_at', 'id'], 'outages_started_at_id')
     t.index(['site_id', 'started_at', 'id'], 'outages_site_started_at_id')
     t.index(['ended_at', 'started_at', 'id'], 'outages_ended_at_started_at_id')

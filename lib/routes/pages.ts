@@ -13,7 +13,7 @@ const STATIC_MAX_AGE_MS = 10 * 60_000
 
 /** A page rendered through the layout, as a string to keep. */
 async function render(request: Request, template: string, context: Record<string, unknown>, status = 200): Promise<RenderedPage> {
-  return { status, html: await request.render(template, context) as string }
+  return { status, html: await request.render(template, context) }
 }
 
 function reply(h: ResponseToolkit, page: RenderedPage) {
@@ -37,7 +37,7 @@ export function pageRoutes(
       options: { auth: false, plugins: { page: true } },
       handler: async (request, h) => {
         const raw = request.query.page
-        const page = raw === undefined ? 1 : /^[1-9]\d{0,5}$/.test(String(raw)) ? Number(raw) : NaN
+        const page = raw === undefined ? 1 : typeof raw === 'string' && /^[1-9]\d{0,5}$/.test(raw) ? Number(raw) : NaN
         if (Number.isNaN(page)) return pageView(h, 'error', { title: 'Bad request', message: 'page must be a whole number from 1' }, 400)
         if (page > 1 && (page - 1) * SITES_PER_PAGE >= states.size) {
           return pageView(h, 'error', { title: 'Not found', message: 'there is no such page of sites' }, 404)
