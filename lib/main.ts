@@ -1,14 +1,12 @@
 import type { Server } from '@hapi/hapi'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import { Admission } from './probing/admission.js'
-import { ANSWER_MARGIN_MS, LocationPools } from './probing/location-pool.js'
+import type { Admission } from './probing/admission.js'
+import { createProbing } from './probing/build.js'
+import type { LocationPools } from './probing/location-pool.js'
 import { startMonitoring, type Monitoring } from './monitoring/monitor.js'
 import { CheckRecorder } from './monitoring/recorder.js'
 import { SiteStates } from './monitoring/site-state.js'
-import { createResolver, dnsTimeoutFor } from './net/resolver.js'
-import { CheckSupervisor } from './probing/supervisor.js'
-import { userAgent } from './rules/user-agent.js'
 import { safeErrorSummary } from './errors.js'
 import { buildServer } from './server.js'
 import { openDb, type Db } from './store/db.js'
@@ -50,42 +48,14 @@ export async function startService(
   try {
     const applied = await migrateLatest(db)
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
-    pools = new LocationPools({
-      locations: config.locations,
-      connectTo: config.connectTo,
-      allowPrivate: config.allowPrivateTargets,
-      allowRanges: config.allowedTargetRanges,
-      denyRanges: config.deniedTargetRanges,
-      timeoutMs: config.probeTimeoutMs,
-      userAgent: userAgent(config.publicUrl),
-      dnsServers: config.dnsServers,
-      // Pings and liveness checks come on top of one probe per admitted check.
-      concurrency: config.maxChecksInFlight + 16,
-      logger
-    })
-    // The first checks must not count actor start-up against their deadline.
-    await pools.ready()
     const intervalMs = config.checkIntervalS * 1000
     const states = new SiteStates({ intervalMs, publicUrl: config.publicUrl })
     const recorder = new CheckRecorder({ db, states, logger })
-    const admission = new Admission({
-      capacity: config.maxChecksInFlight,
-      keyShare: config.maxKeyShare,
-      maxCheckMs: config.probeTimeoutMs + ANSWER_MARGIN_MS
-    })
-    const dnsTimeoutMs = dnsTimeoutFor(config.probeTimeoutMs)
-    const checks = new CheckSupervisor({
-      prober: pools,
-      admission,
-      cacheTtlS: config.cacheTtlS,
-      allowPrivate: config.allowPrivateTargets,
-      allowRanges: config.allowedTargetRanges,
-      denyRanges: config.deniedTargetRanges,
-      connectTo: config.connectTo,
-      lookup: createResolver({ servers: config.dnsServers, timeoutMs: dnsTimeoutMs }),
-      lookupTimeoutMs: dnsTimeoutMs,
-      onResult: (result, source) => recorder.record(result, source)
-    })
+    const probing = createProbing(config, { logger, onResult: (result, source) => { recorder.record(result, source) } })
+    const { admission, checks } = probing
+    pools = probing.pools
+    // The first checks must not count actor start-up against their deadline.
+    await pools.ready()
     monitoring = await startMonitoring({
       db, states, checks, intervalMs, retentionDays: config.checkRetentionDays, logger, firstPruneMs, concurrency: admission.scheduledSlots
     })

@@ -1,5 +1,5 @@
 import { workerData } from 'node:worker_threads'
-import { createResolver, dnsTimeoutFor } from '../lib/net/resolver.js'
+import { createResolver, type DnsSettings } from '../lib/net/resolver.js'
 import { checkHost } from '../lib/net/host-check.js'
 import { isAllowedAddress, judgesAddresses, POLICY_REFUSAL, type TargetPolicy } from '../lib/rules/target-policy.js'
 import { probe, type ProbeResult } from './http-probe.js'
@@ -11,13 +11,11 @@ export interface ActorSettings {
   /** Behind the proxy, the proxy resolves the site's name (LOCATIONS `"resolve": "proxy"`). */
   resolveAtProxy: boolean
   connectTo: readonly ConnectToRule[]
-  allowPrivate: boolean
-  allowRanges: readonly string[]
-  denyRanges: readonly string[]
+  policy: TargetPolicy
+  /** The actor's own resolver: DNS_SERVERS (empty: the system's) and the look-up budget. */
+  dns: DnsSettings
   timeoutMs: number
   userAgent: string
-  /** DNS_SERVERS; empty: the system's resolvers. */
-  dnsServers: readonly string[]
 }
 
 /**
@@ -37,8 +35,8 @@ const settings = workerData as ActorSettings
 Error.stackTraceLimit = 0
 
 // The actor's own c-ares channel: look-ups wait on a socket of this thread, never on libuv's pool.
-const resolve = createResolver({ servers: settings.dnsServers, timeoutMs: dnsTimeoutFor(settings.timeoutMs) })
-const policy: TargetPolicy = { allowPrivate: settings.allowPrivate, allowRanges: settings.allowRanges, denyRanges: settings.denyRanges, lookup: resolve }
+const resolve = createResolver(settings.dns)
+const { policy } = settings
 
 /**
  * A proxy that resolves names itself (`resolveAtProxy`) is asked to CONNECT to a name, so every hop
@@ -50,7 +48,7 @@ const policy: TargetPolicy = { allowPrivate: settings.allowPrivate, allowRanges:
  */
 async function checkProxiedName(host: string, port: number): Promise<string | null> {
   const dial = applyConnectTo(settings.connectTo, host, port)
-  const verdict = await checkHost(dial.host, policy)
+  const verdict = await checkHost(dial.host, policy, { lookup: resolve })
   return !verdict.ok && verdict.reason === 'non_public' ? POLICY_REFUSAL : null
 }
 

@@ -21,7 +21,7 @@ function defaultLookup(host: string): Promise<string[]> {
 }
 
 /** The look-up, failing with ETIMEOUT once `ms` have passed without an answer. */
-async function lookupWithin(lookup: (host: string) => Promise<string[]>, name: string, ms: number | undefined): Promise<string[]> {
+async function lookupWithin(lookup: Resolve, name: string, ms: number | undefined): Promise<string[]> {
   if (ms === undefined) return lookup(name)
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_resolve, reject) => {
@@ -34,6 +34,16 @@ async function lookupWithin(lookup: (host: string) => Promise<string[]>, name: s
   }
 }
 
+/**
+ * How {@link checkHost} looks names up: `lookup` resolves them (the service passes its c-ares
+ * resolver for DNS_SERVERS, tests their own; default: the system's resolvers through c-ares), and
+ * past `timeoutMs` the look-up fails as a DNS timeout.
+ */
+export interface HostLookup {
+  lookup?: Resolve
+  timeoutMs?: number
+}
+
 function dnsFailure(code: string): HostCheck {
   return { ok: false, reason: 'dns', error: `domain does not resolve (${code})`, code }
 }
@@ -43,14 +53,14 @@ function dnsFailure(code: string): HostCheck {
  * private record cannot be used to reach the private one. DNS failures are reported, not thrown:
  * the caller decides what they mean (for a check, a `down` verdict rather than a 400).
  */
-export async function checkHost(host: string, policy: TargetPolicy): Promise<HostCheck> {
+export async function checkHost(host: string, policy: TargetPolicy, { lookup = defaultLookup, timeoutMs }: HostLookup = {}): Promise<HostCheck> {
   const name = stripHost(host.trim())
   let addresses: string[]
   if (isIP(name) !== 0) {
     addresses = [name]
   } else {
     try {
-      addresses = await lookupWithin(policy.lookup ?? defaultLookup, name, policy.lookupTimeoutMs)
+      addresses = await lookupWithin(lookup, name, timeoutMs)
     } catch (err) {
       const raw = (err as NodeJS.ErrnoException | undefined)?.code
       return dnsFailure((raw !== undefined && DNS_CODES[raw]) || raw || 'DNS_ERROR')

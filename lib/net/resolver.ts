@@ -22,6 +22,15 @@ export interface ResolverOptions {
   graceMs?: number
 }
 
+/**
+ * The resolver settings of the probing side, plain data so that they reach every actor thread
+ * whole: DNS_SERVERS and the look-up budget a probe deadline leaves ({@link dnsTimeoutFor}).
+ */
+export interface DnsSettings {
+  readonly servers: readonly string[]
+  readonly timeoutMs: number
+}
+
 /** RFC 8305 recommends 50 ms. */
 const RESOLUTION_DELAY_MS = 50
 const LOOPBACK = ['127.0.0.1', '::1'] as const

@@ -3,6 +3,8 @@ import type { Logger } from 'pino'
 import type { ConnectToRule, LocationConfig } from '../../config/index.js'
 import type { ActorSettings, ProbeTask } from '../../workers/location-actor.js'
 import type { ProbeResult } from '../../workers/http-probe.js'
+import { dnsTimeoutFor, type DnsSettings } from '../net/resolver.js'
+import { policyOf, type TargetPolicy } from '../rules/target-policy.js'
 
 // Tests run the TypeScript sources, production the build: the worker file follows this module's own extension.
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
@@ -21,15 +23,21 @@ export interface LocationResult extends ProbeResult {
 export interface LocationPoolOptions {
   locations: readonly LocationConfig[]
   connectTo: readonly ConnectToRule[]
-  allowPrivate: boolean
-  /** CIDRs reachable although not public (see ALLOW_PRIVATE_TARGETS). */
-  allowRanges?: readonly string[]
-  /** CIDRs never reached (DENY_TARGETS). */
-  denyRanges?: readonly string[]
+  /** The target policy every actor judges its dials by. */
+  policy?: TargetPolicy
+  /** The actors' resolvers; default: the system's, with the budget {@link dnsTimeoutFor} the deadline. */
+  dns?: DnsSettings
   timeoutMs: number
   userAgent: string
   logger: Logger
-  /** DNS_SERVERS for the actors' resolvers; default: the system's. */
+  /**
+   * The policy's fields one by one, read only when `policy` is absent: the form callers not yet
+   * moved to `policy` (or to `createProbing`) still pass. Prefer `policy`.
+   */
+  allowPrivate?: boolean
+  allowRanges?: readonly string[]
+  denyRanges?: readonly string[]
+  /** DNS_SERVERS alone, read only when `dns` is absent. Prefer `dns`. */
   dnsServers?: readonly string[]
   /**
    * Probes one actor thread runs at once. They are I/O bound and each is bounded by its deadline,
@@ -73,17 +81,17 @@ export class LocationPools {
     this.#labels = opts.locations.map((l) => l.label)
     this.#timeoutMs = opts.timeoutMs
     this.#logger = opts.logger
+    const policy = opts.policy ?? policyOf(opts)
+    const dns = opts.dns ?? { servers: opts.dnsServers ?? [], timeoutMs: dnsTimeoutFor(opts.timeoutMs) }
     this.pools = opts.locations.map((location) => {
       const settings: ActorSettings = {
         proxy: location.proxy,
         resolveAtProxy: location.resolve === 'proxy',
         connectTo: opts.connectTo,
-        allowPrivate: opts.allowPrivate,
-        allowRanges: opts.allowRanges ?? [],
-        denyRanges: opts.denyRanges ?? [],
+        policy,
+        dns,
         timeoutMs: opts.timeoutMs,
-        userAgent: opts.userAgent,
-        dnsServers: opts.dnsServers ?? []
+        userAgent: opts.userAgent
       }
       const pool = new Piscina({
         filename: opts.actorFile ?? ACTOR_FILE,

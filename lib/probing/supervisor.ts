@@ -5,7 +5,8 @@ import { applyConnectTo } from '../rules/connect-to.js'
 import { decide, type SiteStatus } from '../rules/consensus.js'
 import { STOPPING_ERROR, type LocationResult } from './location-pool.js'
 import { checkHost } from '../net/host-check.js'
-import { isPolicyRefusal, NON_PUBLIC_ERROR } from '../rules/target-policy.js'
+import type { Resolve } from '../net/resolver.js'
+import { isPolicyRefusal, NON_PUBLIC_ERROR, policyOf, type TargetPolicy } from '../rules/target-policy.js'
 
 /** The check endpoint's answer: the spec's fields first, then what API consumers also want. */
 export interface CheckResult {
@@ -51,15 +52,19 @@ export interface Prober {
 export interface SupervisorOptions {
   prober: Prober
   cacheTtlS: number
-  allowPrivate: boolean
-  /** CIDRs reachable although not public (see ALLOW_PRIVATE_TARGETS). */
+  /** The target policy a domain is judged by before any location is asked. */
+  policy?: TargetPolicy
+  /**
+   * The policy's fields one by one, read only when `policy` is absent: the form callers not yet
+   * moved to `policy` (or to `createProbing`) still pass. Prefer `policy`.
+   */
+  allowPrivate?: boolean
   allowRanges?: readonly string[]
-  /** CIDRs never reached (DENY_TARGETS). */
   denyRanges?: readonly string[]
   connectTo: readonly ConnectToRule[]
   now?: () => Date
-  /** Resolves names for the target policy (tests inject one; production uses the system resolver). */
-  lookup?: (host: string) => Promise<string[]>
+  /** Resolves names for the target policy (the service passes its DNS_SERVERS resolver; default: the system's). */
+  lookup?: Resolve
   /**
    * How long the policy's look-up of the name may take before the check goes on without it (the
    * probe deadline, PROBE_TIMEOUT_MS, in the service). The actors still judge every address they dial.
@@ -82,6 +87,7 @@ type Outcome = { ok: true; result: CheckResult } | { ok: false; error: string }
  */
 export class CheckSupervisor {
   readonly #opts: SupervisorOptions
+  readonly #policy: TargetPolicy
   readonly #cache: LRUCache<string, Outcome> | null
   readonly #inFlight = new Map<string, Promise<Outcome>>()
   readonly #now: () => Date
@@ -89,6 +95,7 @@ export class CheckSupervisor {
 
   constructor(opts: SupervisorOptions) {
     this.#opts = opts
+    this.#policy = opts.policy ?? policyOf(opts)
     this.#now = opts.now ?? (() => new Date())
     this.#cache = opts.cacheTtlS > 0 ? new LRUCache<string, Outcome>({ max: 10_000, ttl: opts.cacheTtlS * 1000 }) : null
   }
@@ -178,9 +185,9 @@ export class CheckSupervisor {
   }
 
   async #probe(domain: string): Promise<Outcome> {
-    const { allowPrivate, allowRanges, denyRanges, connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
+    const { connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
     const dial = applyConnectTo(connectTo, domain, 443)
-    const verdict = await checkHost(dial.host, { allowPrivate, allowRanges, denyRanges, lookup, lookupTimeoutMs })
+    const verdict = await checkHost(dial.host, this.#policy, { lookup, timeoutMs: lookupTimeoutMs })
     // A name that does not resolve (or not in time) is not refused here: the locations will report
     // it as down, and a direct location judges the very address it dials.
     if (!verdict.ok && verdict.reason === 'non_public') return { ok: false, error: NON_PUBLIC_ERROR }

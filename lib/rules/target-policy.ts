@@ -19,18 +19,20 @@ export function isPolicyRefusal(error: string | null): boolean {
 }
 
 /**
- * How a target host is judged: `allowPrivate` lifts the guard; `allowRanges` (CIDRs) lifts it for
- * those ranges only, such as an intranet; `denyRanges` are refused always; `lookup` resolves names (the service passes its c-ares
- * resolver for DNS_SERVERS; tests pass their own; default: the system's resolvers through c-ares);
- * `lookupTimeoutMs` bounds the look-up, which then fails as a DNS timeout.
+ * How a target address is judged: `allowPrivate` lifts the guard (ALLOW_PRIVATE_TARGETS=1);
+ * `allowRanges` (CIDRs) lifts it for those ranges only, such as an intranet; `denyRanges` are
+ * refused always. Plain data: the same value goes whole to the supervisor and to every actor thread.
  */
 export interface TargetPolicy {
-  allowPrivate: boolean
-  allowRanges?: readonly string[]
+  readonly allowPrivate: boolean
+  readonly allowRanges?: readonly string[]
   /** CIDRs never reached, public or not, whatever `allowPrivate` says (DENY_TARGETS). */
-  denyRanges?: readonly string[]
-  lookup?: (host: string) => Promise<string[]>
-  lookupTimeoutMs?: number
+  readonly denyRanges?: readonly string[]
+}
+
+/** A policy from its fields one by one, as callers not yet passing a {@link TargetPolicy} still give them. */
+export function policyOf(fields: { allowPrivate?: boolean; allowRanges?: readonly string[]; denyRanges?: readonly string[] }): TargetPolicy {
+  return { allowPrivate: fields.allowPrivate ?? false, allowRanges: fields.allowRanges ?? [], denyRanges: fields.denyRanges ?? [] }
 }
 
 const rangeLists = new Map<string, BlockList>()

@@ -1,7 +1,8 @@
 import type { Server, ServerInjectResponse } from '@hapi/hapi'
 import { loadConfig } from '../../config/index.js'
-import { LocationPools } from '../../lib/probing/location-pool.js'
-import { CheckSupervisor, type CheckResult } from '../../lib/probing/supervisor.js'
+import { createProbing } from '../../lib/probing/build.js'
+import type { LocationPools } from '../../lib/probing/location-pool.js'
+import type { CheckResult } from '../../lib/probing/supervisor.js'
 import { createLogger } from '../../lib/logger.js'
 import { migratedDb } from './db.js'
 import { bearer, testServer } from './server.js'
@@ -23,19 +24,15 @@ export async function checkStack(
   const locations = proxies.map((port, i) => ({ label: `Proxy ${i + 1}, Testland`, ...(port === null ? {} : { proxy: `http://127.0.0.1:${port}` }) }))
   const env = { LOCATIONS: JSON.stringify(locations), CONNECT_TO: connectTo, ALLOW_PRIVATE_TARGETS: '1', PROBE_TIMEOUT_MS: String(timeoutMs), CACHE_TTL_S: String(cacheTtlS) }
   const config = loadConfig(env)
-  const pools = new LocationPools({
-    locations: config.locations,
-    connectTo: config.connectTo,
-    allowPrivate: true,
-    timeoutMs: config.probeTimeoutMs,
-    userAgent: 'SiteStatusAPI/test',
+  const results: CheckResult[] = []
+  const { pools, checks } = createProbing(config, {
     logger: createLogger({ level: 'silent' }),
-    actorFile
+    userAgent: 'SiteStatusAPI/test',
+    actorFile,
+    onResult: (r) => results.push(r)
   })
   t.teardown(() => pools.close())
   await pools.ready()
-  const results: CheckResult[] = []
-  const checks = new CheckSupervisor({ prober: pools, cacheTtlS, allowPrivate: true, connectTo: config.connectTo, onResult: (r) => results.push(r) })
   const { db } = await migratedDb('sqlite', t)
   const { server, issueKey } = await testServer({ db, env, checks })
   const key = await issueKey({ limit: keyLimit })

@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../config/index.js'
-import { LocationPools } from '../../lib/probing/location-pool.js'
-import { CheckSupervisor, type Prober } from '../../lib/probing/supervisor.js'
+import { createProbing } from '../../lib/probing/build.js'
+import type { LocationPools } from '../../lib/probing/location-pool.js'
 import { createLogger } from '../../lib/logger.js'
 import { migratedDb } from '../helpers/db.js'
 import { cliEnv, lines, ROOT, runCli, startServe } from '../helpers/cli.js'
@@ -157,23 +157,17 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
   const locations = [{ label: 'Direct 1, Testland' }, ...proxies.map((p, i) => ({ label: `Proxy ${i + 1}, Testland`, proxy: `http://127.0.0.1:${p.port}` }))]
   const env = { ALLOW_PRIVATE_TARGETS: '127.0.0.2/32', CONNECT_TO: rules.join(','), LOCATIONS: JSON.stringify(locations), PROBE_TIMEOUT_MS: '3000', CACHE_TTL_S: '0' }
   const config = loadConfig(env)
-  const pools = new LocationPools({
-    locations: config.locations,
-    connectTo: config.connectTo,
-    allowPrivate: false,
-    allowRanges: config.allowedTargetRanges,
-    timeoutMs: config.probeTimeoutMs,
-    userAgent: 'security-test',
-    logger: createLogger({ level: 'silent' })
-  })
+  const logger = createLogger({ level: 'silent' })
+  const { pools } = createProbing(config, { logger, userAgent: 'security-test' })
   t.teardown(() => pools.close())
   await pools.ready()
   const { db } = await migratedDb('sqlite', t)
 
-  const serve = async (connectTo: typeof config.connectTo, lookup?: (host: string) => Promise<string[]>) => {
+  /** A check path on the same actors, its supervisor judging by `CONNECT_TO` (and `lookup`) instead. */
+  const serve = async (connectTo: string, lookup?: (host: string) => Promise<string[]>) => {
     let probes = 0
-    const prober: Prober = { probeAll: (domain) => { probes++; return pools.probeAll(domain) } }
-    const checks = new CheckSupervisor({ prober, cacheTtlS: 0, allowPrivate: false, allowRanges: config.allowedTargetRanges, connectTo, lookup })
+    const counted = (actors: LocationPools) => ({ probeAll: (domain: string) => { probes++; return actors.probeAll(domain) } })
+    const { checks } = createProbing(loadConfig({ ...env, CONNECT_TO: connectTo }), { logger, lookup, pools, prober: counted })
     const { server, issueKey } = await testServer({ db, env, checks })
     const key = await issueKey({ limit: 1_000_000 })
     const check = async (domain: string) => {
@@ -183,7 +177,7 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
     return { check, probes: () => probes }
   }
 
-  const viaRedirects = await serve(config.connectTo)
+  const viaRedirects = await serve(env.CONNECT_TO)
   for (const [i, { host, why }] of DESTINATIONS.entries()) {
     const location = `http://${urlHost(host)}/`
     const answer = await viaRedirects.check(`r${i}.site.test`)
@@ -210,7 +204,7 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
       t.throws(() => loadConfig({ CONNECT_TO: connectTo }), { name: 'ConfigError' }, `CONNECT_TO to ${dest} (${why}) stops the start`)
       continue
     }
-    const { check, probes } = await serve(loadConfig({ CONNECT_TO: connectTo }).connectTo, publicLooking)
+    const { check, probes } = await serve(connectTo, publicLooking)
     t.same(await check('public-looking.example.com'), { status: 400, body: REFUSED }, `a public name sent to ${dest} (${why}) by CONNECT_TO is refused`)
     t.equal(probes(), 0, 'before any location dials it')
   }

@@ -24,14 +24,13 @@ const connectTo = parseConnectTo([
   `jump.site.test:443:127.0.0.2:${closed}`, `jump.site.test:80:127.0.0.2:${sitePort}`,
   `inner.site.test:443:127.0.0.1:${closed}`, `inner.site.test:80:127.0.0.1:${innerPort}`
 ].join(','))
-const locations = proxies.map((p, i) => ({ label: `Proxy ${i + 1}, Testland`, proxy: `http://127.0.0.1:${p.port}` }))
+const locations = proxies.map((p, i) => ({ label: `Proxy ${i + 1}, Testland`, proxy: `http://127.0.0.1:${p.port}`, resolve: 'local' as const }))
 
 const pools = (allowPrivate: boolean): LocationPools => {
   const p = new LocationPools({
     locations,
     connectTo,
-    allowPrivate,
-    allowRanges: ['127.0.0.2/32'],
+    policy: { allowPrivate, allowRanges: ['127.0.0.2/32'] },
     timeoutMs: 3000,
     userAgent: 'proxied-policy-test',
     logger: createLogger({ level: 'silent' })

@@ -53,9 +53,8 @@ function pools(resolve: 'local' | 'proxy', allowPrivate = false): LocationPools 
   const p = new LocationPools({
     locations,
     connectTo,
-    allowPrivate,
-    allowRanges: ['127.0.0.2/32'],
-    dnsServers: [dns.address],
+    policy: { allowPrivate, allowRanges: ['127.0.0.2/32'] },
+    dns: { servers: [dns.address], timeoutMs: 1500 },
     timeoutMs: 3000,
     userAgent: 'proxied-ssrf-test',
     logger: createLogger({ level: 'silent' })
@@ -92,8 +91,7 @@ t.test('a redirect to another port of the site is refused, even where private ta
   const checks = new CheckSupervisor({
     prober: local,
     cacheTtlS: 0,
-    allowPrivate: false,
-    allowRanges: ['127.0.0.2/32'],
+    policy: { allowPrivate: false, allowRanges: ['127.0.0.2/32'] },
     connectTo,
     lookup: createResolver({ servers: [dns.address], timeoutMs: 1000 })
   })

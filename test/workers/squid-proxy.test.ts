@@ -40,9 +40,8 @@ if (missing !== null) {
   const pools = new LocationPools({
     locations,
     connectTo: parseConnectTo(`:443::${closed},internal.corp:80::${innerPort},:80::${sitePort}`),
-    allowPrivate: false,
-    allowRanges: ['127.0.0.2/32'],
-    dnsServers: [dns.address],
+    policy: { allowPrivate: false, allowRanges: ['127.0.0.2/32'] },
+    dns: { servers: [dns.address], timeoutMs: 2500 },
     timeoutMs: 5000,
     userAgent: 'squid-test',
     logger: createLogger({ level: 'silent' })

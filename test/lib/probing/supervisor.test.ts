@@ -18,7 +18,7 @@ function counting(delayMs = 20): Prober & { runs: number } {
   return prober
 }
 
-const options = { cacheTtlS: 60, allowPrivate: true, connectTo: [], lookup: async () => ['8.8.8.8'] }
+const options = { cacheTtlS: 60, policy: { allowPrivate: true }, connectTo: [], lookup: async () => ['8.8.8.8'] }
 
 t.test('on-demand results are reused; scheduled ones are not kept', async (t) => {
   const prober = counting()
@@ -44,7 +44,7 @@ t.test('a scheduled check joins an on-demand run already under way', async (t) =
 t.test('a resolver that never answers holds a check up only until the lookup deadline', async (t) => {
   const prober = counting(1)
   const never = (): Promise<string[]> => new Promise(() => {})
-  const checks = new CheckSupervisor({ ...options, allowPrivate: false, prober, lookup: never, lookupTimeoutMs: 200 })
+  const checks = new CheckSupervisor({ ...options, policy: { allowPrivate: false }, prober, lookup: never, lookupTimeoutMs: 200 })
   const started = performance.now()
   const result = await checks.check('hung-dns.example.com')
   const waited = performance.now() - started
@@ -56,7 +56,7 @@ t.test('a resolver that never answers holds a check up only until the lookup dea
 
 t.test('a name resolving to a non-public address is still refused before probing', async (t) => {
   const prober = counting(1)
-  const checks = new CheckSupervisor({ ...options, allowPrivate: false, prober, lookup: async () => ['10.1.2.3'], lookupTimeoutMs: 200 })
+  const checks = new CheckSupervisor({ ...options, policy: { allowPrivate: false }, prober, lookup: async () => ['10.1.2.3'], lookupTimeoutMs: 200 })
   await t.rejects(checks.check('inside.example.com'), { code: 'non_public_target' })
   t.equal(prober.runs, 0)
 })

@@ -3,8 +3,7 @@ import { lookup as dnsLookup } from 'node:dns/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { loadConfig } from '../../../config/index.js'
-import { LocationPools } from '../../../lib/probing/location-pool.js'
-import { CheckSupervisor, type Prober } from '../../../lib/probing/supervisor.js'
+import { createProbing } from '../../../lib/probing/build.js'
 import { createLogger } from '../../../lib/logger.js'
 import { migratedDb } from '../../helpers/db.js'
 import { bearer, testServer } from '../../helpers/server.js'
@@ -27,27 +26,15 @@ async function target(address: string): Promise<{ port: number; hits: string[]; 
 
 async function stack(t: Tap.Test, env: Record<string, string>, lookup?: (host: string) => Promise<string[]>) {
   const config = loadConfig({ PROBE_TIMEOUT_MS: '2000', CACHE_TTL_S: '0', ...env })
-  const pools = new LocationPools({
-    locations: config.locations,
-    connectTo: config.connectTo,
-    allowPrivate: config.allowPrivateTargets,
-    allowRanges: config.allowedTargetRanges,
-    timeoutMs: config.probeTimeoutMs,
+  let probes = 0
+  const { pools, checks } = createProbing(config, {
+    logger: createLogger({ level: 'silent' }),
     userAgent: 'policy-test',
-    logger: createLogger({ level: 'silent' })
+    lookup,
+    prober: (pools) => ({ probeAll: (domain) => { probes++; return pools.probeAll(domain) } })
   })
   t.teardown(() => pools.close())
   await pools.ready()
-  let probes = 0
-  const prober: Prober = { probeAll: (domain) => { probes++; return pools.probeAll(domain) } }
-  const checks = new CheckSupervisor({
-    prober,
-    cacheTtlS: 0,
-    allowPrivate: config.allowPrivateTargets,
-    allowRanges: config.allowedTargetRanges,
-    connectTo: config.connectTo,
-    lookup
-  })
   const { db } = await migratedDb('sqlite', t)
   const { server, issueKey } = await testServer({ db, env, checks })
   const key = await issueKey({ limit: 100_000 })

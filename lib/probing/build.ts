@@ -1,0 +1,86 @@
+import type { Logger } from 'pino'
+import type { Config } from '../../config/index.js'
+import { createResolver, dnsTimeoutFor, type DnsSettings, type Resolve } from '../net/resolver.js'
+import type { TargetPolicy } from '../rules/target-policy.js'
+import { userAgent } from '../rules/user-agent.js'
+import { Admission } from './admission.js'
+import { ANSWER_MARGIN_MS, LocationPools } from './location-pool.js'
+import { CheckSupervisor, type Prober, type SupervisorOptions } from './supervisor.js'
+
+/** The probing side of the service, built from one configuration. */
+export interface Probing {
+  /** The one target policy the supervisor and every actor judge targets by. */
+  policy: TargetPolicy
+  /** The resolver settings of the supervisor's policy look-up and of every actor. */
+  dns: DnsSettings
+  /** The location actors. Start-up awaits `pools.ready()`; stop calls `stopping()` then `close()`. */
+  pools: LocationPools
+  /** MAX_CHECKS_IN_FLIGHT's gate and its occupancy. */
+  admission: Admission
+  checks: CheckSupervisor
+}
+
+export interface ProbingOptions {
+  logger: Logger
+  /** Where every fresh result goes (the monitoring side records it). */
+  onResult?: SupervisorOptions['onResult']
+  /** The supervisor's look-up for the target policy; default: a resolver with {@link Probing.dns}. */
+  lookup?: Resolve
+  /** Wraps the pool as the supervisor asks it (tests count the probe runs). */
+  prober?: (pools: LocationPools) => Prober
+  /** Another actor module (fault tests use ones that hang or wedge). */
+  actorFile?: string
+  /**
+   * Actors already running, asked instead of starting new ones; they keep their own settings and
+   * their owner closes them (a test that judges many configurations with one set of actors).
+   */
+  pools?: LocationPools
+  /** Default: the service's own, naming PUBLIC_URL. */
+  userAgent?: string
+}
+
+/** ALLOW_PRIVATE_TARGETS and DENY_TARGETS as the one value every part of the probing side judges by. */
+export function targetPolicy(config: Config): TargetPolicy {
+  return Object.freeze({
+    allowPrivate: config.allowPrivateTargets,
+    allowRanges: config.allowedTargetRanges,
+    denyRanges: config.deniedTargetRanges
+  })
+}
+
+/**
+ * Builds the probing side from the configuration: the target policy and resolver settings, the
+ * location actors, admission and the supervisor. Nothing runs yet but the actors' threads starting.
+ */
+export function createProbing(config: Config, opts: ProbingOptions): Probing {
+  const policy = targetPolicy(config)
+  const dns: DnsSettings = Object.freeze({ servers: config.dnsServers, timeoutMs: dnsTimeoutFor(config.probeTimeoutMs) })
+  const pools = opts.pools ?? new LocationPools({
+    locations: config.locations,
+    connectTo: config.connectTo,
+    policy,
+    dns,
+    timeoutMs: config.probeTimeoutMs,
+    userAgent: opts.userAgent ?? userAgent(config.publicUrl),
+    // Pings and liveness checks come on top of one probe per admitted check.
+    concurrency: config.maxChecksInFlight + 16,
+    logger: opts.logger,
+    actorFile: opts.actorFile
+  })
+  const admission = new Admission({
+    capacity: config.maxChecksInFlight,
+    keyShare: config.maxKeyShare,
+    maxCheckMs: config.probeTimeoutMs + ANSWER_MARGIN_MS
+  })
+  const checks = new CheckSupervisor({
+    prober: opts.prober?.(pools) ?? pools,
+    admission,
+    cacheTtlS: config.cacheTtlS,
+    policy,
+    connectTo: config.connectTo,
+    lookup: opts.lookup ?? createResolver(dns),
+    lookupTimeoutMs: dns.timeoutMs,
+    onResult: opts.onResult
+  })
+  return { policy, dns, pools, admission, checks }
+}
