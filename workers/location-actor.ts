@@ -1,7 +1,7 @@
 import { workerData } from 'node:worker_threads'
 import { createResolver, type DnsSettings } from '../lib/net/resolver.js'
 import { checkHost } from '../lib/net/host-check.js'
-import { isAllowedAddress, judgesAddresses, POLICY_REFUSAL, type TargetPolicy } from '../lib/rules/target-policy.js'
+import { isAllowedAddress, judgesAddresses, type PolicyRefusalCode, type TargetPolicy } from '../lib/rules/target-policy.js'
 import { probe, type ProbeResult } from './http-probe.js'
 import { applyConnectTo, createLocationDispatcher, openConnections, type ConnectToRule } from './location-dispatcher.js'
 
@@ -46,10 +46,10 @@ const { policy } = settings
  * destinations itself. Every other location resolves here and judges the very addresses it dials or
  * asks the proxy to tunnel to.
  */
-async function checkProxiedName(host: string, port: number): Promise<string | null> {
+async function checkProxiedName(host: string, port: number): Promise<PolicyRefusalCode | null> {
   const dial = applyConnectTo(settings.connectTo, host, port)
   const verdict = await checkHost(dial.host, policy, { lookup: resolve })
-  return !verdict.ok && verdict.reason === 'non_public' ? POLICY_REFUSAL : null
+  return !verdict.ok && verdict.reason === 'non_public' ? 'policy_non_public' : null
 }
 
 // The actor's one dispatcher lives as long as the thread; each probe still opens a fresh connection.

@@ -2,7 +2,7 @@ import { Piscina } from 'piscina'
 import type { Logger } from 'pino'
 import type { ConnectToRule, LocationConfig } from '../../config/index.js'
 import type { ActorSettings, ProbeTask } from '../../workers/location-actor.js'
-import type { ProbeResult } from '../../workers/http-probe.js'
+import type { ProbeErrorCode, ProbeResult } from '../../workers/http-probe.js'
 import { dnsTimeoutFor, type DnsSettings } from '../net/resolver.js'
 import { policyOf, type TargetPolicy } from '../rules/target-policy.js'
 
@@ -15,9 +15,23 @@ export const ANSWER_MARGIN_MS = 2000
 /** The error of a location whose probe was still running when the service's stop grace ran out. */
 export const STOPPING_ERROR = 'location: service stopping'
 
-/** One location's result as the check endpoint reports it. */
-export interface LocationResult extends ProbeResult {
+/** Why a location gave no answer of its own: its actor failed, missed the deadline, or the service is stopping. */
+export type LocationFailureCode = 'location_failed' | 'location_no_answer' | 'location_stopping'
+
+/** The code of a location's error: the probe's, or the pool's when the location did not answer. */
+export type LocationErrorCode = ProbeErrorCode | LocationFailureCode
+
+/** One location's result as the check endpoint reports it (and the store keeps it). */
+export interface LocationResult extends Omit<ProbeResult, 'code'> {
   location: string
+}
+
+/**
+ * What a location answered: its result and the code of its error, which the endpoint does not
+ * show. A prober that brings no codes (test doubles) leaves `code` out: nothing is then refused.
+ */
+export interface LocationAnswer extends LocationResult {
+  code?: LocationErrorCode | null
 }
 
 export interface LocationPoolOptions {
@@ -49,13 +63,14 @@ export interface LocationPoolOptions {
   actorFile?: string
 }
 
-function notAnswered(location: string, error: string): LocationResult {
+function notAnswered(location: string, code: LocationFailureCode, error: string): LocationAnswer {
   return {
     location,
     status: 'error',
     http_code: 0,
     response_ms: 0,
     error,
+    code,
     final_url: null,
     timings: { dns: 0, connect: 0, tls: 0, first_byte: 0, total: 0 }
   }
@@ -133,38 +148,38 @@ export class LocationPools {
    * probe deadline plus a margin, is reported as `error` (it did not answer); the others are not
    * held up. One timer and one stop hook serve the whole check, whatever the number of locations.
    */
-  probeAll(domain: string): Promise<LocationResult[]> {
+  probeAll(domain: string): Promise<LocationAnswer[]> {
     const labels = this.#labels
-    if (this.#cutAll) return Promise.resolve(labels.map((label) => notAnswered(label, STOPPING_ERROR)))
+    if (this.#cutAll) return Promise.resolve(labels.map((label) => notAnswered(label, 'location_stopping', STOPPING_ERROR)))
     return new Promise((resolve) => {
-      const results: (LocationResult | undefined)[] = new Array(labels.length)
+      const results: (LocationAnswer | undefined)[] = new Array(labels.length)
       let left = labels.length
-      const answer = (i: number, result: LocationResult): void => {
+      const answer = (i: number, result: LocationAnswer): void => {
         if (results[i] !== undefined) return
         results[i] = result
         if (--left > 0) return
         clearTimeout(timer)
         this.#cuts.delete(cut)
-        resolve(results as LocationResult[])
+        resolve(results as LocationAnswer[])
       }
       // Whoever has not answered by now gets `error`: the rest of the answer does not wait.
-      const giveUp = (error: string, late: boolean): void => {
+      const giveUp = (code: LocationFailureCode, error: string, late: boolean): void => {
         for (let i = 0; i < labels.length; i++) {
           if (results[i] !== undefined) continue
-          answer(i, notAnswered(labels[i] as string, error))
+          answer(i, notAnswered(labels[i] as string, code, error))
           if (late) void this.#checkAlive(this.pools[i] as Piscina, labels[i] as string)
         }
       }
       const limitMs = this.#timeoutMs + ANSWER_MARGIN_MS
-      const timer = setTimeout(() => giveUp(`location: no answer in ${limitMs} ms`, true), limitMs)
-      const cut = (): void => giveUp(STOPPING_ERROR, false)
+      const timer = setTimeout(() => giveUp('location_no_answer', `location: no answer in ${limitMs} ms`, true), limitMs)
+      const cut = (): void => giveUp('location_stopping', STOPPING_ERROR, false)
       this.#cuts.add(cut)
       for (let i = 0; i < labels.length; i++) {
         const location = labels[i] as string
         // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
         ;(this.pools[i] as Piscina).run({ domain } satisfies ProbeTask).then(
           (result: ProbeResult) => answer(i, { location, ...result }),
-          () => answer(i, notAnswered(location, 'location: worker failed'))
+          () => answer(i, notAnswered(location, 'location_failed', 'location: worker failed'))
         )
       }
     })

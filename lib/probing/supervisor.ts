@@ -3,10 +3,10 @@ import type { ConnectToRule } from '../../config/index.js'
 import { isRefusal, type Admission, type Refusal, type Ticket } from './admission.js'
 import { applyConnectTo } from '../rules/connect-to.js'
 import { decide, type SiteStatus } from '../rules/consensus.js'
-import { STOPPING_ERROR, type LocationResult } from './location-pool.js'
+import type { LocationAnswer, LocationResult } from './location-pool.js'
 import { checkHost } from '../net/host-check.js'
 import type { Resolve } from '../net/resolver.js'
-import { isPolicyRefusal, NON_PUBLIC_ERROR, policyOf, type TargetPolicy } from '../rules/target-policy.js'
+import { isPolicyRefusal, NON_PUBLIC_ERROR, POLICY_ERRORS, policyOf, type TargetPolicy } from '../rules/target-policy.js'
 
 /** The check endpoint's answer: the spec's fields first, then what API consumers also want. */
 export interface CheckResult {
@@ -46,7 +46,7 @@ const UNCOUNTED: Ticket = { release: () => {} }
 
 /** Anything that can ask every location about a domain: the Piscina actors in production. */
 export interface Prober {
-  probeAll(domain: string): Promise<LocationResult[]>
+  probeAll(domain: string): Promise<LocationAnswer[]>
 }
 
 export interface SupervisorOptions {
@@ -79,7 +79,8 @@ export interface SupervisorOptions {
   admission?: Admission
 }
 
-type Outcome = { ok: true; result: CheckResult } | { ok: false; error: string }
+/** A check's result, with whether it was cut short by the stop; or the policy's refusal (the 400's text). */
+type Outcome = { ok: true; result: CheckResult; cut: boolean } | { ok: false; error: string }
 
 /**
  * Runs on-demand checks: reuses a result younger than the cache TTL, lets concurrent checks of
@@ -127,7 +128,7 @@ export class CheckSupervisor {
 
   async #outcome(domain: string, key: string | undefined): Promise<Outcome> {
     const cached = this.#cache?.get(domain)
-    if (cached) return cached.ok ? { ok: true, result: { ...cached.result, cached: true } } : cached
+    if (cached) return cached.ok ? { ...cached, result: { ...cached.result, cached: true } } : cached
     return this.#shared(domain, 'demand', key)
   }
 
@@ -163,7 +164,7 @@ export class CheckSupervisor {
     // keep tens of thousands of objects alive at scale for checks that mostly never come.
     if (source === 'demand') this.#remember(domain, outcome)
     // A check cut short because the service is stopping says nothing about the site: not recorded.
-    if (outcome.ok && !outcome.result.locations.some((l) => l.error === STOPPING_ERROR)) this.#opts.onResult?.(outcome.result, source)
+    if (outcome.ok && !outcome.cut) this.#opts.onResult?.(outcome.result, source)
     return outcome
   }
 
@@ -192,12 +193,18 @@ export class CheckSupervisor {
     // it as down, and a direct location judges the very address it dials.
     if (!verdict.ok && verdict.reason === 'non_public') return { ok: false, error: NON_PUBLIC_ERROR }
     const checkedAt = this.#now()
-    const locations = await prober.probeAll(domain)
-    const refusal = locations.find((l) => isPolicyRefusal(l.error))
-    if (refusal?.error) return { ok: false, error: refusal.error.replace(/^policy: /, '') }
+    const answers = await prober.probeAll(domain)
+    let cut = false
+    const locations: LocationResult[] = []
+    for (const { code, ...result } of answers) {
+      if (isPolicyRefusal(code)) return { ok: false, error: POLICY_ERRORS[code] }
+      cut ||= code === 'location_stopping'
+      locations.push(result)
+    }
     const consensus = decide(locations)
     return {
       ok: true,
+      cut,
       result: {
         domain,
         status: consensus.status,

@@ -4,18 +4,36 @@ import { networkInterfaces } from 'node:os'
 /** Body text of the 400 answered when a target is refused. */
 export const NON_PUBLIC_ERROR = 'domain resolves to a non-public address'
 
-/** The error a location reports when the policy stopped one of its hops; the check then answers 400. */
-export const POLICY_REFUSAL = `policy: ${NON_PUBLIC_ERROR}`
-
 /** Body text of the 400 answered when a redirect led to a port other than 80 or 443. */
 export const PORT_ERROR = 'domain redirects to a port other than 80 or 443'
 
-/** The error a location reports when a redirect led to another port; the check then answers 400. */
-export const PORT_REFUSAL = `policy: ${PORT_ERROR}`
+/**
+ * Why the target policy stopped one of a location's hops: a non-public address, or a redirect to
+ * a port other than 80 or 443. A location reporting either makes the whole check a 400.
+ */
+export type PolicyRefusalCode = 'policy_non_public' | 'policy_port'
 
-/** Whether a location's error is the target policy's refusal, and so the check's 400. */
-export function isPolicyRefusal(error: string | null): boolean {
-  return error === POLICY_REFUSAL || error === PORT_REFUSAL
+/** The 400's body text for each refusal. */
+export const POLICY_ERRORS: Readonly<Record<PolicyRefusalCode, string>> = {
+  policy_non_public: NON_PUBLIC_ERROR,
+  policy_port: PORT_ERROR
+}
+
+/** The error text a location reports for each refusal. */
+export const POLICY_REFUSALS: Readonly<Record<PolicyRefusalCode, string>> = {
+  policy_non_public: `policy: ${NON_PUBLIC_ERROR}`,
+  policy_port: `policy: ${PORT_ERROR}`
+}
+
+/** The error a location reports when the policy refused a non-public address. */
+export const POLICY_REFUSAL = POLICY_REFUSALS.policy_non_public
+
+/** The error a location reports when a redirect led to another port. */
+export const PORT_REFUSAL = POLICY_REFUSALS.policy_port
+
+/** Whether a location's error code is the target policy's refusal, and so the check's 400. */
+export function isPolicyRefusal(code: string | null | undefined): code is PolicyRefusalCode {
+  return code === 'policy_non_public' || code === 'policy_port'
 }
 
 /**

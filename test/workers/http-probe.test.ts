@@ -1,6 +1,7 @@
 import t from 'tap'
 import { Agent, ProxyAgent, type Dispatcher } from 'undici'
 import { createLocationDispatcher, probe, type ConnectToRule, type ProbeOptions, type ProbeResult } from '../../workers/http-probe.js'
+import { POLICY_REFUSAL } from '../../lib/rules/target-policy.js'
 import { holds } from '../helpers/poll.js'
 import { closedPort, makeCert, startHttpTarget, startHttpsTarget, startProxy, type Target } from '../helpers/targets.js'
 
@@ -47,7 +48,7 @@ const hitsFor = (target: Target, label: string) => target.hits.filter((h) => h.h
 
 t.test('a healthy site over https is up, with phase timings and the given user agent', async (t) => {
   const r = await run('ok.site.test')
-  t.match(r, { status: 'up', http_code: 200, error: null, final_url: 'https://ok.site.test/' })
+  t.match(r, { status: 'up', http_code: 200, error: null, code: null, final_url: 'https://ok.site.test/' })
   t.equal(hitsFor(secure, 'ok').at(-1)?.userAgent, UA)
   t.equal(hitsFor(secure, 'ok').at(-1)?.connection, 'close')
   for (const [phase, ms] of Object.entries(r.timings)) t.ok(ms >= 0, `${phase} is not negative`)
@@ -69,18 +70,18 @@ t.test('a name is resolved through the location lookup and timed as dns', async 
 t.test('a name that does not resolve is down with dns: NXDOMAIN', async (t) => {
   const dispatcher = location({ lookup: async () => { throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' }) } })
   const r = await run('nx.site.test', { dispatcher, connectTo: [] })
-  t.match(r, { status: 'down', http_code: 0, error: 'dns: NXDOMAIN', final_url: 'http://nx.site.test/' })
+  t.match(r, { status: 'down', http_code: 0, code: 'dns_nxdomain', error: 'dns: NXDOMAIN', final_url: 'http://nx.site.test/' })
 })
 
 t.test('a 503 answer is down with its status code', async (t) => {
-  t.match(await run('fail.site.test'), { status: 'down', http_code: 503, error: 'http: 503' })
+  t.match(await run('fail.site.test'), { status: 'down', http_code: 503, code: 'http_5xx', error: 'http: 503' })
 })
 
 t.test('headers that never come end the probe at the deadline', async (t) => {
   const started = performance.now()
   const r = await run('hang.site.test', { timeoutMs: 300 })
   const took = performance.now() - started
-  t.match(r, { status: 'down', http_code: 0, error: 'timeout: no response in 300 ms', final_url: 'https://hang.site.test/' })
+  t.match(r, { status: 'down', http_code: 0, code: 'timeout', error: 'timeout: no response in 300 ms', final_url: 'https://hang.site.test/' })
   t.ok(took >= 280 && took < 1000, `answered after ${took} ms`)
   t.ok(r.response_ms >= 280 && r.response_ms < 1000)
   // The abandoned request once left its Client asking to reconnect in a loop that froze the thread.
@@ -98,7 +99,7 @@ t.test('a deadline that expires while connecting still ends the probe on time', 
   const started = performance.now()
   const r = await run('stuck.site.test', { dispatcher, connectTo: [], timeoutMs: 300 })
   const took = performance.now() - started
-  t.match(r, { status: 'down', error: 'timeout: no response in 300 ms' })
+  t.match(r, { status: 'down', code: 'timeout', error: 'timeout: no response in 300 ms' })
   t.ok(took >= 280 && took < 1000, `answered after ${took} ms`)
 })
 
@@ -110,7 +111,7 @@ t.test('a connection that comes only after the deadline is closed unused', async
     { host1: null, port1: 443, host2: '127.0.0.1', port2: nowhere },
     { host1: null, port1: 80, host2: 'web.test', port2: web.port }
   ] })
-  t.match(r, { status: 'down', http_code: 0, error: 'timeout: no response in 300 ms', final_url: 'http://late.site.test/' })
+  t.match(r, { status: 'down', http_code: 0, code: 'timeout', error: 'timeout: no response in 300 ms', final_url: 'http://late.site.test/' })
   await holds(() => web.accepted() !== before, 1000)
   t.equal(web.accepted() - before, 1, 'the late connection was made')
   await holds(() => web.open() === 0, 1000)
@@ -130,10 +131,10 @@ t.test('a body still arriving at the deadline is judged on its status', async (t
 
 t.test('an informational 103 is not the answer: the final status after it is', async (t) => {
   const r = await run('hints.site.test')
-  t.match(r, { status: 'down', http_code: 503, error: 'http: 503', final_url: 'https://hints.site.test/' })
+  t.match(r, { status: 'down', http_code: 503, code: 'http_5xx', error: 'http: 503', final_url: 'https://hints.site.test/' })
   t.ok(r.timings.first_byte >= 90, `the wait for the first byte runs to the final answer (${r.timings.first_byte} ms)`)
   const hung = await run('hintsonly.site.test', { timeoutMs: 300 })
-  t.match(hung, { status: 'down', http_code: 0, error: 'timeout: no response in 300 ms' }, 'a 103 with no answer after it is no response')
+  t.match(hung, { status: 'down', http_code: 0, code: 'timeout', error: 'timeout: no response in 300 ms' }, 'a 103 with no answer after it is no response')
 })
 
 t.test('a redirect that cannot be followed is the final answer', async (t) => {
@@ -143,12 +144,12 @@ t.test('a redirect that cannot be followed is the final answer', async (t) => {
 
 t.test('a connection reset before any answer is down', async (t) => {
   const r = await run('reset.site.test')
-  t.match(r, { status: 'down', http_code: 0, error: 'connect: ECONNRESET' })
+  t.match(r, { status: 'down', http_code: 0, code: 'connect_reset', error: 'connect: ECONNRESET' })
 })
 
 t.test('a self-signed certificate is a tls error even when http is refused', async (t) => {
   const r = await run('ok.site.test', { dispatcher: untrusted, connectTo: rules(secure.port, nowhere) })
-  t.match(r, { status: 'down', http_code: 0, error: 'tls: DEPTH_ZERO_SELF_SIGNED_CERT', final_url: 'http://ok.site.test/' })
+  t.match(r, { status: 'down', http_code: 0, code: 'tls', error: 'tls: DEPTH_ZERO_SELF_SIGNED_CERT', final_url: 'http://ok.site.test/' })
 })
 
 t.test('when https is refused the probe falls back to http once', async (t) => {
@@ -156,7 +157,7 @@ t.test('when https is refused the probe falls back to http once', async (t) => {
   t.match(r, { status: 'up', http_code: 200, error: null, final_url: 'http://ok.site.test/' })
   t.equal(r.timings.tls, 0, 'no TLS phase on the http answer')
   const both = await run('ok.site.test', { connectTo: rules(nowhere, nowhere) })
-  t.match(both, { status: 'down', http_code: 0, error: 'connect: ECONNREFUSED' })
+  t.match(both, { status: 'down', http_code: 0, code: 'connect_refused', error: 'connect: ECONNREFUSED' })
 })
 
 t.test('redirects are followed hop by hop, each on its own connection', async (t) => {
@@ -171,7 +172,7 @@ t.test('redirects are followed hop by hop, each on its own connection', async (t
 t.test('more than five redirects is down', async (t) => {
   const before = hitsFor(secure, 'loop').length
   const r = await run('loop.site.test')
-  t.match(r, { status: 'down', http_code: 302, error: 'http: too many redirects', final_url: 'https://loop.site.test/loop/5' })
+  t.match(r, { status: 'down', http_code: 302, code: 'too_many_redirects', error: 'http: too many redirects', final_url: 'https://loop.site.test/loop/5' })
   t.equal(hitsFor(secure, 'loop').length - before, 6, 'the first request and five redirects')
 })
 
@@ -185,22 +186,22 @@ t.test('a 10 MB body is capped and the connection dropped early', async (t) => {
 })
 
 t.test('a Cloudflare-style challenge is blocked', async (t) => {
-  t.match(await run('challenge.site.test'), { status: 'blocked', http_code: 403, error: 'blocked: challenge (cloudflare)' })
+  t.match(await run('challenge.site.test'), { status: 'blocked', http_code: 403, code: 'blocked_challenge', error: 'blocked: challenge (cloudflare)' })
 })
 
 t.test('a plain 403 is blocked', async (t) => {
-  t.match(await run('forbidden.site.test'), { status: 'blocked', http_code: 403, error: 'blocked: http 403' })
+  t.match(await run('forbidden.site.test'), { status: 'blocked', http_code: 403, code: 'blocked_status', error: 'blocked: http 403' })
 })
 
 t.test('checkTarget is asked about every hop and can refuse a redirect', async (t) => {
   const asked: string[] = []
-  const checkTarget = async (host: string, port: number): Promise<string | null> => {
+  const checkTarget = async (host: string, port: number): Promise<'policy_non_public' | null> => {
     asked.push(`${host}:${port}`)
-    return host === 'internal.site.test' ? 'policy: non-public address' : null
+    return host === 'internal.site.test' ? 'policy_non_public' : null
   }
   const before = hitsFor(web, 'internal').length
   const r = await run('jump.site.test', { checkTarget })
-  t.match(r, { status: 'down', http_code: 302, error: 'policy: non-public address', final_url: 'https://jump.site.test/' })
+  t.match(r, { status: 'down', http_code: 302, code: 'policy_non_public', error: POLICY_REFUSAL, final_url: 'https://jump.site.test/' })
   t.same(asked, ['jump.site.test:443', 'internal.site.test:80'])
   t.equal(hitsFor(web, 'internal').length, before, 'the refused hop was never requested')
   const allowed = await run('jump.site.test', { checkTarget: async () => null })
@@ -214,13 +215,13 @@ t.test('a direct location judges the very address it dials, so a name that rebin
   const to = (host2: string): ConnectToRule[] => [{ host1: null, port1: null, host2, port2: web.port }]
   const before = hitsFor(web, 'rebind').length
   t.match(await run('rebind.site.test', { dispatcher: rebinding, connectTo: [] }),
-    { status: 'down', http_code: 0, error: 'policy: domain resolves to a non-public address' }, 'a name resolving to loopback at dial time')
+    { status: 'down', http_code: 0, code: 'policy_non_public', error: POLICY_REFUSAL }, 'a name resolving to loopback at dial time')
   const literal = location({ allowAddress: publicOnly, connectTo: to('127.0.0.1') })
   t.match(await run('rebind.site.test', { dispatcher: literal, connectTo: [] }),
-    { status: 'down', error: 'policy: domain resolves to a non-public address' }, 'a connect-to address literal')
+    { status: 'down', code: 'policy_non_public', error: POLICY_REFUSAL }, 'a connect-to address literal')
   const mixed = location({ allowAddress: publicOnly, lookup: async () => ['93.184.215.14', '127.0.0.1'] })
   t.match(await run('rebind.site.test', { dispatcher: mixed, connectTo: [] }),
-    { status: 'down', error: 'policy: domain resolves to a non-public address' }, 'one private address among public ones')
+    { status: 'down', code: 'policy_non_public', error: POLICY_REFUSAL }, 'one private address among public ones')
   t.equal(hitsFor(web, 'rebind').length, before, 'nothing was fetched')
   const allowed = location({ allowAddress: () => true, connectTo: to('127.0.0.1') })
   t.match(await run('rebind.site.test', { dispatcher: allowed, connectTo: [] }), { status: 'up', final_url: 'http://rebind.site.test/' },
@@ -250,17 +251,17 @@ t.test('a proxy refusing CONNECT makes the site down from that location', async 
   const proxy = await startProxy({ refuse: 502 })
   t.teardown(proxy.close)
   const r = await run('ok.site.test', { dispatcher: location({ proxy: `http://127.0.0.1:${proxy.port}` }) })
-  t.match(r, { status: 'down', http_code: 0, error: 'proxy: 502' })
+  t.match(r, { status: 'down', http_code: 0, code: 'proxy_refused', error: 'proxy: 502' })
   t.equal(proxy.connects.length, 2, 'https, then the http fallback')
 })
 
 t.test('an unreachable proxy is a location error, whoever built the ProxyAgent', async (t) => {
   const ours = await run('ok.site.test', { dispatcher: location({ proxy: `http://127.0.0.1:${nowhere}` }) })
-  t.match(ours, { status: 'error', http_code: 0, error: 'location: egress unreachable' })
+  t.match(ours, { status: 'error', http_code: 0, code: 'location_egress', error: 'location: egress unreachable' })
   const plain = new ProxyAgent({ uri: `http://127.0.0.1:${nowhere}` })
   dispatchers.push(plain)
   const theirs = await run('ok.site.test', { dispatcher: plain })
-  t.match(theirs, { status: 'error', error: 'location: egress unreachable' })
+  t.match(theirs, { status: 'error', code: 'location_egress', error: 'location: egress unreachable' })
 })
 
 t.test('each probe opens a fresh connection and closes it afterwards', async (t) => {

@@ -52,7 +52,7 @@ t.test('a redirect into a non-public address is refused at every proxied locatio
   t.equal(results.length, 3)
   for (const r of results) {
     // As at a direct location, the refused hop is the last URL tried.
-    t.match(r, { status: 'down', http_code: 302, error: POLICY_REFUSAL, final_url: 'http://inner.site.test/' }, r.location)
+    t.match(r, { status: 'down', http_code: 302, code: 'policy_non_public', error: POLICY_REFUSAL, final_url: 'http://inner.site.test/' }, r.location)
   }
   t.same(innerHits, [], 'the internal server was never reached')
   for (const [i, p] of proxies.entries()) {

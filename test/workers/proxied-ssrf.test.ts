@@ -69,7 +69,7 @@ const asked = (what: (connect: string) => boolean) => proxies.some((p) => p.conn
 
 t.test('a name only the proxy can resolve is not passed to it: the location reports dns, not up', async (t) => {
   const results = await local.probeAll('proxyname.site.test')
-  for (const r of results) t.match(r, { status: 'error', http_code: 302, error: 'dns: NXDOMAIN', final_url: 'http://redis/' }, r.location)
+  for (const r of results) t.match(r, { status: 'error', http_code: 302, code: 'dns_nxdomain', error: 'dns: NXDOMAIN', final_url: 'http://redis/' }, r.location)
   t.same(innerHits, [], 'the internal service was never reached')
   t.notOk(asked((c) => c.startsWith('redis')), 'no proxy was asked to CONNECT to the name')
   t.ok(proxies.every((p) => p.connects.includes(`127.0.0.2:${sitePort}`)), 'the tunnels went to the vetted address, not the name')
@@ -77,7 +77,7 @@ t.test('a name only the proxy can resolve is not passed to it: the location repo
 
 t.test('a name that resolves here to loopback is refused before any tunnel is asked for', async (t) => {
   const results = await local.probeAll('rebind.site.test')
-  for (const r of results) t.match(r, { status: 'down', error: POLICY_REFUSAL, final_url: 'http://sneaky.test/' }, r.location)
+  for (const r of results) t.match(r, { status: 'down', code: 'policy_non_public', error: POLICY_REFUSAL, final_url: 'http://sneaky.test/' }, r.location)
   t.same(innerHits, [])
   t.notOk(asked((c) => c.startsWith('127.0.0.1') || c.startsWith('sneaky')), 'no proxy was asked for the internal address')
 })
@@ -85,7 +85,7 @@ t.test('a name that resolves here to loopback is refused before any tunnel is as
 t.test('a redirect to another port of the site is refused, even where private targets are allowed', async (t) => {
   for (const p of [local, allowing]) {
     const results = await p.probeAll('port.site.test')
-    for (const r of results) t.match(r, { status: 'down', http_code: 302, error: PORT_REFUSAL }, r.location)
+    for (const r of results) t.match(r, { status: 'down', http_code: 302, code: 'policy_port', error: PORT_REFUSAL }, r.location)
   }
   t.same(innerHits, [], 'port 22 (mapped to the internal service) was never reached')
   const checks = new CheckSupervisor({

@@ -56,7 +56,7 @@ if (missing !== null) {
   t.test('a redirect to a name that Squid resolves to a private address is refused by Squid: never up', async (t) => {
     const results = await pools.probeAll('jump.site.test')
     for (const r of results) {
-      t.match(r, { status: 'down', http_code: 302, error: 'proxy: 403', final_url: 'http://internal.corp/' }, r.location)
+      t.match(r, { status: 'down', http_code: 302, code: 'proxy_refused', error: 'proxy: 403', final_url: 'http://internal.corp/' }, r.location)
     }
     t.same(innerHits, [], 'the internal service was never reached')
     t.match(squid.log(), new RegExp(`TCP_DENIED/403 \\d+ CONNECT internal\\.corp:${innerPort}`), "Squid's log shows the refusal")

@@ -1,6 +1,7 @@
 import t from 'tap'
-import { CheckSupervisor, type Prober } from '../../../lib/probing/supervisor.js'
-import type { LocationResult } from '../../../lib/probing/location-pool.js'
+import { CheckSupervisor, TargetPolicyError, type Prober } from '../../../lib/probing/supervisor.js'
+import type { LocationAnswer, LocationErrorCode, LocationResult } from '../../../lib/probing/location-pool.js'
+import { PORT_ERROR, PORT_REFUSAL } from '../../../lib/rules/target-policy.js'
 
 /** A prober that answers `up` from three locations after `delayMs`, counting its runs. */
 function counting(delayMs = 20): Prober & { runs: number } {
@@ -19,6 +20,18 @@ function counting(delayMs = 20): Prober & { runs: number } {
 }
 
 const options = { cacheTtlS: 60, policy: { allowPrivate: true }, connectTo: [], lookup: async () => ['8.8.8.8'] }
+
+/** A prober whose second location answers with `code` (and `error`); the others are up. */
+function answering(code: LocationErrorCode, error: string): Prober {
+  return {
+    async probeAll(domain: string): Promise<LocationAnswer[]> {
+      return [1, 2, 3].map((n) => ({
+        location: `L ${n}, X`, status: n === 2 ? 'down' : 'up', http_code: 200, response_ms: 10, error: n === 2 ? error : null,
+        code: n === 2 ? code : null, final_url: `https://${domain}/`, timings: { dns: 0, connect: 1, tls: 1, first_byte: 1, total: 10 }
+      }))
+    }
+  }
+}
 
 t.test('on-demand results are reused; scheduled ones are not kept', async (t) => {
   const prober = counting()
@@ -59,4 +72,29 @@ t.test('a name resolving to a non-public address is still refused before probing
   const checks = new CheckSupervisor({ ...options, policy: { allowPrivate: false }, prober, lookup: async () => ['10.1.2.3'], lookupTimeoutMs: 200 })
   await t.rejects(checks.check('inside.example.com'), { code: 'non_public_target' })
   t.equal(prober.runs, 0)
+})
+
+t.test('a location refused by the policy makes the whole check a refusal saying why, by its code', async (t) => {
+  const checks = new CheckSupervisor({ ...options, prober: answering('policy_port', PORT_REFUSAL) })
+  await t.rejects(checks.check('port.example.com'), new TargetPolicyError(PORT_ERROR))
+  await t.rejects(checks.check('port.example.com'), { code: 'non_public_target' }, 'the refusal is cached like a result')
+  t.equal(await checks.probeNow('port.example.com'), null, 'and the scheduler is told there is nothing to record')
+})
+
+t.test('the same text without the code is an ordinary error', async (t) => {
+  const checks = new CheckSupervisor({ ...options, prober: answering('http_5xx', PORT_REFUSAL) })
+  t.match(await checks.check('text.example.com'), { status: 'up', locations: [{}, { error: PORT_REFUSAL }, {}] })
+})
+
+t.test('a check cut short by the stop is answered but not recorded; codes stay out of the result', async (t) => {
+  const seen: string[] = []
+  const checks = new CheckSupervisor({ ...options, prober: answering('location_stopping', 'location: service stopping'), onResult: (r) => seen.push(r.domain) })
+  const result = await checks.check('stopping.example.com')
+  t.match(result.locations[1], { status: 'down', error: 'location: service stopping' })
+  t.same(seen, [], 'nothing reached the recording seam')
+  t.notOk(result.locations.some((l) => 'code' in l), 'no location carries its code into the answer')
+  const fresh = new CheckSupervisor({ ...options, prober: answering('http_5xx', 'http: 503'), onResult: (r) => seen.push(r.domain) })
+  const recorded: LocationResult[] = (await fresh.check('down.example.com')).locations
+  t.same(seen, ['down.example.com'], 'an ordinary result is recorded')
+  t.same(Object.keys(recorded[1] as object), ['location', 'status', 'http_code', 'response_ms', 'error', 'final_url', 'timings'], 'in the fields and order the API shows')
 })

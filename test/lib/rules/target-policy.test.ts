@@ -1,6 +1,6 @@
 import t from 'tap'
 import { checkHost } from '../../../lib/net/host-check.js'
-import { NON_PUBLIC_ERROR, isAllowedAddress, isPublicAddress, judgesAddresses } from '../../../lib/rules/target-policy.js'
+import { NON_PUBLIC_ERROR, POLICY_ERRORS, POLICY_REFUSALS, isAllowedAddress, isPolicyRefusal, isPublicAddress, judgesAddresses } from '../../../lib/rules/target-policy.js'
 import { ADDRESSES } from '../../helpers/address-table.js'
 
 // One table for this test and for its re-run through redirects and CONNECT_TO (test/reliability/security.test.ts).
@@ -114,4 +114,13 @@ t.test("this machine's own addresses are non-public, whatever range they are in"
   t.notOk(own.isPublicAddress('2a00:1450:4001:800::2004'), 'its public v6 address')
   t.ok(own.isPublicAddress('8.8.8.8'), 'a public address of someone else')
   t.ok(own.isAllowedAddress('8.8.4.4', { allowPrivate: true }), 'ALLOW_PRIVATE_TARGETS widens the address rule, this part of it too')
+})
+
+t.test('a refusal is told by its code, and each code names the 400 it becomes', async (t) => {
+  const cases: Array<[string | null, boolean]> = [['policy_non_public', true], ['policy_port', true], ['dns_nxdomain', false],
+    [POLICY_REFUSALS.policy_non_public, false], [null, false]]
+  for (const [code, refusal] of cases) t.equal(isPolicyRefusal(code), refusal, `${String(code)} ${refusal ? 'is' : 'is not'} a refusal`)
+  t.same(POLICY_ERRORS, { policy_non_public: NON_PUBLIC_ERROR, policy_port: 'domain redirects to a port other than 80 or 443' })
+  t.same(POLICY_REFUSALS, { policy_non_public: `policy: ${NON_PUBLIC_ERROR}`, policy_port: 'policy: domain redirects to a port other than 80 or 443' },
+    'the text a location reports')
 })
