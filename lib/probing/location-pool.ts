@@ -86,7 +86,7 @@ export class LocationPools {
   readonly #timeoutMs: number
   readonly #logger: Logger
   /** Actors whose liveness is being checked now. */
-  readonly #checking = new Set<Piscina>()
+  readonly #checking = new Map<Piscina, Promise<void>>()
   /** Probes waiting for an answer: each can be cut short when the service stops. */
   readonly #cuts = new Set<() => void>()
   #cutAll = false
@@ -191,9 +191,14 @@ export class LocationPools {
    * every later probe there would be lost too. The actor gets as long again to answer a ping or
    * finish any task; if it does neither, its thread is terminated and Piscina starts a new one.
    */
-  async #checkAlive(pool: Piscina, location: string): Promise<void> {
-    if (this.#checking.has(pool) || this.#closed || this.#cutAll) return
-    this.#checking.add(pool)
+  #checkAlive(pool: Piscina, location: string): Promise<void> {
+    if (this.#checking.has(pool) || this.#closed || this.#cutAll) return Promise.resolve()
+    const checking = this.#livenessCheck(pool, location).finally(() => this.#checking.delete(pool))
+    this.#checking.set(pool, checking)
+    return checking
+  }
+
+  async #livenessCheck(pool: Piscina, location: string): Promise<void> {
     let timer: NodeJS.Timeout | undefined
     try {
       const thread = pool.threads[0]
@@ -209,8 +214,12 @@ export class LocationPools {
       await thread.terminate()
     } finally {
       clearTimeout(timer)
-      this.#checking.delete(pool)
     }
+  }
+
+  /** Resolves once the liveness checks under way now have ended (tests wait on it). */
+  async livenessChecked(): Promise<void> {
+    await Promise.all(this.#checking.values())
   }
 
   /**

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { holds } from '../../helpers/poll.js'
 import { checkStack } from '../../helpers/check-stack.js'
 import { noLeaks, zeros } from '../../helpers/sockets.js'
 import { closedPort, startHttpTarget, startProxy } from '../../helpers/targets.js'
@@ -42,8 +42,7 @@ t.test('an actor thread killed mid-probe: that location did not answer, the pool
   const stack = await checkStack(t, { proxies: [a, b, a], connectTo: CONNECT_TO, timeoutMs: 3000, cacheTtlS: 0 })
   t.same(openAtServers(), zeros(openAtServers()), 'nothing open before')
   const pending = stack.check('hang.site.test')
-  await sleep(300)
-  t.ok(live[0]!.open() >= 2 && web.open() >= 3, 'the probes hold connections through the proxies to the target')
+  t.ok(await holds(() => (live[0]?.open() ?? 0) >= 2 && web.open() >= 3, 2500), 'the probes hold connections through the proxies to the target')
   await stack.pools.pools[0]?.threads[0]?.terminate()
   const { status, body } = await pending
   t.equal(status, 200, 'the request still answers')
@@ -70,7 +69,7 @@ t.test('an actor that never answers is reported after the deadline and its margi
   t.match(body.locations[0], { status: 'error', error: 'location: no answer in 2500 ms' })
   const thread = stack.pools.pools[0]?.threads[0]
   await noLeaks(t, stack, openAtServers, 'after the silent check')
-  await sleep(3500)
+  await stack.pools.livenessChecked()
   t.equal(stack.pools.pools[0]?.threads[0], thread, 'an actor that still answers pings keeps its thread')
 })
 

@@ -4,8 +4,8 @@
  * must be replaced so its location answers again.
  */
 import t from 'tap'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { checkStack } from '../../helpers/check-stack.js'
+import { holds } from '../../helpers/poll.js'
 import { noLeaks, total, zeros } from '../../helpers/sockets.js'
 import { closedPort, startHttpTarget, startProxy, startSilentServer } from '../../helpers/targets.js'
 
@@ -33,9 +33,8 @@ t.test('probes that hang past every timeout release every connection', async (t)
   for (const domain of ['hang.site.test', 'tls-hang.site.test']) {
     t.same(openAtServers(), zeros(openAtServers()), `${domain}: nothing open before`)
     const pending = stack.check(domain)
-    await sleep(500)
-    const during = openAtServers()
-    t.ok(total(during) >= 3, `${domain}: the probes hold connections while they wait (${during.join(', ')})`)
+    const held = await holds(() => total(openAtServers()) >= 3, 900)
+    t.ok(held, `${domain}: the probes hold connections while they wait (${openAtServers().join(', ')})`)
     const { body } = await pending
     t.match(body.locations[0], { status: 'down', error: 'timeout: no response in 1000 ms' }, `${domain}: direct, a timeout`)
     t.match(body.locations[1], { status: 'down', error: 'timeout: no response in 1000 ms' }, `${domain}: through a proxy, a timeout`)
@@ -58,8 +57,7 @@ t.test('a wedged actor thread is replaced: the next check answers from every loc
   t.match(body, { status: 'up', locations_answered: 2 })
   t.match(body.locations[0], { status: 'error', error: 'location: no answer in 2500 ms' }, 'the wedged location did not answer')
   t.ok(web.open() >= 1, 'the wedged thread still holds the connection it opened')
-  const end = Date.now() + 20_000
-  while (pool?.threads[0] === wedged && Date.now() < end) await sleep(100)
+  await holds(() => pool?.threads[0] !== wedged, 20_000)
   t.not(pool?.threads[0], wedged, 'its thread was replaced')
   // A new thread takes a moment to start (here it also compiles the TypeScript sources).
   t.equal(await pool?.run({ ping: true }), 'pong', 'the new thread answers')
