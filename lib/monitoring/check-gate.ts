@@ -164,13 +164,9 @@ export class CheckGate<E extends GateEntry> {
       this.#counters.late++
       this.#opts.count(now, 'late')
     }
-    let work: Promise<void>
-    try {
-      work = Promise.resolve(this.#opts.runCheck(entry.site, dueAt))
-    } catch (err) {
-      work = Promise.reject(err)
-    }
-    work.then(undefined, (err: unknown) => this.#opts.onError(err)).then(() => {
+    // A check that throws at once fails like one that rejects, and finishes asynchronously all the same.
+    const work = new Promise<void>((resolve) => { resolve(this.#opts.runCheck(entry.site, dueAt)) })
+    void work.catch((err: unknown) => { this.#opts.onError(err) }).then(() => {
       this.#running--
       entry.running = false
       this.#release(entry)

@@ -88,8 +88,8 @@ export class Scheduler {
     this.#window = new LoadWindow({ since: now() })
     this.#gate = new CheckGate<WheelEntry>({
       intervalMs, concurrency, maxQueued, onTimeMs, runCheck, now,
-      count: (at, what) => this.#window.add(at, what),
-      onError: (err) => this.#report(err, 'check')
+      count: (at, what) => { this.#window.add(at, what) },
+      onError: (err) => { this.#report(err, 'check') }
     })
     this.#wheel = new PhaseWheel({ intervalMs, now, busyWith: (siteId) => this.#gate.busyWith(siteId) })
   }
@@ -104,7 +104,7 @@ export class Scheduler {
     const now = this.#opts.now()
     this.#window = new LoadWindow({ since: now })
     this.#wheel.start(now)
-    this.#timers.push(setInterval(() => this.#tick(), tickMs), setInterval(() => void this.#refresh(), refreshMs))
+    this.#timers.push(setInterval(() => { this.#tick() }, tickMs), setInterval(() => void this.#refresh(), refreshMs))
     for (const timer of this.#timers) timer.unref()
   }
 
