@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import FakeTimers, { type InstalledClock } from '@sinonjs/fake-timers'
+import FakeTimers, { type Clock } from '@sinonjs/fake-timers'
 import { Scheduler, type ScheduledSite } from '../../../lib/monitoring/scheduler.js'
 import type { ScheduleLoad } from '../../../lib/monitoring/schedule-load.js'
 
@@ -9,26 +9,26 @@ const sites = (n: number, from = 1): ScheduledSite[] =>
   Array.from({ length: n }, (_, i) => ({ id: from + i, domain: `site${from + i}.example.com` }))
 
 /** The scheduler's timers on a fake clock the test moves; nothing else in the process is faked. */
-function fakeTimers(t: Test): InstalledClock {
+function fakeTimers(t: Test): Clock {
   const clock = FakeTimers.install({ now: 1_000_000 * INTERVAL, toFake: ['setInterval', 'clearInterval'] })
-  t.teardown(() => clock.uninstall())
+  t.teardown(() => { clock.uninstall() })
   return clock
 }
 
 /** Checks that take `ms` of fake time each, recording how late each one started. */
-function timedChecks(clock: InstalledClock, ms: number) {
+function timedChecks(clock: Clock, ms: number) {
   const lateness: number[] = []
   return {
     lateness,
     runCheck: (_site: ScheduledSite, dueAt: number): Promise<void> => {
       lateness.push(clock.now - dueAt)
-      return new Promise((resolve) => { clock.setTimeout(resolve, ms) })
+      return new Promise((resolve) => { clock.setTimeout(() => { resolve() }, ms) })
     }
   }
 }
 
 /** Stops the scheduler, letting the fake clock run the checks in flight to their end. */
-async function stopWith(clock: InstalledClock, scheduler: Scheduler): Promise<void> {
+async function stopWith(clock: Clock, scheduler: Scheduler): Promise<void> {
   const stopping = scheduler.stop()
   await clock.tickAsync(INTERVAL)
   await stopping
