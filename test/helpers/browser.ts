@@ -1,3 +1,4 @@
+import type { Test } from 'tap'
 import { existsSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { chromium, type Browser } from 'playwright-core'
@@ -17,7 +18,7 @@ export function chromiumMissing(): string | null {
 }
 
 /** Real headless Chromium, closed at teardown. Playwright gives every launch a fresh temporary profile. */
-export async function launchChromium(t: Tap.Test): Promise<Browser> {
+export async function launchChromium(t: Test): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does this) to run the browser tests`)
   }

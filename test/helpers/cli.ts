@@ -1,3 +1,4 @@
+import type { Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { resolve } from 'node:path'
 import { Writable } from 'node:stream'
@@ -99,7 +100,7 @@ export function hasStackTrace(text: string): boolean {
  * writes goes to the suite-wide log check.
  */
 export async function startServe(
-  t: Tap.Test,
+  t: Test,
   { env, cwd, script = 'lib/cli/index.ts' }: { env: Record<string, string>; cwd: string; script?: string }
 ): Promise<{ child: ChildProcess; uri: string; output: () => string }> {
   const file = resolve(ROOT, script)

@@ -130,8 +130,9 @@ export function* fuzzCases(count: number, key: string, seed = FUZZ_SEED): Genera
       let url: string
       try { url = `/api/v1/status/${encodeURIComponent(text)}` } catch { url = '/api/v1/status/%ZZ' } // lone surrogates cannot be encoded
       // '', '.' and '..' leave no domain segment once the URL's dot segments are resolved: no such route.
+      const parsed = tryNormaliseDomain(text)
       const status = ['', '.', '..'].includes(text) ? 404 : url.endsWith('%ZZ') ? [400, 404]
-        : domainStatus(text, tryNormaliseDomain(text).ok && tryNormaliseDomain(text).domain === TRACKED ? 200 : 404)
+        : domainStatus(text, parsed.ok && parsed.domain === TRACKED ? 200 : 404)
       return { kind: 'domain-status', request: { url, headers: auth }, status }
     }],
     [10, () => {

@@ -1,3 +1,4 @@
+import type { Test } from 'tap'
 import type { ServerInjectResponse } from '@hapi/hapi'
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
@@ -108,6 +109,6 @@ export function openApiProblems(res: ServerInjectResponse): string[] {
 }
 
 /** Asserts that a real response matches the OpenAPI document. */
-export function matchesOpenApi(t: Tap.Test, res: ServerInjectResponse, what?: string): void {
+export function matchesOpenApi(t: Test, res: ServerInjectResponse, what?: string): void {
   t.same(openApiProblems(res), [], `${what ?? `${res.request.method.toUpperCase()} ${res.request.path} ${res.statusCode}`} matches the OpenAPI document`)
 }

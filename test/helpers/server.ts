@@ -28,7 +28,7 @@ export interface TestServer {
   config: Config
   logs: LogCapture
   /** Issues a key straight into the store; returns the key text. */
-  issueKey(options?: { name?: string; limit?: number | null }): Promise<string>
+  issueKey: (options?: { name?: string; limit?: number | null }) => Promise<string>
 }
 
 export async function testServer(

@@ -1,3 +1,4 @@
+import type { Test } from 'tap'
 import { BadgeRenderer } from '../../lib/badge/renderer.js'
 import { CheckRecorder } from '../../lib/monitoring/recorder.js'
 import { SiteStates } from '../../lib/monitoring/site-state.js'
@@ -26,7 +27,7 @@ export interface TrackedServer extends TestServer {
  * the running service does it. The clock is passed in.
  */
 export async function trackedServer(
-  t: Tap.Test,
+  t: Test,
   { engine = 'sqlite', sites, start, env = {}, badges = new BadgeRenderer() }:
   { engine?: 'sqlite' | 'mysql'; sites: Array<{ domain: string; name: string | null }>; start: number; env?: Record<string, string>; badges?: BadgeRenderer }
 ): Promise<TrackedServer> {

@@ -1,3 +1,4 @@
+import type { Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ActorStats } from '../../workers/location-actor.js'
 import type { CheckStack } from './check-stack.js'
@@ -22,7 +23,7 @@ export async function actorConnections(stack: CheckStack): Promise<number[]> {
 }
 
 /** No connection left open anywhere: at the servers (within a short while) and in the actors. */
-export async function noLeaks(t: Tap.Test, stack: CheckStack, counts: () => number[], what: string): Promise<void> {
+export async function noLeaks(t: Test, stack: CheckStack, counts: () => number[], what: string): Promise<void> {
   const { seen, afterMs } = await settle(counts)
   t.same(seen, zeros(seen), `${what}: every connection at the targets and proxies is closed (${afterMs} ms after the answer)`)
   t.same(await actorConnections(stack), zeros(stack.pools.pools.map(() => 0)), `${what}: no actor holds a connection`)

@@ -1,3 +1,4 @@
+import type { Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import net from 'node:net'
@@ -32,7 +33,7 @@ export function squidMissing(): string | null {
  * network knows), the loopback ports the test's servers listen on, and `exceptions`, addresses
  * that stand in for public sites (the test network has only loopback, which the config denies).
  */
-export async function startSquid(t: Tap.Test, { hosts, ports, exceptions }: { hosts: Record<string, string>; ports: number[]; exceptions: string[] }): Promise<Squid> {
+export async function startSquid(t: Test, { hosts, ports, exceptions }: { hosts: Record<string, string>; ports: number[]; exceptions: string[] }): Promise<Squid> {
   const dir = mkdtempSync(join(tmpdir(), 'squid-'))
   // Squid drops root for its own user, which must still write its logs and pid here.
   chmodSync(dir, 0o777)

@@ -27,7 +27,7 @@ t.test('every error is JSON with the right status and no internals', async (t) =
   const auth = bearer(key)
   const json = { ...auth, 'content-type': 'application/json' }
 
-  const cases: Array<[string, Parameters<typeof server.inject>[0], number, RegExp]> = [
+  const cases: Array<[string, Exclude<Parameters<typeof server.inject>[0], string>, number, RegExp]> = [
     ['a validation failure', { method: 'POST', url: '/api/v1/echo', headers: json, payload: '{"domain": 5}' }, 400, /"domain" must be a string/],
     ['an extra field', { method: 'POST', url: '/api/v1/echo', headers: json, payload: '{"domain": "a.com", "x": 1}' }, 400, /"x" is not allowed/],
     ['malformed JSON', { method: 'POST', url: '/api/v1/echo', headers: json, payload: '{"domain": ' }, 400, /JSON/],

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -71,7 +71,7 @@ t.test('a request arriving on an open connection just as the stop begins is answ
  * three actor threads loads TypeScript through tap's loader, which on a busy machine took longer
  * than the start is given.
  */
-function serve(t: Tap.Test, env: Record<string, string>, cwd: string) {
+function serve(t: Test, env: Record<string, string>, cwd: string) {
   return startServe(t, { env, cwd, script: 'dist/lib/cli/index.js' })
 }
 

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import http from 'node:http'
 import net, { type AddressInfo } from 'node:net'
 import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi'
@@ -71,7 +71,7 @@ function checkPageShape(res: ServerInjectResponse, key: string): string | null {
   return null
 }
 
-async function fuzzServer(t: Tap.Test): Promise<{ server: Server; key: string; countRows: () => Promise<Record<string, number>> }> {
+async function fuzzServer(t: Test): Promise<{ server: Server; key: string; countRows: () => Promise<Record<string, number>> }> {
   const { db } = await migratedDb('sqlite', t)
   await addSite({ db, entry: { domain: 'tracked.example.com', name: 'Tracked' }, now: new Date() })
   const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'http://127.0.0.1:3000' })

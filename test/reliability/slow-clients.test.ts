@@ -1,6 +1,6 @@
 import { once } from 'node:events'
 import net from 'node:net'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { SERVER_TIMEOUTS } from '../../lib/server.js'
 import { migratedDb } from '../helpers/db.js'
 import { bearer, testServer } from '../helpers/server.js'
@@ -16,7 +16,7 @@ t.test('the service sets its own timeouts, tighter than Node\'s defaults', async
   t.ok(SERVER_TIMEOUTS.keepAliveMs >= 5000 && SERVER_TIMEOUTS.keepAliveMs <= 10_000, 'idle keep-alive connections kept 5-10 s')
 })
 
-async function started(t: Tap.Test) {
+async function started(t: Test) {
   const { db, url } = await migratedDb('sqlite', t)
   const s = await testServer({ db, env: { DATABASE_URL: url }, timeouts })
   await s.server.start()

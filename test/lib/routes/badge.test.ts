@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { gunzipSync } from 'node:zlib'
 import { makeBadge } from 'badge-maker'
 import { BadgeRenderer } from '../../../lib/badge/renderer.js'
@@ -18,7 +18,7 @@ const SITES = [
   { domain: 'partial.example.com', name: 'Partial' }
 ]
 
-async function server(t: Tap.Test, engine: 'sqlite' | 'mysql' = 'sqlite') {
+async function server(t: Test, engine: 'sqlite' | 'mysql' = 'sqlite') {
   const s = await trackedServer(t, { engine, sites: SITES, start: T0 })
   await s.feed('up.example.com', 'up', T0 - 1000)
   await s.feed('down.example.com', 'down', T0 - 1000)

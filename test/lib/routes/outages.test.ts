@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { Db } from '../../../lib/store/db.js'
 import { listOutages } from '../../../lib/store/outages.js'
 import { addSite } from '../../../lib/store/sites.js'
@@ -164,7 +164,7 @@ async function fillOutages(db: Db, sites: number, count: number): Promise<void> 
 }
 
 /** Runs the real listing and returns its page and MySQL's plan for the very query it sent. */
-async function listingPlan(t: Tap.Test, db: Db, args: { domain?: string; ongoing: boolean; before?: { startedAt: number; id: number } }) {
+async function listingPlan(t: Test, db: Db, args: { domain?: string; ongoing: boolean; before?: { startedAt: number; id: number } }) {
   const seen: Array<{ sql: string; bindings: unknown[] }> = []
   const listener = (q: { sql: string; bindings: unknown[] }) => seen.push(q)
   db.on('query', listener)

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { SiteStates } from '../../../lib/monitoring/site-state.js'
 import { embedCode } from '../../../lib/pages/embed.js'
 import { SITES_PER_PAGE } from '../../../lib/pages/site-page.js'
@@ -23,7 +23,7 @@ function textarea(html: string, id: string): string {
   return decode(m[1] as string)
 }
 
-function checkPageHeaders(t: Tap.Test, headers: Record<string, unknown>): void {
+function checkPageHeaders(t: Test, headers: Record<string, unknown>): void {
   t.match(headers['content-type'], /^text\/html; charset=utf-8/)
   const csp = String(headers['content-security-policy'])
   t.match(csp, /default-src 'none'/)

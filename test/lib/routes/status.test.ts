@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { decide, type LocationVerdict } from '../../../lib/rules/consensus.js'
 import { SiteStates } from '../../../lib/monitoring/site-state.js'
 import { engines } from '../../helpers/db.js'
@@ -9,7 +9,7 @@ import { MIN, trackedServer, type TrackedServer } from '../../helpers/sites.js'
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
 const HOUR = 60 * MIN
 
-async function statusOf(t: Tap.Test, server: TrackedServer['server'], key: string, domain: string) {
+async function statusOf(t: Test, server: TrackedServer['server'], key: string, domain: string) {
   const res = await server.inject({ url: `/api/v1/status/${domain}`, headers: bearer(key) })
   matchesOpenApi(t, res)
   t.equal(res.statusCode, 200, `status of ${domain}`)
