@@ -71,6 +71,7 @@ fi
 mysql --protocol=tcp -h 127.0.0.1 -P 3306 -u root -e 'CREATE DATABASE IF NOT EXISTS test' >/dev/null \
   || stop "cannot create the test database in MariaDB"
 
-mkdir -p "$(dirname "$MARKER")"
-echo "$MYSQL_URL" >"$MARKER"
+if [ "$(cat "$MARKER" 2>/dev/null)" != "$MYSQL_URL" ]; then
+  { mkdir -p "$(dirname "$MARKER")" && echo "$MYSQL_URL" >"$MARKER"; } 2>/dev/null || stop "cannot write $MARKER"
+fi
 say "ready (MySQL at $MYSQL_URL)"
