@@ -7,7 +7,7 @@
 # otherwise it stops with one line naming what to install. `npm test` runs it first (pretest) and
 # `.ci/run` calls it too. When the local MariaDB answers it writes its URL (no password) to
 # node_modules/.cache/site-status/test-mysql-url, which `npm test` turns into TEST_MYSQL_URL.
-# With TEST_MYSQL_URL already set, that server is used and the local one is left alone.
+# With TEST_MYSQL_URL already set, that server is used (none when empty) and the local one is left alone.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,10 +40,11 @@ if ! [ -x /usr/sbin/mariadbd ] || ! command -v mariadb-install-db >/dev/null 2>&
   need "MariaDB (mariadbd, mariadb-install-db)" --no-install-recommends mariadb-server mariadb-client
 fi
 
-if [ -n "${TEST_MYSQL_URL:-}" ]; then
-  # The caller's own server: nothing to start, and no marker (the variable already reaches the tests).
+if [ -n "${TEST_MYSQL_URL+set}" ]; then
+  # The caller's own server, or none when empty: nothing to start, and no marker (npm test keeps the variable).
   rm -f "$MARKER"
-  say "ready (MySQL from TEST_MYSQL_URL)"
+  # Never print the URL itself: it may hold a password.
+  if [ -n "$TEST_MYSQL_URL" ]; then say "ready (MySQL from TEST_MYSQL_URL)"; else say "ready (SQLite only: TEST_MYSQL_URL is empty)"; fi
   exit 0
 fi
 
