@@ -1,5 +1,20 @@
+import dc from 'node:diagnostics_channel'
+import type { Socket } from 'node:net'
 import { workerData } from 'node:worker_threads'
 import real, { type ProbeTask } from '../../workers/location-actor.js'
+
+/** Resolves once a TCP connection this thread dials next is established. */
+function nextConnection(): Promise<void> {
+  return new Promise((resolve) => {
+    const onSocket = (message: unknown): void => {
+      (message as { socket: Socket }).socket.once('connect', () => {
+        dc.unsubscribe('net.client.socket', onSocket)
+        resolve()
+      })
+    }
+    dc.subscribe('net.client.socket', onSocket)
+  })
+}
 
 /**
  * A location actor whose thread wedges when it has no proxy and is asked about a `wedge.` domain:
@@ -8,8 +23,9 @@ import real, { type ProbeTask } from '../../workers/location-actor.js'
  */
 export default async function run(task: ProbeTask): Promise<unknown> {
   if ('domain' in task && task.domain.startsWith('wedge.') && (workerData as { proxy: string | null }).proxy === null) {
+    const connected = nextConnection()
     void real({ domain: 'hang.site.test' })
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await connected
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000)
   }
   return real(task)

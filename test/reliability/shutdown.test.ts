@@ -1,5 +1,5 @@
 /**
- * Issue 6, item 5: SIGTERM under load. The real server (the built `site-status serve`) runs as a
+ * SIGTERM under load. The real server (the built `site-status serve`) runs as a
  * child process with tracked sites checked every second, while keep-alive clients hammer it; it
  * must answer every request it accepted, exit 0 within 10 s, and leave no half-written rows.
  */
@@ -11,7 +11,6 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Client } from 'undici'
 import { STOPPING_ERROR } from '../../lib/probing/location-pool.js'
 import { outageStep } from '../../lib/rules/outages.js'
@@ -19,6 +18,7 @@ import { openDb, toDate } from '../../lib/store/db.js'
 import { lines, ROOT, spawnCli } from '../helpers/cli.js'
 import { incompleteCheck, readStoredRows, replayOutages, storedRowProblems } from '../helpers/stored-rows.mjs'
 import { createTestDatabase, engines } from '../helpers/db.js'
+import { holds, until } from '../helpers/poll.js'
 import { recordOutputOf } from '../helpers/suite-log.js'
 import { closedPort } from '../helpers/targets.js'
 
@@ -94,8 +94,11 @@ for (const engine of engines()) {
     child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
     child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
-    const startBy = Date.now() + 30_000
-    while (!stdout.includes('"msg":"listening"') && child.exitCode === null && Date.now() < startBy) await sleep(50)
+    const listening = new Promise<void>((resolve) => {
+      const seen = (): void => { if (stdout.includes('"msg":"listening"')) { child.stdout.off('data', seen); resolve() } }
+      child.stdout.on('data', seen)
+    })
+    await Promise.race([listening, exited])
     t.match(stdout, /"msg":"listening"/, 'the server started')
 
     const base = `http://127.0.0.1:${port}`
@@ -124,13 +127,9 @@ for (const engine of engines()) {
     // Wait for the flapping site's first outage, so transitions are being written when SIGTERM comes.
     const probe = new Client(base)
     t.teardown(() => probe.destroy())
-    const firstOutageBy = Date.now() + 30_000
-    let flapOutages = 0
-    while (flapOutages === 0 && Date.now() < firstOutageBy) {
-      const res = await send(probe, 'outages', '/api/v1/outages?domain=flap.example.com', key)
-      flapOutages = res.body?.outages?.length ?? 0
-      if (flapOutages === 0) await sleep(200)
-    }
+    const flapOutages = await until(
+      async () => ((await send(probe, 'outages', '/api/v1/outages?domain=flap.example.com', key)).body?.outages?.length ?? 0) as number,
+      (n) => n > 0, 30_000, 200)
     t.ok(flapOutages > 0, 'the flapping site has had an outage before the load starts')
 
     let sigtermAt = 0
@@ -153,15 +152,19 @@ for (const engine of engines()) {
       }
     })
 
-    await sleep(2500)
+    // The load runs until every kind of request has been answered, the tight key refused, and a
+    // tracked site shown five different checks (so every site has been checked several times over).
+    const loadRunning = (): boolean =>
+      ['status', 'outages', 'check', 'rate_limit'].every((kind) => outcomes.some((o) => o.kind === kind && o.status === 200)) &&
+      outcomes.some((o) => o.status === 429) &&
+      new Set(outcomes.filter((o) => o.kind === 'status' && o.body?.domain === TRACKED[2]).map((o) => o.body?.checked_at)).size >= 5
+    t.ok(await holds(loadRunning, 30_000), 'the load is under way: every kind of request answered, the tight key refused, the sites checked')
     // Two checks that can only end because the stop cuts them short, sent just before SIGTERM.
     const hangClients = [new Client(base), new Client(base)]
     t.teardown(() => Promise.all(hangClients.map((c) => c.destroy())))
     const hangDomains = [1, 2].map((n) => `hang-${n}-${engine}.example.com`)
     const hangs = hangClients.map((c, n) => send(c, 'hang-check', '/api/v1/check', key, { domain: hangDomains[n] }))
-    const hangsBy = Date.now() + 10_000
-    while (!hangDomains.every((d) => firstProbe.has(d)) && Date.now() < hangsBy) await sleep(20)
-    t.ok(hangDomains.every((d) => firstProbe.has(d)), 'the hanging checks are being probed')
+    t.ok(await holds(() => hangDomains.every((d) => firstProbe.has(d)), 10_000), 'the hanging checks are being probed')
 
     sigtermAt = Date.now()
     child.kill('SIGTERM')
