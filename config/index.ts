@@ -64,6 +64,9 @@ const locationSchema = Joi.object({
   resolve: Joi.string().valid('local', 'proxy')
 }).unknown(false)
 
+/** A location as LOCATIONS gives it, before the defaults are filled in. */
+interface LocationInput { label: string; proxy?: string | null; resolve?: 'local' | 'proxy' }
+
 const locationsSchema = Joi.array().items(locationSchema).min(1).max(50).unique('label')
 
 const FLAG_VALUES = new Set(['1', '0', 'true', 'false', ''])
@@ -154,9 +157,10 @@ function parseLocations(raw: string | undefined): LocationConfig[] {
   } catch {
     throw new ConfigError('LOCATIONS: not valid JSON (expected an array like [{"label":"Frankfurt 1, Germany","proxy":"http://10.0.0.5:3128"}])')
   }
-  const { error, value } = locationsSchema.validate(parsed)
-  if (error) throw new ConfigError(`LOCATIONS: ${error.message}`)
-  return (value as Array<{ label: string; proxy?: string | null; resolve?: 'local' | 'proxy' }>)
+  // Joi's results are typed `any`; the schema above is what makes them this shape.
+  const result = locationsSchema.validate(parsed) as Joi.ValidationResult<LocationInput[]>
+  if (result.error) throw new ConfigError(`LOCATIONS: ${result.error.message}`)
+  return result.value
     .map((l) => ({ label: l.label, proxy: l.proxy ?? null, resolve: l.resolve ?? 'local' }))
 }
 
@@ -222,8 +226,8 @@ function oneLine(text: string): string {
  * names each variable, so that a bad deployment fails at start instead of at first use.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const { error, value } = envSchema.validate(env, { abortEarly: false, convert: true })
-  const problems: string[] = error ? error.details.map((d) => `${String(d.path[0])}: ${d.message.replace(/^"[^"]+" /, '')}`) : []
+  const result = envSchema.validate(env, { abortEarly: false, convert: true }) as Joi.ValidationResult<Record<string, unknown>>
+  const problems: string[] = result.error ? result.error.details.map((d) => `${String(d.path[0])}: ${d.message.replace(/^"[^"]+" /, '')}`) : []
   let locations: LocationConfig[] = DEFAULT_LOCATIONS
   let connectTo: ConnectToRule[] = []
   let dnsServers: string[] = []
@@ -239,15 +243,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push(err.message)
     }
   }
-  if (problems.length > 0) throw new ConfigError(oneLine(`invalid configuration: ${problems.join('; ')}`))
-  const v = value as Record<string, unknown>
+  if (problems.length > 0 || result.error) throw new ConfigError(oneLine(`invalid configuration: ${problems.join('; ')}`))
+  const v = result.value
   const host = v.HOST as string
   const port = v.PORT as number
   const urlHost = host.includes(':') ? `[${host}]` : host
   return Object.freeze({
     port,
     host,
-    publicUrl: String(v.PUBLIC_URL ?? `http://${urlHost}:${port}`).replace(/\/+$/, ''),
+    publicUrl: ((v.PUBLIC_URL as string | undefined) ?? `http://${urlHost}:${port}`).replace(/\/+$/, ''),
     databaseUrl: v.DATABASE_URL as string,
     locations: Object.freeze(locations.map((l) => Object.freeze({ ...l }))),
     checkIntervalS: v.CHECK_INTERVAL_S as number,

@@ -59,7 +59,8 @@ export async function startService(
     monitoring = await startMonitoring({
       db, states, checks, intervalMs, retentionDays: config.checkRetentionDays, logger, firstPruneMs, concurrency: admission.scheduledSlots
     })
-    const { schedule } = monitoring
+    const running = monitoring
+    const schedule = (): ReturnType<Monitoring['schedule']> => running.schedule()
     const server = await buildServer({ config, db, logger, checks, states, schedule })
     listenWithBacklog(server, LISTEN_BACKLOG)
     await server.start()
@@ -114,7 +115,7 @@ function listenWithBacklog(server: Server, backlog: number): void {
  * connection still open is cut.
  */
 async function drain(server: Server, timeoutMs: number): Promise<void> {
-  const timer = setTimeout(() => server.listener.closeAllConnections(), timeoutMs)
+  const timer = setTimeout(() => { server.listener.closeAllConnections(); }, timeoutMs)
   try {
     await server.stop()
   } finally {

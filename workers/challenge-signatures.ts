@@ -92,8 +92,8 @@ export function matchChallenge(status: number, headers: Headers, bodyText: strin
   for (const sig of CHALLENGE_SIGNATURES) {
     if (!CHALLENGE_STATUSES.has(status) && !sig.extraStatuses?.includes(status)) continue
     if (sig.vendorOnly === true && !REFUSALS.has(status)) continue
-    const byHeader = sig.header !== undefined &&
-      headerValues(headers, sig.header.name).some((v) => sig.header!.value.test(v.trim()))
+    const header = sig.header
+    const byHeader = header !== undefined && headerValues(headers, header.name).some((v) => header.value.test(v.trim()))
     const byBody = (sig.body !== undefined && sig.body.test(bodyText)) || (sig.inOrder !== undefined && inOrder(bodyText, sig.inOrder))
     if (byHeader || byBody) return { vendor: sig.vendor, kind: sig.kind }
   }

@@ -152,7 +152,7 @@ export function beforeDeadline<T>(run: Run, pending: Promise<T>): Promise<T> {
     const waiter: Expiring = { expire: () => { reject(deadlineError(run.opts.timeoutMs)) } }
     const done = (): void => { if (run.waiting === waiter) run.waiting = null }
     run.waiting = waiter
-    pending.then((v) => { done(); resolve(v) }, (e: unknown) => { done(); reject(e) })
+    pending.then((v) => { done(); resolve(v) }, (e: unknown) => { done(); reject(e instanceof Error ? e : new Error(String(e))) })
   })
 }
 

@@ -60,8 +60,8 @@ export async function startMonitoring(
       }
     },
     concurrency,
-    onError: (err, what) => logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed'),
-    onBehind: (load) => logger.warn(behindFields(load), behindMessage(load))
+    onError: (err, what) => { logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed'); },
+    onBehind: (load) => { logger.warn(behindFields(load), behindMessage(load)); }
   })
   await scheduler.start()
   const prune = async (): Promise<void> => {

@@ -25,7 +25,7 @@ async function lookupWithin(lookup: Resolve, name: string, ms: number | undefine
   if (ms === undefined) return lookup(name)
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no DNS answer in ${ms} ms`), { code: 'ETIMEOUT' })), ms)
+    timer = setTimeout(() => { reject(Object.assign(new Error(`no DNS answer in ${ms} ms`), { code: 'ETIMEOUT' })); }, ms)
   })
   try {
     return await Promise.race([lookup(name), late])

@@ -126,7 +126,7 @@ export function createResolver(opts: ResolverOptions): Resolve {
         try {
           resolve(combine(a, aaaa, host))
         } catch (err) {
-          reject(err)
+          reject(err instanceof Error ? err : new Error(String(err)))
         }
       }
       const answered = (): void => {
@@ -138,8 +138,9 @@ export function createResolver(opts: ResolverOptions): Resolve {
         aaaa ??= 'ETIMEOUT'
         finish()
       }, timeoutMs)
-      resolver.resolve4(host).then((found) => { a = found }, (err: unknown) => { a = codeOf(err) }).then(answered)
-      resolver.resolve6(host).then((found) => { aaaa = found }, (err: unknown) => { aaaa = codeOf(err) }).then(answered)
+      // Neither chain can reject: each failure is turned into its code.
+      void resolver.resolve4(host).then((found) => { a = found }, (err: unknown) => { a = codeOf(err) }).then(answered)
+      void resolver.resolve6(host).then((found) => { aaaa = found }, (err: unknown) => { aaaa = codeOf(err) }).then(answered)
     })
   }
 }

@@ -131,7 +131,7 @@ export class Admission {
 
   /** Seconds until the oldest of `slots` has reached its deadline, when one is free at the latest. */
   #retryAfter(slots: Set<Slot>): number {
-    const oldest = slots.values().next().value as Slot | undefined
+    const oldest = slots.values().next().value
     const leftMs = oldest === undefined ? 0 : oldest.startedAt + this.#maxCheckMs - this.#now()
     return Math.max(1, Math.ceil(leftMs / 1000))
   }

@@ -27,9 +27,10 @@ function median(values: readonly number[]): number | null {
   if (values.length === 0) return null
   const sorted = [...values].sort((a, b) => a - b)
   const mid = sorted.length >> 1
+  const at = (i: number): number => sorted[i] ?? 0 // every index used is inside the non-empty array
   const m = sorted.length % 2 === 1
-    ? sorted[mid]!
-    : (sorted[mid - 1]! + sorted[mid]!) / 2
+    ? at(mid)
+    : (at(mid - 1) + at(mid)) / 2
   return Math.round(m * 10) / 10
 }
 

@@ -128,7 +128,7 @@ t.test('PUBLIC_URL', async (t) => {
     ['keeps a base path without its trailing slash', { PUBLIC_URL: 'https://example.com/status/' }, 'https://example.com/status']
   ]
   for (const [title, env, expected] of cases) {
-    t.test(`${title}`, async (t) => {
+    t.test(title, async (t) => {
       t.equal(loadConfig(env).publicUrl, expected)
     })
   }

@@ -1,3 +1,4 @@
+import type { Test } from 'tap'
 import type { Server, ServerInjectResponse } from '@hapi/hapi'
 import { loadConfig } from '../../config/index.js'
 import { createProbing } from '../../lib/probing/build.js'
@@ -17,7 +18,7 @@ export interface CheckStack {
 
 /** The real check path: location actors in Piscina pools, the supervisor and the HTTP route, on loopback only. */
 export async function checkStack(
-  t: Tap.Test,
+  t: Test,
   { proxies, connectTo, timeoutMs = 1500, cacheTtlS = 60, actorFile, keyLimit = 100_000 }:
   { proxies: Array<number | null>; connectTo: string; timeoutMs?: number; cacheTtlS?: number; actorFile?: string; keyLimit?: number }
 ): Promise<CheckStack> {

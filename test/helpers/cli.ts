@@ -112,13 +112,13 @@ export async function startServe(
   let out = ''
   child.stderr.on('data', (c: Buffer) => { out += c.toString() })
   const uri = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000)
+    const timer = setTimeout(() => { reject(new Error(`serve did not start: ${out}`)); }, 20_000)
     child.stdout.on('data', (c: Buffer) => {
       out += c.toString()
       const m = /"uri":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(out)
       if (m) { clearTimeout(timer); resolve(m[1] as string) }
     })
-    child.once('exit', () => reject(new Error(`serve exited early: ${out}`)))
+    child.once('exit', () => { reject(new Error(`serve exited early: ${out}`)); })
   })
   return { child, uri, output: () => out }
 }

@@ -24,7 +24,7 @@ export function engines(): Array<'sqlite' | 'mysql'> {
 export async function createTestDatabase(engine: 'sqlite' | 'mysql'): Promise<TestDatabase> {
   if (engine === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'site-status-test-'))
-    return { engine, url: `sqlite:${join(dir, 'test.sqlite')}`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) }
+    return { engine, url: `sqlite:${join(dir, 'test.sqlite')}`, cleanup: async () => { rmSync(dir, { recursive: true, force: true }); } }
   }
   const base = process.env.TEST_MYSQL_URL
   if (!base) throw new Error('TEST_MYSQL_URL is not set')

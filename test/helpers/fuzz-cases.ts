@@ -137,8 +137,9 @@ export function* fuzzCases(count: number, key: string, seed = FUZZ_SEED): Genera
     }],
     [10, () => {
       const params = new URLSearchParams()
-      let bad = false
-      let maybe = false
+      // Set inside add(), which the compiler's narrowing does not follow.
+      let bad = false as boolean
+      let maybe = false as boolean
       const add = (name: string, value: string, invalid: boolean | 'maybe'): void => {
         params.append(name, value)
         if (invalid === 'maybe') maybe = true
@@ -176,8 +177,9 @@ export function* fuzzCases(count: number, key: string, seed = FUZZ_SEED): Genera
         check(JSON.stringify({ domain: 'example.com' }))
       ])
       const mutate = (s: string): string => s.split('').map((ch) => (random() < 0.08 ? junk(0) : ch)).join('')
-      const url = mutate(String(base.url)).replace(/^[^/]/, '/')
-      return { kind: 'mutation', request: { ...base, url, ...(base.payload === undefined ? {} : { payload: mutate(String(base.payload)) }) } }
+      const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v))
+      const url = mutate(text(base.url)).replace(/^[^/]/, '/')
+      return { kind: 'mutation', request: { ...base, url, ...(base.payload === undefined ? {} : { payload: mutate(text(base.payload)) }) } }
     }]
   ]
   // Badges: a domain of any shape and `style`/`label` valid, invalid, repeated or alongside unknown

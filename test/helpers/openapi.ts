@@ -35,7 +35,7 @@ export function schemaAt(pointer: string): ValidateFunction {
 /** Follows a `$ref` inside the document; returns the object and where it lives. */
 function resolve(node: Json, pointer: string): { node: Json; pointer: string } {
   if (typeof node.$ref !== 'string') return { node, pointer }
-  const target = (node.$ref as string).slice(1)
+  const target = (node.$ref).slice(1)
   const found = target.split('/').slice(1).reduce<Json>((n, s) => n[s.replace(/~1/g, '/').replace(/~0/g, '~')], document)
   return resolve(found, target)
 }

@@ -71,7 +71,7 @@ export async function startSquid(t: Test, { hosts, ports, exceptions }: { hosts:
   })
   const accepting = () => new Promise<boolean>((resolve) => {
     const s = net.connect({ host: '127.0.0.1', port }, () => { s.destroy(); resolve(true) })
-    s.on('error', () => resolve(false))
+    s.on('error', () => { resolve(false); })
   })
   if (!(await holds(async () => child.exitCode === null && (await accepting()), 30_000))) {
     throw new Error(`squid did not start: ${stderr}${existsSync(join(dir, 'cache.log')) ? readFileSync(join(dir, 'cache.log'), 'utf8') : ''}`)

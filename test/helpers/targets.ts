@@ -135,7 +135,7 @@ async function listen(server: net.Server, target: Omit<Target, 'port' | 'close'>
     open: () => sockets.size,
     close: async () => {
       for (const s of sockets) s.destroy()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await new Promise<void>((resolve) => server.close(() => { resolve(); }))
     }
   })
 }
@@ -172,7 +172,7 @@ export async function closedPort(): Promise<number> {
   const server = net.createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as net.AddressInfo).port
-  await new Promise<void>((resolve) => server.close(() => resolve()))
+  await new Promise<void>((resolve) => server.close(() => { resolve(); }))
   return port
 }
 
@@ -226,7 +226,7 @@ export async function startProxy(opts: { refuse?: number; names?: Record<string,
     open: () => sockets.size,
     close: async () => {
       for (const s of sockets) s.destroy()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await new Promise<void>((resolve) => server.close(() => { resolve(); }))
     }
   }
 }
@@ -256,7 +256,7 @@ export async function startSilentServer(): Promise<SilentServer> {
     open: () => sockets.size,
     close: async () => {
       for (const s of sockets) s.destroy()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await new Promise<void>((resolve) => server.close(() => { resolve(); }))
     }
   }
 }
@@ -279,5 +279,5 @@ export async function startInternalService(): Promise<InternalService> {
   const hits: string[] = []
   const server = http.createServer((req, res) => { hits.push(req.headers.host ?? ''); res.end('internal secret') })
   const port = await listenOn(server, '127.0.0.1')
-  return { port, hits, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
+  return { port, hits, close: () => new Promise<void>((resolve) => server.close(() => { resolve(); })) }
 }

@@ -68,7 +68,7 @@ export async function startTrackedService(
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise<void>((resolve) => {
     target.closeAllConnections()
-    target.close(() => resolve())
+    target.close(() => { resolve(); })
   }))
   const port = (target.address() as AddressInfo).port
   const closed = await closedPort()

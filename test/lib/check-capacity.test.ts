@@ -38,10 +38,10 @@ function checker(tracked: TrackedService) {
 function arrivals(tracked: TrackedService, hosts: string[]): Promise<void> {
   const waiting = new Set(hosts.filter((h) => !tracked.hosts.includes(h)))
   if (waiting.size === 0) return Promise.resolve()
-  return new Promise((resolve) => tracked.onRequest((host) => {
+  return new Promise((resolve) => { tracked.onRequest((host) => {
     waiting.delete(host)
     if (waiting.size === 0) resolve()
-  }))
+  }); })
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number

@@ -16,7 +16,7 @@ const CLI = resolve('lib/cli/index.ts')
 
 t.test('stop lets in-flight requests finish, then refuses new ones and closes the database', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-main-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
   const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` })
   const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
   let arrived!: () => void
@@ -39,7 +39,7 @@ t.test('stop lets in-flight requests finish, then refuses new ones and closes th
 
 t.test('a request arriving on an open connection just as the stop begins is answered, not run and dropped', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-main-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
   const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` })
   const service = await startService({ config, logger: createLogger({ level: 'silent' }) })
   let ran = 0
@@ -78,7 +78,7 @@ function serve(t: Test, env: Record<string, string>, cwd: string) {
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   t.test(`serve starts on a fresh SQLite file with no DATABASE_URL and exits 0 on ${signal}`, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'site-status-serve-'))
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
     const { child, uri, output } = await serve(t, {}, dir)
     const health = await fetch(`${uri}/healthz`)
     t.equal(health.status, 200)

@@ -12,7 +12,7 @@ import { recordOutputOf } from '../helpers/suite-log.js'
 // script, the shell becomes the service, which gets the signal and drains.
 t.test('npm start: SIGTERM to npm stops the service, which drains and exits', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-npm-start-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
   const npm = spawn('npm', ['start', '--silent'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` },
@@ -28,7 +28,7 @@ t.test('npm start: SIGTERM to npm stops the service, which drains and exits', as
       const m = /"uri":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(out)
       if (m) resolve(m[1] as string)
     })
-    npm.once('exit', () => reject(new Error(`npm start exited early: ${out}`)))
+    npm.once('exit', () => { reject(new Error(`npm start exited early: ${out}`)); })
   })
   t.equal((await fetch(`${uri}/healthz`)).status, 200, 'the service answers')
   const exited = once(npm, 'exit')

@@ -3,7 +3,6 @@ import http from 'node:http'
 import net, { type AddressInfo } from 'node:net'
 import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi'
 import { loadConfig } from '../../config/index.js'
-import { tryNormaliseDomain } from '../../lib/rules/domain.js'
 import { LocationPools } from '../../lib/probing/location-pool.js'
 import { SiteStates } from '../../lib/monitoring/site-state.js'
 import { CheckSupervisor } from '../../lib/probing/supervisor.js'
@@ -119,7 +118,7 @@ t.test(`${INJECTED} malformed requests: no 5xx, every answer JSON with the right
 })
 
 function describe(r: ServerInjectOptions): string {
-  const text = `${String(r.method ?? 'GET')} ${String(r.url).slice(0, 80)}`
+  const text = `${r.method ?? 'GET'} ${(typeof r.url === 'string' ? r.url : JSON.stringify(r.url)).slice(0, 80)}`
   return JSON.stringify(text)
 }
 

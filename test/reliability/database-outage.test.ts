@@ -43,7 +43,7 @@ const target = http.createServer((req, res) => {
   res.writeHead(200).end('ok')
 })
 await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
-t.teardown(() => new Promise<void>((resolve) => target.close(() => resolve())))
+t.teardown(() => new Promise<void>((resolve) => target.close(() => { resolve(); })))
 const targetPort = (target.address() as AddressInfo).port
 
 t.test('a 20 s database outage: truthful answers meanwhile, nothing lost or invented, recovery within 5 s', async (t) => {
@@ -90,7 +90,8 @@ t.test('a 20 s database outage: truthful answers meanwhile, nothing lost or inve
 
   // Clients polling all along: every answer is kept, and none may be a failure of the service itself.
   const polled: Array<{ at: number; path: string; answer?: Answer; error?: string }> = []
-  let polling = true
+  // Cleared from outside the loop, which the compiler's narrowing does not follow.
+  let polling = true as boolean
   const poller = (async () => {
     while (polling) {
       for (const [path, key] of [['/healthz', null], ['/api/v1/outages?limit=5', known], ['/api/v1/status/steady.example.com', known],

@@ -24,7 +24,7 @@ for (const engine of engines()) {
     let refused = 0
     let fresh = ''
     for (let sent = 0; sent < FLOOD; sent += 5000) {
-      const batch = Array.from({ length: 5000 }, () => auth.authenticate(`Bearer ${generateKey()}`).then(() => 'accepted', (err: { output?: { statusCode?: number } }) => err.output?.statusCode))
+      const batch = Array.from({ length: 5000 }, () => auth.authenticate(`Bearer ${generateKey()}`).then(() => 'accepted', (err: unknown) => (err as { output?: { statusCode?: number } }).output?.statusCode))
       if (sent === FLOOD / 2) {
         // A key issued in the middle of the flood works on its first request.
         fresh = generateKey()

@@ -65,7 +65,7 @@ const ownSuiteLog = (): string[] => readSuiteLog().filter(({ file }) => file ===
 
 t.test('every line a spawned server writes reaches the suite log', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-suite-log-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
   // The build, as `npm start` runs it (see test/lib/main.test.ts).
   const { child, uri } = await startServe(t, { script: 'dist/lib/cli/index.js', cwd: dir, env: { HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, LOG_LEVEL: 'info' } })
   const canary = `canary-${process.pid}-${Date.now()}`
@@ -91,7 +91,7 @@ t.test('every line a spawned server writes reaches the suite log', async (t) => 
 t.test('the after hook fails the run when any line of the suite log carries a secret', async (t) => {
   const runHook = async (logLines: string[]) => {
     const dir = mkdtempSync(join(tmpdir(), 'site-status-hook-'))
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
     writeFileSync(join(dir, '4242.log'), logLines.map((l) => `${l}\n`).join(''))
     // The hook as tap runs it, through the same loader, on a log of planted lines.
     const hook = spawn(process.execPath, [...process.execArgv, join(ROOT, 'test/hooks/after.ts')], { cwd: ROOT, env: cliEnv({ SUITE_LOG_DIR: dir }), stdio: ['ignore', 'pipe', 'pipe'] })

@@ -49,7 +49,7 @@ const target = http.createServer((req, res) => {
   }
 })
 await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
-t.teardown(() => { target.closeAllConnections(); return new Promise<void>((resolve) => target.close(() => resolve())) })
+t.teardown(() => { target.closeAllConnections(); return new Promise<void>((resolve) => target.close(() => { resolve(); })) })
 const targetPort = (target.address() as AddressInfo).port
 
 for (const engine of engines()) {
@@ -59,7 +59,7 @@ for (const engine of engines()) {
     const database = await createTestDatabase(engine)
     t.teardown(() => database.cleanup())
     const dir = mkdtempSync(join(tmpdir(), 'site-status-shutdown-'))
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
     const port = await closedPort()
     const env = {
       DATABASE_URL: database.url,

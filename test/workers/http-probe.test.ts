@@ -87,7 +87,7 @@ t.test('headers that never come end the probe at the deadline', async (t) => {
   // The abandoned request once left its Client asking to reconnect in a loop that froze the thread.
   let ticks = 0
   const ticker = setInterval(() => { ticks++ }, 10)
-  t.teardown(() => clearInterval(ticker))
+  t.teardown(() => { clearInterval(ticker); })
   t.match(await run('ok.site.test'), { status: 'up' }, 'the location probes on afterwards')
   t.ok(await holds(() => ticks >= 3, 1000), `the event loop kept turning (${ticks} ticks)`)
 })

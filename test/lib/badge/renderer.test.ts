@@ -18,7 +18,7 @@ t.test('a badge is drawn once and then served from memory', async (t) => {
 
   const plastic = renderer.svg(up, 'plastic')
   t.not(plastic.etag, first.etag, 'another style is another badge with another ETag')
-  t.equal(renderer.svg({ ...up, message: 'down', color: 'red' as never }, 'flat').body.includes('down'), true)
+  t.equal(renderer.svg({ ...up, message: 'down', color: 'red' }, 'flat').body.includes('down'), true)
   t.equal(renderer.renders, 3)
 })
 
@@ -27,7 +27,7 @@ t.test('text from site names is escaped and control characters dropped', async (
   const { body } = renderer.svg({ label: '<script>alert(1)</script>\u0007', message: 'up', color: 'green' }, 'flat')
   t.notMatch(body, /<script>/)
   t.match(body, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/)
-  t.notMatch(body, /\u0007/)
+  t.notOk(body.includes('\u0007'), 'no BEL character')
 })
 
 t.test("the endpoint form is shields.io's JSON", async (t) => {

@@ -70,7 +70,7 @@ t.test('unknown commands and options exit 2 with one line', async (t) => {
 
 t.test('a bad environment value stops every command with one line naming the variable', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-cli-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
   const file = join(dir, 'never.sqlite')
   const res = await spawnCli(['keys', 'list'], { env: { DATABASE_URL: `sqlite:${file}`, RATE_LIMIT_PER_MIN: 'abc' } })
   t.not(res.code, 0, 'exits non-zero')
@@ -141,7 +141,7 @@ t.test('the built command runs through a bin symlink, as npx runs it', {
   t.match(readFileSync(BUILT, 'utf8'), /^#!\/usr\/bin\/env node\n/, 'the built file starts with a node shebang')
   // npx runs it through a node_modules/.bin symlink: the command must still see itself as invoked.
   const dir = mkdtempSync(join(tmpdir(), 'site-status-bin-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
   const link = join(dir, 'site-status')
   symlinkSync(BUILT, link)
   const res = await spawnCli(['--help'], { env: { DATABASE_URL: UNREACHABLE }, script: link })

@@ -71,13 +71,13 @@ for (const engine of engines()) {
 
 t.test('while behind, one warning a minute gives the figures, and /healthz is told; not a word while keeping up', async (t) => {
   const clock = FakeTimers.install({ now: 1_000_000 * 60_000, toFake: ['setInterval', 'clearInterval'] })
-  t.teardown(() => clock.uninstall())
+  t.teardown(() => { clock.uninstall(); })
   const { db } = await migratedDb('sqlite', t)
   const domains = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ domain: `site${from + i}.example.com`, name: null }))
   await addSites({ db, entries: domains(30, 0), now: new Date(clock.now) })
   const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'http://x' })
   // One slot and a second of (fake) time per check: 60 checks a minute at most.
-  const checks = { probeNow: () => new Promise((resolve) => { clock.setTimeout(() => resolve({}), 1000) }) } as unknown as CheckSupervisor
+  const checks = { probeNow: () => new Promise((resolve) => { clock.setTimeout(() => { resolve({}); }, 1000) }) } as unknown as CheckSupervisor
   const logs = new LogCapture()
   const monitoring = await startMonitoring({
     db, states, checks, intervalMs: 60_000, retentionDays: 35, concurrency: 1,
@@ -110,5 +110,5 @@ t.test('while behind, one warning a minute gives the figures, and /healthz is to
   t.ok(last.duePerS >= 1.9 && last.duePerS <= 2.1, `due per second ${last.duePerS}`)
   t.ok(last.runPerS >= 0.9 && last.runPerS <= 1.1, `run per second ${last.runPerS}`)
   t.ok(last.shed > 0, `${last.shed} shed`)
-  t.match(String(last.msg), new RegExp(`${last.duePerS} checks due per second, ${last.runPerS} run per second; in the last 60 s ${last.shed} shed`), 'the figures are in the text too')
+  t.match(last.msg, new RegExp(`${last.duePerS} checks due per second, ${last.runPerS} run per second; in the last 60 s ${last.shed} shed`), 'the figures are in the text too')
 })

@@ -70,7 +70,7 @@ t.test('pending look-ups hold no libuv pool thread: file I/O goes on meanwhile',
   // dns.lookup would park each of these on one of libuv's four threads until it gave up, and the
   // stat calls below would wait behind them. Through c-ares they finish first.
   const hung = Array.from({ length: 40 }, (_, i) => resolve(`hang${i}.hang.test`).then(() => 'resolved', () => 'failed'))
-  const io = Promise.all(Array.from({ length: 20 }, () => stat(import.meta.dirname ?? '.'))).then(() => 'io')
+  const io = Promise.all(Array.from({ length: 20 }, () => stat(import.meta.dirname))).then(() => 'io')
   const first = await Promise.race([io, ...hung])
   t.equal(first, 'io', 'file I/O finished while every look-up was still pending')
   t.same(new Set(await Promise.all(hung)), new Set(['failed']))
@@ -78,7 +78,7 @@ t.test('pending look-ups hold no libuv pool thread: file I/O goes on meanwhile',
 
 t.test('the hosts file is read as getaddrinfo reads it', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hosts-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
   const file = join(dir, 'hosts')
   writeFileSync(file, '# comment\n127.0.0.1 localhost Box  # trailing\n::1 localhost ip6-localhost\n10.0.0.5\tdb.internal db\nnot-an-ip name\n')
   const table = readHostsFile(file)

@@ -48,7 +48,7 @@ async function watchedPage(options: Parameters<Browser['newContext']>[0] = {}): 
 }
 
 async function badgeWidth(page: Page, selector: string): Promise<number> {
-  await page.waitForFunction((sel) => (document.querySelector(sel) as HTMLImageElement | null)?.complete === true, selector, { timeout: 10_000 })
+  await page.waitForFunction((sel) => document.querySelector<HTMLImageElement>(sel)?.complete === true, selector, { timeout: 10_000 })
   return page.$eval(selector, (img) => (img as HTMLImageElement).naturalWidth)
 }
 
@@ -89,13 +89,13 @@ t.test('a copy button puts the snippet on the clipboard, and another origin can 
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>elsewhere</title><p>Our status:</p>${copied}`)
   })
   await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => other.close(() => resolve())))
+  t.teardown(() => new Promise<void>((resolve) => other.close(() => { resolve(); })))
   const elsewhere = `http://127.0.0.1:${(other.address() as AddressInfo).port}`
   t.not(elsewhere, origin)
   const embedder = await watchedPage()
   await embedder.page.goto(`${elsewhere}/`)
   t.ok(await badgeWidth(embedder.page, 'img') > 0, 'the embedded badge renders on the other origin')
-  t.equal(await embedder.page.$eval('img', (img) => (img as HTMLImageElement).alt), 'The Shop status')
+  t.equal(await embedder.page.$eval('img', (img) => (img).alt), 'The Shop status')
   t.same(embedder.errors, [])
 })
 

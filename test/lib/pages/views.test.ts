@@ -26,7 +26,7 @@ t.test('the built service (npm start) serves pages from any working directory', 
   t.ok(existsSync(BUILT), 'dist/ is built (npm test builds it first; otherwise run `npm run build`)')
   if (!existsSync(BUILT)) return
   const dir = mkdtempSync(join(tmpdir(), 'site-status-pages-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
   const { child, uri } = await startServe(t, { script: 'dist/lib/cli/index.js', cwd: dir, env: { HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` } })
   const home = await fetch(`${uri}/`)
   t.equal(home.status, 200)

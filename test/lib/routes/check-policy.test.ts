@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { lookup as dnsLookup } from 'node:dns/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -21,10 +21,10 @@ async function target(address: string): Promise<{ port: number; hits: string[]; 
     else res.writeHead(200).end('ok')
   })
   await new Promise<void>((resolve) => server.listen(0, address, resolve))
-  return { port: (server.address() as AddressInfo).port, hits, close: () => new Promise((resolve) => server.close(() => resolve())) }
+  return { port: (server.address() as AddressInfo).port, hits, close: () => new Promise((resolve) => server.close(() => { resolve(); })) }
 }
 
-async function stack(t: Tap.Test, env: Record<string, string>, lookup?: (host: string) => Promise<string[]>) {
+async function stack(t: Test, env: Record<string, string>, lookup?: (host: string) => Promise<string[]>) {
   const config = loadConfig({ PROBE_TIMEOUT_MS: '2000', CACHE_TTL_S: '0', ...env })
   let probes = 0
   const { pools, checks } = createProbing(config, {

@@ -46,7 +46,7 @@ t.test('healthz answers 503 within about a second when the database hangs', asyn
 
 t.test('healthz answers 200 with "schedule": "behind" while the scheduler sheds checks, and "ok" again a minute later', async (t) => {
   const clock = FakeTimers.install({ now: 1_000_000 * 60_000, toFake: ['setInterval', 'clearInterval'] })
-  t.teardown(() => clock.uninstall())
+  t.teardown(() => { clock.uninstall(); })
   const releases: Array<() => void> = []
   let sites = Array.from({ length: 5 }, (_, i) => ({ id: i + 1, domain: `site${i + 1}.example.com` }))
   // One slot and no queue: every site due while the first check hangs is shed.

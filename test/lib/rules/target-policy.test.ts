@@ -101,14 +101,14 @@ t.test('DENY_TARGETS refuses its ranges, public or not, whatever ALLOW_PRIVATE_T
 
 t.test("this machine's own addresses are non-public, whatever range they are in", async (t) => {
   // Read once at start: a fresh import sees an interface with a public address.
-  const own = (await t.mockImport('../../../lib/rules/target-policy.js', {
+  const own = await t.mockImport<typeof import('../../../lib/rules/target-policy.js')>('../../../lib/rules/target-policy.js', {
     'node:os': {
       networkInterfaces: () => ({
         lo: [{ address: '127.0.0.1' }],
         eth0: [{ address: '203.0.113.9' }, { address: '8.8.4.4' }, { address: '2a00:1450:4001:800::2004' }, { address: 'fe80::1%eth0' }]
       })
     }
-  })) as typeof import('../../../lib/rules/target-policy.js')
+  })
   t.notOk(own.isPublicAddress('8.8.4.4'), 'its public v4 address')
   t.notOk(own.isPublicAddress('::ffff:8.8.4.4'), 'the same in a v6 form')
   t.notOk(own.isPublicAddress('2a00:1450:4001:800::2004'), 'its public v6 address')
