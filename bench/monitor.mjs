@@ -111,13 +111,26 @@ try {
   const headers = { authorization: `Bearer ${key}` }
   const paths = Array.from({ length: 1000 }, (_, i) => `/api/v1/status/s${(i * 7919) % SITES}.bench.test`)
   const runLeftS = () => RUN_S - (performance.now() - startedAt) / 1000
-  // The status endpoint under the scheduler's load: wrk windows back to back until the run ends,
-  // at a steady pace (each connection waits 10 ms after every answer) rather than flat out, as a
-  // fleet of dashboards would ask; flat out, wrk would take a core from the scheduler.
+  // The status endpoint, badges and the public pages under the scheduler's load: wrk windows back
+  // to back until the run ends, at a steady pace (each connection waits after every answer) rather
+  // than flat out, as a fleet of dashboards and embedding pages would ask; flat out, wrk would take
+  // a core from the scheduler. Three wrk processes at once: status (8 connections, 10 ms between
+  // requests), badges (4, 10 ms), pages (2, 20 ms: the site list and site pages in turn).
+  const badgePaths = Array.from({ length: 1000 }, (_, i) => `/api/badge/s${(i * 104729) % SITES}.bench.test`)
+  const pagePaths = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? '/' : `/sites/s${(i * 7919) % SITES}.bench.test`))
   const statusWindows = []
+  const badgeWindows = []
+  const pageWindows = []
   const statusLoad = (async () => {
     while (runLeftS() >= STATUS_WINDOW_S + 2) {
-      statusWindows.push(await runWrk({ url: sut.uri, paths, headers, connections: 8, seconds: STATUS_WINDOW_S, script: 'function delay() return 10 end' }))
+      const [status, badge, page] = await Promise.all([
+        runWrk({ url: sut.uri, paths, headers, connections: 8, seconds: STATUS_WINDOW_S, script: 'function delay() return 10 end' }),
+        runWrk({ url: sut.uri, paths: badgePaths, connections: 4, seconds: STATUS_WINDOW_S, script: 'function delay() return 10 end' }),
+        runWrk({ url: sut.uri, paths: pagePaths, connections: 2, seconds: STATUS_WINDOW_S, script: 'function delay() return 20 end' })
+      ])
+      statusWindows.push(status)
+      badgeWindows.push(badge)
+      pageWindows.push(page)
     }
   })()
   let rssPeak = 0
@@ -205,6 +218,12 @@ try {
   const statusP99s = statusWindows.map((w) => w.p99Ms)
   const statusErrors = statusWindows.reduce((n, w) => n + w.non2xx + w.socketErrors, 0)
   const statusRps = median(statusWindows.map((w) => w.rps))
+  const windowFigures = (windows) => {
+    const p99s = windows.map((w) => w.p99Ms)
+    return { median: median(p99s), worst: Math.max(...p99s), rps: median(windows.map((w) => w.rps)) ?? 0, errors: windows.reduce((n, w) => n + w.non2xx + w.socketErrors, 0) }
+  }
+  const badgeFig = windowFigures(badgeWindows)
+  const pageFig = windowFigures(pageWindows)
   const cpuPercent = ((last.cpu.user + last.cpu.system - first.cpu.user - first.cpu.system) / 1e6 / elapsedS) * 100
   const rowsPerS = (checksAfter - checksBefore) / elapsedS
 
@@ -293,6 +312,8 @@ try {
     `| checks due per second: the scheduler's figure / the tracked sites' | ${sched.lastMinute.duePerS} / ${(SITES / INTERVAL_S).toFixed(1)} | equal |`,
     `| checks run per second: the scheduler's last minute / rows written over the run | ${sched.lastMinute.runPerS} / ${rowsPerS.toFixed(1)} | |`,
     `| status p99 under this load, wrk 8 connections at a steady pace (${statusWindows.length} windows of ${STATUS_WINDOW_S} s, median ${fmt(statusRps ?? 0)} req/s): median / worst window | ${fmtMs(median(statusP99s))} / ${fmtMs(Math.max(...statusP99s))} ms, ${statusErrors} errors | < ${statusGoalMs} ms |`,
+    `| beside it, badges (wrk 4 connections, median ${fmt(badgeFig.rps)} req/s): p99 median / worst window | ${fmtMs(badgeFig.median)} / ${fmtMs(badgeFig.worst)} ms, ${badgeFig.errors} errors | < ${statusGoalMs} ms |`,
+    `| and pages, \`/\` and site pages in turn (wrk 2 connections, median ${fmt(pageFig.rps)} req/s): p99 median / worst window | ${fmtMs(pageFig.median)} / ${fmtMs(pageFig.worst)} ms, ${pageFig.errors} errors | < ${statusGoalMs} ms |`,
     `| service CPU (2 cores = 200%) | ${cpuPercent.toFixed(0)}% | |`,
     `| service peak RSS; RSS over the second half of the run, lowest to highest | ${mb(rssPeak)} MB; ${mb(rssLow)}-${mb(rssHigh)} MB | < ${rssGoalMb} MB |`,
     `| checks started / rows written (after the stop recorded what waited) / dropped / left waiting | ${final.scheduler.started} / ${rowsTotal} / ${dropped} / ${final.recorder.pending} | all recorded |`,

@@ -1,3 +1,4 @@
+import FakeTimers from '@sinonjs/fake-timers'
 import t from 'tap'
 import { bearer } from '../helpers/server.js'
 import { trackedServer } from '../helpers/sites.js'
@@ -6,41 +7,32 @@ import { trackedServer } from '../helpers/sites.js'
 const SITES = 10_000
 const sites = Array.from({ length: SITES }, (_, i) => ({ domain: `site${i}.example.com`, name: null }))
 
-const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number
-
-t.test(`GET / at ${SITES} sites, driven at 200 requests/s for 10 s, leaves the API fast`, async (t) => {
+t.test(`GET / at ${SITES} sites, asked 200 times a second for 10 s, builds the site list once a second`, async (t) => {
   const s = await trackedServer(t, { sites, start: Date.now() })
   const key = await s.issueKey({ limit: 1_000_000 })
   let lists = 0
   const list = s.states.list.bind(s.states)
   s.states.list = (now: Date) => { lists++; return list(now) }
-
-  const pages: Array<Promise<number>> = []
-  const api: Array<Promise<number>> = []
-  // A steady load for 10 s: one page request every 5 ms, one status request every 20 ms.
-  await new Promise<void>((resolve) => {
-    const started = performance.now()
-    const pageTimer = setInterval(() => { pages.push(s.server.inject('/').then((r) => r.statusCode)) }, 5)
-    const apiTimer = setInterval(() => {
-      const t0 = performance.now()
-      api.push(s.server.inject({ url: '/api/v1/status/site5.example.com', headers: bearer(key) }).then((r) => {
-        t.equal(r.statusCode, 200)
-        return performance.now() - t0
-      }))
-      if (performance.now() - started >= 10_000) {
-        clearInterval(pageTimer)
-        clearInterval(apiTimer)
-        resolve()
-      }
-    }, 20)
-  })
-  const statuses = await Promise.all(pages)
-  const latencies = await Promise.all(api)
-  t.ok(pages.length >= 1000, `${pages.length} page requests were made`)
-  t.same(new Set(statuses), new Set([200]), 'every page was served')
-  t.ok(lists <= 12, `the site list was built ${lists} times in 10 s, at most once a second, not once per request`)
-  const p99 = percentile(latencies, 0.99)
-  t.ok(p99 < 50, `status API p99 ${p99.toFixed(1)} ms over ${latencies.length} requests (p50 ${percentile(latencies, 0.5).toFixed(1)} ms)`)
+  // The page cache's clock is faked: each second's 200 page and 50 status requests are answered
+  // within one instant of it, then it moves on a second. (How fast the API stays under such a load
+  // is measured by bench/monitor, which asks for pages, badges and statuses while it runs.)
+  const clock = FakeTimers.install({ toFake: ['performance'] })
+  t.teardown(() => { clock.uninstall() })
+  clock.tick(1000) // lru-cache takes a start time of 0 for "no clock yet"
+  const pages: number[] = []
+  const api: number[] = []
+  for (let second = 0; second < 10; second++) {
+    const [p, a] = await Promise.all([
+      Promise.all(Array.from({ length: 200 }, () => s.server.inject('/').then((r) => r.statusCode))),
+      Promise.all(Array.from({ length: 50 }, () => s.server.inject({ url: '/api/v1/status/site5.example.com', headers: bearer(key) }).then((r) => r.statusCode)))
+    ])
+    pages.push(...p)
+    api.push(...a)
+    clock.tick(1001)
+  }
+  t.same(new Set(pages), new Set([200]), `all ${pages.length} page requests were served`)
+  t.same(new Set(api), new Set([200]), `and all ${api.length} status requests`)
+  t.equal(lists, 10, `the site list was built ${lists} times, once a second, not once per request`)
 })
 
 t.test('a burst of requests for one site page costs one render and its queries', async (t) => {
