@@ -66,6 +66,8 @@ export class SiteStates {
   readonly #serialised = new Map<number, { json: string; at: number }>()
   readonly #intervalMs: number
   readonly #publicUrl: string
+  /** The tracked domains in order, kept until the set of sites changes. */
+  #sorted: string[] | null = null
 
   constructor({ intervalMs, publicUrl }: { intervalMs: number; publicUrl: string }) {
     this.#intervalMs = intervalMs
@@ -76,6 +78,7 @@ export class SiteStates {
     const old = this.#byId.get(state.site.id)
     if (old) this.#byDomain.delete(old.site.domain)
     this.#serialised.delete(state.site.id)
+    this.#sorted = null
     this.#byId.set(state.site.id, state)
     this.#byDomain.set(state.site.domain, state)
   }
@@ -100,6 +103,7 @@ export class SiteStates {
         this.#byId.delete(id)
         this.#byDomain.delete(state.site.domain)
         this.#serialised.delete(id)
+        this.#sorted = null
       } else {
         this.#forgetOld(state, now)
       }
@@ -172,10 +176,17 @@ export class SiteStates {
     return { name: site.name, status, blocked, partial }
   }
 
-  /** Every tracked site's status record, ordered by domain. */
-  list(now: Date): StatusRecord[] {
-    const domains = [...this.#byDomain.keys()].sort()
-    return domains.map((domain) => this.statusRecord(domain, now) as StatusRecord)
+  /**
+   * One page of the tracked sites, ordered by domain, with every site's current verdict counted.
+   * Only the page's sites get a whole status record (uptime arithmetic, ISO dates): at 60,000 sites
+   * records for all of them, sorted anew, held the main thread for about 100 ms a render.
+   */
+  listPage(now: Date, page: number, size: number): { total: number; counts: Record<SiteStatus, number>; records: StatusRecord[] } {
+    this.#sorted ??= [...this.#byDomain.keys()].sort()
+    const counts: Record<SiteStatus, number> = { up: 0, down: 0, unconfirmed: 0, unavailable: 0 }
+    for (const { site } of this.#byId.values()) counts[currentVerdict(site, now, this.#intervalMs).status]++
+    const records = this.#sorted.slice((page - 1) * size, page * size).map((domain) => this.statusRecord(domain, now) as StatusRecord)
+    return { total: this.#sorted.length, counts, records }
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { StatusRecord } from '../monitoring/site-state.js'
+import type { SiteStatus } from '../rules/consensus.js'
 import type { OutageRecord } from '../store/outages.js'
 import type { ResponseTimeBucket } from '../store/response-times.js'
 import { chartModel } from './chart.js'
@@ -53,15 +54,17 @@ export function sitePageContext(
 export const SITES_PER_PAGE = 500
 
 /** The site list's template context for page `page` (1-based) of the tracked sites. */
-export function siteListContext({ records, page }: { records: readonly StatusRecord[]; page: number }): Record<string, unknown> {
-  const pages = Math.max(1, Math.ceil(records.length / SITES_PER_PAGE))
-  const counts = new Map<string, number>()
-  for (const r of records) counts.set(r.status, (counts.get(r.status) ?? 0) + 1)
+export function siteListContext(
+  { total, counts, records, page }: { total: number; counts: Readonly<Record<SiteStatus, number>>; records: readonly StatusRecord[]; page: number }
+): Record<string, unknown> {
+  const pages = Math.max(1, Math.ceil(total / SITES_PER_PAGE))
+  const statuses: SiteStatus[] = ['up', 'down', 'unconfirmed', 'unavailable']
   return {
     title: 'Tracked sites',
-    total: records.length,
-    counts: ['up', 'down', 'unconfirmed', 'unavailable'].filter((s) => counts.has(s)).map((status) => ({ status, count: counts.get(status) })),
-    sites: records.slice((page - 1) * SITES_PER_PAGE, page * SITES_PER_PAGE).map((r) => ({
+    total,
+    counts: statuses.filter((s) => counts[s] > 0).map((status) => ({ status, count: counts[status] })),
+    // The records of this page only (see SiteStates.listPage).
+    sites: records.map((r) => ({
       name: r.name,
       domain: r.domain,
       status: r.status,

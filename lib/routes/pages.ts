@@ -42,7 +42,7 @@ export function pageRoutes(
         if (page > 1 && (page - 1) * SITES_PER_PAGE >= states.size) {
           return pageView(h, 'error', { title: 'Not found', message: 'there is no such page of sites' }, 404)
         }
-        return reply(h, await renders.get(`/?page=${page}`, () => render(request, 'index', siteListContext({ records: states.list(now()), page }))))
+        return reply(h, await renders.get(`/?page=${page}`, () => render(request, 'index', siteListContext({ ...states.listPage(now(), page, SITES_PER_PAGE), page }))))
       }
     },
     {
