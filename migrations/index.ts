@@ -3,6 +3,7 @@ import * as apiKeys from './20261122-01-api-keys.js'
 import * as sites from './20261122-02-sites.js'
 import * as checks from './20261122-03-checks.js'
 import * as outages from './20261122-04-outages.js'
+import * as sitesChangedAt from './20261124-05-sites-changed-at.js'
 
 export interface Migration {
   readonly name: string
@@ -15,5 +16,6 @@ export const migrations: readonly Migration[] = [
   { name: '20261122-01-api-keys', ...apiKeys },
   { name: '20261122-02-sites', ...sites },
   { name: '20261122-03-checks', ...checks },
-  { name: '20261122-04-outages', ...outages }
+  { name: '20261122-04-outages', ...outages },
+  { name: '20261124-05-sites-changed-at', ...sitesChangedAt }
 ]

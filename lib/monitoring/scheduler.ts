@@ -71,6 +71,8 @@ export class Scheduler {
   #timers: NodeJS.Timeout[] = []
   #started = false
   #stopped = false
+  /** The list the wheel was last brought in line with. */
+  #listed: ScheduledSite[] | null = null
   #refreshing = false
 
   constructor(opts: SchedulerOptions) {
@@ -142,8 +144,12 @@ export class Scheduler {
       this.#refreshing = false
     }
     if (this.#stopped) return
-    // Sites new in this list were added after the previous read began (the first list is no news).
-    this.#wheel.update(sites, this.#listedAt === null ? null : this.#listedAt + this.#opts.intervalMs)
+    // The same list as last time (SiteStates hands back the array it kept) has nothing to compare.
+    if (sites !== this.#listed) {
+      // Sites new in this list were added after the previous read began (the first list is no news).
+      this.#wheel.update(sites, this.#listedAt === null ? null : this.#listedAt + this.#opts.intervalMs)
+      this.#listed = sites
+    }
     this.#listedAt = readAt
   }
 

@@ -40,6 +40,15 @@ export async function loadSiteStates({ db, since, siteIds }: { db: Db; since: Da
   return [...states.values()]
 }
 
+/**
+ * A mark that moves whenever a site is added, renamed, resumed or removed through the store: the
+ * number of rows and the newest `changed_at`. One indexed query, however many sites there are.
+ */
+export async function sitesVersion({ db }: { db: Db }): Promise<string> {
+  const row = (await db('sites').count({ n: '*' }).max({ at: 'changed_at' }).first()) as { n?: unknown; at?: unknown } | undefined
+  return `${Number(row?.n ?? 0)}@${toDate(row?.at)?.getTime() ?? '-'}`
+}
+
 /** The tracked sites' ids and domains, for noticing additions and removals cheaply. */
 export async function listTrackedIds({ db }: { db: Db }): Promise<Array<{ id: number; domain: string; name: string; added_at: Date }>> {
   const rows = await db('sites').whereNull('removed_at').select('id', 'domain', 'name', 'added_at')

@@ -37,7 +37,7 @@ export async function addSites({ db, entries, now }: { db: Db; entries: readonly
     for (const r of rows) existing.set(String(r.domain), { removed: r.removed_at !== null })
     const fresh = entries.filter((e) => !existing.has(e.domain))
     for (let i = 0; i < fresh.length; i += 200) {
-      await trx('sites').insert(fresh.slice(i, i + 200).map((e) => ({ domain: e.domain, name: e.name ?? e.domain, added_at: now })))
+      await trx('sites').insert(fresh.slice(i, i + 200).map((e) => ({ domain: e.domain, name: e.name ?? e.domain, added_at: now, changed_at: now })))
     }
     const outcomes: AddOutcome[] = []
     for (const e of entries) {
@@ -46,7 +46,7 @@ export async function addSites({ db, entries, now }: { db: Db; entries: readonly
       const patch: Record<string, unknown> = {}
       if (e.name !== null) patch.name = e.name
       if (found.removed) Object.assign(patch, { removed_at: null, added_at: now, status: 'unavailable', blocked: false, partial: false, response_ms: null, checked_at: null })
-      if (Object.keys(patch).length > 0) await trx('sites').where({ domain: e.domain }).update(patch)
+      if (Object.keys(patch).length > 0) await trx('sites').where({ domain: e.domain }).update({ ...patch, changed_at: now })
       outcomes.push(found.removed ? 'resumed' : 'already')
     }
     return outcomes
@@ -65,7 +65,7 @@ export async function removeSite({ db, domain, now }: { db: Db; domain: string; 
     // The row lock orders this against a check being recorded for the site at the same moment.
     const site = await (mysql ? query.forUpdate() : query)
     if (!site) return false
-    await trx('sites').where({ id: site.id }).update({ removed_at: now })
+    await trx('sites').where({ id: site.id }).update({ removed_at: now, changed_at: now })
     const open = await trx('outages').where({ open_site_id: site.id }).first('id', 'started_at')
     if (open) {
       const started = toDate(open.started_at) as Date
