@@ -20,6 +20,16 @@ export default tseslint.config(
     }
   },
   {
+    // Knex hands back untyped rows; the store turns each into a typed row at its edge (toSiteRow,
+    // toDate, Number(...)), so reading a column of a raw row is what the store is for.
+    files: ['lib/store/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off'
+    }
+  },
+  {
     // tap awaits its own subtests; a JSON answer parsed in a test is `any` by design, and the
     // assertions on it are the type check.
     files: ['test/**/*.ts'],

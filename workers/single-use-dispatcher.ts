@@ -123,8 +123,6 @@ export class SingleUseClients extends Dispatcher {
     void client.close().finally(() => this.#live.delete(client))
   }
 
-  // The overloads are Dispatcher's own.
-  // eslint-disable-next-line @typescript-eslint/unified-signatures
   override close(): Promise<void>
   override close(callback: () => void): void
   override close(callback?: () => void): Promise<void> | void {
@@ -134,6 +132,8 @@ export class SingleUseClients extends Dispatcher {
   }
 
   override destroy(): Promise<void>
+  // The overloads are Dispatcher's own.
+  // eslint-disable-next-line @typescript-eslint/unified-signatures
   override destroy(err: Error | null): Promise<void>
   override destroy(callback: () => void): void
   override destroy(err: Error | null, callback: () => void): void

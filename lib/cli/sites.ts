@@ -100,7 +100,7 @@ async function readImportFile(file: string, io: CliIo): Promise<ParsedFile> {
   const input = file === '-' ? process.stdin : createReadStream(file)
   const opened = new Promise<void>((resolve, reject) => {
     if (file === '-') resolve()
-    else input.once('open', () => resolve()).once('error', reject)
+    else input.once('open', () => { resolve(); }).once('error', reject)
   })
   try {
     await opened

@@ -182,6 +182,8 @@ export class CheckRecorder {
     this.#unreachable = (async () => {
       for (let i = 0; !this.#closed; i++) {
         await this.#sleep(this.#pingDelays[Math.min(i, this.#pingDelays.length - 1)] ?? 1000)
+        // close() may run during the sleep; TypeScript keeps the loop condition's narrowing across it.
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
         if (!this.#closed && (await pingDatabase(this.#db))) break
       }
       this.#unreachable = null
@@ -218,10 +220,10 @@ export class CheckRecorder {
   async flush(timeoutMs: number): Promise<boolean> {
     if (this.#backlog.size === 0) return true
     let resolveIdle!: () => void
-    const idle = new Promise<boolean>((resolve) => { resolveIdle = () => resolve(true) })
+    const idle = new Promise<boolean>((resolve) => { resolveIdle = () => { resolve(true); } })
     this.#idle.add(resolveIdle)
     let timer: NodeJS.Timeout | undefined
-    const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs) })
+    const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => { resolve(false); }, timeoutMs) })
     try {
       return await Promise.race([idle, late])
     } finally {

@@ -194,7 +194,7 @@ async function replayCommitted(
     if (last !== undefined && last > at) { results.set(check, NOT_CURRENT); continue }
     newest.set(check.siteId, at)
     const row = await trx('outages').where({ site_id: check.siteId })
-      .andWhere((q) => q.where('started_at', check.checkedAt).orWhere('ended_at', check.checkedAt))
+      .andWhere((q) => { q.where('started_at', check.checkedAt).orWhere('ended_at', check.checkedAt) })
       .first('id', 'started_at', 'ended_at')
     if (!row) { results.set(check, { current: true, step: 'none', outage: null }); continue }
     const endedAt = toDate(row.ended_at)

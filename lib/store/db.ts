@@ -75,7 +75,7 @@ export function openDb(databaseUrl: string, { max = 10, acquireTimeoutMs = ACQUI
         // mysql2's `timezone` only converts on the client; the session zone must match so that
         // NOW() and DATETIME comparisons done by the server agree with it.
         afterCreate(conn: MysqlConnection, done: (err: Error | null, conn: unknown) => void) {
-          conn.query("SET time_zone = '+00:00'", (err) => done(err, conn))
+          conn.query("SET time_zone = '+00:00'", (err) => { done(err, conn); })
         }
       }
     })
@@ -115,7 +115,7 @@ const PING_TIMEOUT_MS = 1000
 /** True when the database answers a trivial query within `timeoutMs`. */
 export async function pingDatabase(db: Db, timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs) })
+  const timeout = new Promise<boolean>((resolve) => { timer = setTimeout(() => { resolve(false); }, timeoutMs) })
   const ping = db.raw('select 1').then(() => true, () => false)
   try {
     return await Promise.race([ping, timeout])

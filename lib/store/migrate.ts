@@ -7,9 +7,9 @@ import { migrations } from '../../migrations/index.js'
  * the same whether the code runs from `.ts` sources (tests) or the `.js` build (production).
  */
 const source: Knex.MigrationSource<(typeof migrations)[number]> = {
-  getMigrations: async () => [...migrations],
+  getMigrations: () => Promise.resolve([...migrations]),
   getMigrationName: (m) => m.name,
-  getMigration: async (m) => m
+  getMigration: (m) => Promise.resolve(m)
 }
 
 const options: Knex.MigratorConfig = { migrationSource: source, tableName: 'knex_migrations' }

@@ -41,7 +41,7 @@ export async function listOutages(
   if (ongoing) page.whereNull('ended_at')
   if (before) {
     const at = new Date(before.startedAt)
-    page.where((w) => w.where('started_at', '<', at).orWhere((e) => e.where('started_at', '=', at).andWhere('id', '<', before.id)))
+    page.where((w) => { w.where('started_at', '<', at).orWhere((e) => { e.where('started_at', '=', at).andWhere('id', '<', before.id) }) })
   }
   const q = db.from(page.as('o'))
     .join('sites as s', 's.id', 'o.site_id')

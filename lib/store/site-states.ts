@@ -25,7 +25,7 @@ export async function loadSiteStates({ db, since, siteIds }: { db: Db; since: Da
   const sites = (await scope(db('sites').whereNull('removed_at'), 'id').select('*')).map(toSiteRow)
   const states = new Map<number, StoredSiteState>(sites.map((site) => [site.id, { site, outages: [], lastOutage: null }]))
   const recent = await scope(db('outages'), 'site_id')
-    .where((q) => q.whereNull('ended_at').orWhere('ended_at', '>=', since))
+    .where((q) => { q.whereNull('ended_at').orWhere('ended_at', '>=', since) })
     .orderBy([{ column: 'started_at' }, { column: 'id' }])
     .select('site_id', 'started_at', 'ended_at')
   for (const r of recent) states.get(Number(r.site_id))?.outages.push(span(r))

@@ -40,12 +40,12 @@ t.test('while writes fail, at most 30 checks wait per site and every outage tran
   await states.refresh(db, new Date(T0))
   const logs = new LogCapture()
   const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'info', stream: logs }), retryDelaysMs: [20] })
-  t.teardown(() => recorder.close())
+  t.teardown(() => { recorder.close(); })
   await db.schema.renameTable('checks', 'checks_away')
   // 45 checks: up, then down from the 10th to the 24th, then up again; the down run and the
   // return are the transitions that must survive the 15 that do not fit.
   const statuses: SiteStatus[] = Array.from({ length: 45 }, (_, i) => (i >= 10 && i < 25 ? 'down' : 'up'))
-  statuses.forEach((s, i) => recorder.record(result(s, T0 + i * MIN), 'schedule'))
+  statuses.forEach((s, i) => { recorder.record(result(s, T0 + i * MIN), 'schedule'); })
   t.equal(recorder.pending(), 30, 'the queue is capped')
   t.equal(logs.lines.filter((l) => l.includes('check dropped')).length, 15, 'each dropped check is logged')
   await db.schema.renameTable('checks_away', 'checks')
@@ -88,11 +88,11 @@ for (const engine of engines()) {
     await states.refresh(db, new Date(T0))
     const logs = new LogCapture()
     const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'debug', stream: logs }), retryDelaysMs: [20], pingDelaysMs: [20] })
-    t.teardown(() => recorder.close())
+    t.teardown(() => { recorder.close(); })
     const held = await db.transaction()
     await held.raw('select 1')
     const flip: SiteStatus[] = ['up', 'down', 'down', 'up', 'up']
-    flip.forEach((s, i) => recorder.record(result(s, T0 + i * MIN, 'flip.example.com'), 'schedule'))
+    flip.forEach((s, i) => { recorder.record(result(s, T0 + i * MIN, 'flip.example.com'), 'schedule'); })
     for (let i = 0; i < 5; i++) recorder.record(result('up', T0 + i * MIN, 'calm.example.com'), 'schedule')
     t.ok(await holds(() => recorder.stats().poolWaits >= 2, 30_000), 'the writes waited for the busy connection')
     t.equal(recorder.pending(), 10, 'nothing was recorded or dropped meanwhile')
@@ -118,7 +118,7 @@ for (const engine of engines()) {
     await states.refresh(db, new Date(T0))
     const logs = new LogCapture()
     const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'info', stream: logs }), retryDelaysMs: [20], maxBacklog: 12 })
-    t.teardown(() => recorder.close())
+    t.teardown(() => { recorder.close(); })
     await db.schema.renameTable('checks', 'checks_away')
     // Ten checks each; six transitions in all (dip: down at 2, up at 5; flap: down, up, down, up).
     const plan: Record<string, SiteStatus[]> = {
