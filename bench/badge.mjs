@@ -27,10 +27,17 @@ const fmt = (n, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits
 const dir = mkdtempSync(join(os.tmpdir(), 'bench-badge-'))
 const children = []
 // The service checks its sites on schedule; a loopback target answers those probes so nothing leaves the machine.
-const target = spawn(process.execPath, ['-e', `
+const target = spawn(
+  process.execPath,
+  [
+    '-e',
+    `
   const s = require('node:http').createServer((q, r) => r.end('ok'))
   s.listen(0, '127.0.0.1', () => console.log(s.address().port))
-`], { stdio: ['ignore', 'pipe', 'inherit'] })
+`
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] }
+)
 children.push(target)
 const cleanup = async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
@@ -49,7 +56,21 @@ try {
   // A fresh check per site, so every badge shows a real status (a few down, the rest up).
   const ids = await db('sites').orderBy('id').pluck('id')
   for (const [i, siteId] of ids.entries()) {
-    await recordCheck({ db, check: { siteId: Number(siteId), checkedAt: now, status: i % 10 === 0 ? 'down' : 'up', blocked: false, partial: false, responseMs: 50, locationsAnswered: 3, locationsTotal: 3, source: 'schedule', locations: [] } })
+    await recordCheck({
+      db,
+      check: {
+        siteId: Number(siteId),
+        checkedAt: now,
+        status: i % 10 === 0 ? 'down' : 'up',
+        blocked: false,
+        partial: false,
+        responseMs: 50,
+        locationsAnswered: 3,
+        locationsTotal: 3,
+        source: 'schedule',
+        locations: []
+      }
+    })
   }
   await db.destroy()
 
@@ -62,7 +83,9 @@ try {
     PORT: '0',
     LOG_LEVEL: 'warn'
   }
-  console.error(`bench/badge: ${SITES} tracked sites, wrk, ${CONCURRENCY} connections, ${ROUNDS} rounds x ${SECONDS} s, pinned then unpinned`)
+  console.error(
+    `bench/badge: ${SITES} tracked sites, wrk, ${CONCURRENCY} connections, ${ROUNDS} rounds x ${SECONDS} s, pinned then unpinned`
+  )
   const ours = await start('./monitor-sut.mjs', env)
   children.push(ours.child)
   const bare = await start('./bare-hapi.mjs', {})
@@ -92,7 +115,8 @@ try {
   for (const run of runs) {
     const [b, o] = run.systems
     const mode = run.pinned ? 'pinned' : 'unpinned'
-    const line = (label, s, body) => `| ${mode} | ${label} | ${fmt(s.median.rps)} | ${s.rps.map((x) => fmt(x)).join(', ')} | ${fmt(s.median.p50Ms, 2)} / ${fmt(s.median.p99Ms, 2)} | ${fmt(s.median.cpuUs, 1)} | ${s.non2xx + s.socketErrors} | ${body} B |`
+    const line = (label, s, body) =>
+      `| ${mode} | ${label} | ${fmt(s.median.rps)} | ${s.rps.map((x) => fmt(x)).join(', ')} | ${fmt(s.median.p50Ms, 2)} / ${fmt(s.median.p99Ms, 2)} | ${fmt(s.median.cpuUs, 1)} | ${s.non2xx + s.socketErrors} | ${body} B |`
     rows.push(line('bare hapi: constant SVG', b, baselineSvg.length))
     rows.push(line('ours: `GET /api/badge/{domain}`', o, svg.length))
     const ratio = o.median.rps / b.median.rps

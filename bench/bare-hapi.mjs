@@ -8,7 +8,11 @@ import { makeBadge } from 'badge-maker'
 
 const server = Hapi.server({ port: 0, host: '127.0.0.1' })
 const statusBody = process.env.BARE_STATUS_BODY ? JSON.parse(process.env.BARE_STATUS_BODY) : null
-server.route({ method: 'GET', path: '/api/v1/status/{domain}', handler: (request) => statusBody ?? { domain: request.params.domain, status: 'up' } })
+server.route({
+  method: 'GET',
+  path: '/api/v1/status/{domain}',
+  handler: (request) => statusBody ?? { domain: request.params.domain, status: 'up' }
+})
 const badge = makeBadge({ label: 'Site 1', message: 'up', color: 'green' })
 server.route({ method: 'GET', path: '/api/badge/{domain}', handler: (_request, h) => h.response(badge).type('image/svg+xml') })
 await server.start()

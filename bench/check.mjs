@@ -106,7 +106,9 @@ const MAX_OPS_PER_LOOP = 2_000_000
 /** Per-operation deadline: one slow probe can hold a lane for at most this long. */
 const OP_TIMEOUT_MS = 5000
 /** The whole run's limit: twice the measuring time of eight systems, plus start-up and waits for a quiet machine. */
-const WATCHDOG_MS = 120_000 + 2 * 8 * (OPTS.warmup + OPTS.rounds * OPTS.seconds) * 1000 +
+const WATCHDOG_MS =
+  120_000 +
+  2 * 8 * (OPTS.warmup + OPTS.rounds * OPTS.seconds) * 1000 +
   (OPTS.slow ? 2 * 2 * (OPTS.slowWarmup + OPTS.slowRounds * OPTS.slowSeconds) * 1000 + 60_000 : 0) +
   (OPTS.hang ? 2 * (30 + OPTS.hangSeconds) * 1000 + 3 * OPTS.hangTimeoutMs + 60_000 : 0)
 
@@ -152,7 +154,9 @@ async function closedLoop(concurrency, seconds, op) {
 /** Answers the parent's {id, cmd} messages with {id, ...result} (or {id, error}). */
 function serve(handlers) {
   process.on('message', async (msg) => {
-    if (msg?.cmd === 'exit') { process.exit(0) }
+    if (msg?.cmd === 'exit') {
+      process.exit(0)
+    }
     const handler = handlers[msg?.cmd]
     try {
       if (!handler) throw new Error(`unknown command ${msg?.cmd}`)
@@ -165,7 +169,10 @@ function serve(handlers) {
   process.on('disconnect', () => process.exit(0))
 }
 
-const cpuNow = () => { const c = process.cpuUsage(); return c.user + c.system }
+const cpuNow = () => {
+  const c = process.cpuUsage()
+  return c.user + c.system
+}
 
 // ---------------------------------------------------------------------------------------------
 // Role: target (HTTP and HTTPS, 200 with a small body; a slow one and a hanging one)
@@ -181,7 +188,10 @@ async function roleTarget() {
   const cert = JSON.parse(process.env.BENCH_CERT)
   const plain = http.createServer(handler)
   const secure = https.createServer({ key: cert.key, cert: cert.cert }, handler)
-  for (const s of [plain, secure]) s.on('connection', () => { stats.connections++ })
+  for (const s of [plain, secure])
+    s.on('connection', () => {
+      stats.connections++
+    })
   // Slow: a site that takes a second to answer (each request its own timer; a client that goes
   // away before it cancels it).
   const slow = http.createServer((req, res) => {
@@ -196,7 +206,9 @@ async function roleTarget() {
     stats.hangOpen++
     socket.on('data', () => {})
     socket.on('error', () => {})
-    socket.once('close', () => { stats.hangOpen-- })
+    socket.once('close', () => {
+      stats.hangOpen--
+    })
   })
   const listen = (s) => new Promise((resolve) => s.listen({ port: 0, host: LOOPBACK, backlog: 65535 }, () => resolve(s.address().port)))
   const httpPort = await listen(plain)
@@ -268,7 +280,11 @@ async function roleSut() {
   // Raw baseline: undici, a fresh connection per request (`reset: true` sends connection: close),
   // TLS session resumption off so every https request pays a full handshake, as our probes do.
   const agent = new Agent({ connect: { maxCachedSessions: 0 } })
-  const readAll = async (body) => { for await (const _ of body) { /* drain */ } }
+  const readAll = async (body) => {
+    for await (const _ of body) {
+      /* drain */
+    }
+  }
 
   const rawGet = async (url) => {
     const res = await request(url, { dispatcher: agent, reset: true, headersTimeout: OP_TIMEOUT_MS, bodyTimeout: OP_TIMEOUT_MS })
@@ -281,8 +297,16 @@ async function roleSut() {
       const actorFile = OPTS.actor === undefined ? undefined : new URL(OPTS.actor, `file://${process.cwd()}/`).href
       const common = { allowPrivate: true, timeoutMs: OP_TIMEOUT_MS, userAgent: 'SiteStatusAPI/bench', logger: silent, actorFile }
       const locations = loadConfig({}).locations // the default: three direct locations
-      pools.http = new LocationPools({ ...common, locations, connectTo: parseConnectTo(`:80:${LOOPBACK}:${httpPort},:443:${LOOPBACK}:${closedPort}`) })
-      pools.https = new LocationPools({ ...common, locations, connectTo: parseConnectTo(`:80:${LOOPBACK}:${httpPort},:443:${LOOPBACK}:${httpsPort}`) })
+      pools.http = new LocationPools({
+        ...common,
+        locations,
+        connectTo: parseConnectTo(`:80:${LOOPBACK}:${httpPort},:443:${LOOPBACK}:${closedPort}`)
+      })
+      pools.https = new LocationPools({
+        ...common,
+        locations,
+        connectTo: parseConnectTo(`:80:${LOOPBACK}:${httpPort},:443:${LOOPBACK}:${httpsPort}`)
+      })
       await Promise.all([pools.http.ready(), pools.https.ready()])
       return { threads: os.availableParallelism?.() }
     },
@@ -294,26 +318,28 @@ async function roleSut() {
     // What a probe does on the closed-443 target, in plain undici: a refused dial, then the GET.
     // The refused URL is http://: undici's own https connector would build a TLS context before
     // dialling, which our connector does not (it dials first, and only then starts TLS).
-    rawFallback: async ({ refusedUrl, url, seconds, concurrency }) => closedLoop(concurrency, seconds, async () => {
-      try {
-        await request(refusedUrl, { dispatcher: agent, reset: true })
-        return { ok: 0, failed: 1, error: 'closed port answered' }
-      } catch (err) {
-        if (err?.code !== 'ECONNREFUSED') return { ok: 0, failed: 1, error: String(err?.code) }
-      }
-      return rawGet(url)
-    }),
-    pools: async ({ variant, seconds, concurrency, expectScheme }) => closedLoop(concurrency, seconds, async () => {
-      const domain = `n${names++}.bench.test`
-      const results = await pools[variant].probeAll(domain)
-      let ok = 0
-      let error
-      for (const r of results) {
-        if (r.status === 'up' && r.http_code === 200 && r.final_url === `${expectScheme}://${domain}/`) ok++
-        else error ??= `${r.status} ${r.http_code} ${r.error} ${r.final_url}`
-      }
-      return { ok, failed: results.length - ok, error }
-    }),
+    rawFallback: async ({ refusedUrl, url, seconds, concurrency }) =>
+      closedLoop(concurrency, seconds, async () => {
+        try {
+          await request(refusedUrl, { dispatcher: agent, reset: true })
+          return { ok: 0, failed: 1, error: 'closed port answered' }
+        } catch (err) {
+          if (err?.code !== 'ECONNREFUSED') return { ok: 0, failed: 1, error: String(err?.code) }
+        }
+        return rawGet(url)
+      }),
+    pools: async ({ variant, seconds, concurrency, expectScheme }) =>
+      closedLoop(concurrency, seconds, async () => {
+        const domain = `n${names++}.bench.test`
+        const results = await pools[variant].probeAll(domain)
+        let ok = 0
+        let error
+        for (const r of results) {
+          if (r.status === 'up' && r.http_code === 200 && r.final_url === `${expectScheme}://${domain}/`) ok++
+          else error ??= `${r.status} ${r.http_code} ${r.error} ${r.final_url}`
+        }
+        return { ok, failed: results.length - ok, error }
+      }),
     cpu: async () => ({ cpuUs: cpuNow() }),
     close: async () => {
       await Promise.all(Object.values(pools).map((p) => p.close()))
@@ -334,12 +360,34 @@ const median = (xs) => {
 
 function makeCert(dir) {
   // ECDSA P-256: an RSA-2048 signature per handshake would make the one-core target the bottleneck.
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=bench.test', '-days', '1',
-    '-addext', 'subjectAltName=DNS:*.bench.test,DNS:localhost,IP:127.0.0.1',
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')
-  ], { stdio: 'ignore' })
-  return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8'), certFile: join(dir, 'cert.pem') }
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-subj',
+      '/CN=bench.test',
+      '-days',
+      '1',
+      '-addext',
+      'subjectAltName=DNS:*.bench.test,DNS:localhost,IP:127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem')
+    ],
+    { stdio: 'ignore' }
+  )
+  return {
+    key: readFileSync(join(dir, 'key.pem'), 'utf8'),
+    cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
+    certFile: join(dir, 'cert.pem')
+  }
 }
 
 /** A loopback port nobody listens on: bound, then released (connections to it are refused at once). */
@@ -354,7 +402,10 @@ async function freePort() {
 async function refused(port) {
   return new Promise((resolve) => {
     const s = net.connect(port, LOOPBACK)
-    s.once('connect', () => { s.destroy(); resolve(false) })
+    s.once('connect', () => {
+      s.destroy()
+      resolve(false)
+    })
     s.once('error', (err) => resolve(err.code === 'ECONNREFUSED'))
   })
 }
@@ -380,15 +431,22 @@ function startChild(role, cpu, env = {}, nodeArgs = []) {
     else w.reject(new Error(`${role}: ${m.error}`))
   })
   child.on('exit', (code, signal) => {
-    for (const w of waiting.values()) { clearTimeout(w.timer); w.reject(new Error(`${role} exited (${code ?? signal})`)) }
+    for (const w of waiting.values()) {
+      clearTimeout(w.timer)
+      w.reject(new Error(`${role} exited (${code ?? signal})`))
+    }
     waiting.clear()
   })
-  const call = (cmd, args = {}, timeoutMs = 60_000) => new Promise((resolve, reject) => {
-    const id = nextId++
-    const timer = setTimeout(() => { waiting.delete(id); reject(new Error(`${role}: ${cmd} timed out`)) }, timeoutMs)
-    waiting.set(id, { resolve, reject, timer })
-    child.send({ id, cmd, ...args })
-  })
+  const call = (cmd, args = {}, timeoutMs = 60_000) =>
+    new Promise((resolve, reject) => {
+      const id = nextId++
+      const timer = setTimeout(() => {
+        waiting.delete(id)
+        reject(new Error(`${role}: ${cmd} timed out`))
+      }, timeoutMs)
+      waiting.set(id, { resolve, reject, timer })
+      child.send({ id, cmd, ...args })
+    })
   const handle = { role, child, call, pid: child.pid }
   children.push(handle)
   return handle
@@ -403,7 +461,13 @@ function procCpuUs(pid) {
 }
 let CLK_TCK = 100
 /** The open-files limit this machine lets the bench have (ulimit -Hn): no process here may raise it. */
-const NOFILE_HARD = (() => { try { return Number(execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim()) } catch { return NaN } })()
+const NOFILE_HARD = (() => {
+  try {
+    return Number(execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim())
+  } catch {
+    return NaN
+  }
+})()
 
 /** Busy time of all CPUs together, in µs, from /proc/stat (user nice system irq softirq steal). */
 function machineBusyUs() {
@@ -416,16 +480,22 @@ function machineBusyUs() {
 function benchCpuUs() {
   let total = 0
   for (const pid of [process.pid, ...children.map((c) => c.pid)]) {
-    try { total += procCpuUs(pid) } catch { /* exited */ }
+    try {
+      total += procCpuUs(pid)
+    } catch {
+      /* exited */
+    }
   }
   return total
 }
 
 /** Processes that are not ours keep the machine busy: how many cores' worth over `ms`. */
 async function foreignLoad(ms) {
-  const b0 = machineBusyUs(); const o0 = benchCpuUs(); const t0 = performance.now()
+  const b0 = machineBusyUs()
+  const o0 = benchCpuUs()
+  const t0 = performance.now()
   await new Promise((r) => setTimeout(r, ms))
-  return Math.max(0, (machineBusyUs() - b0) - (benchCpuUs() - o0)) / 1000 / (performance.now() - t0)
+  return Math.max(0, machineBusyUs() - b0 - (benchCpuUs() - o0)) / 1000 / (performance.now() - t0)
 }
 
 /** Quiet-wait budget for the whole run: the bench is bounded in time even on a busy machine. */
@@ -443,24 +513,32 @@ async function startBlackbox(dir, cpu, certFile) {
   if (!existsSync(BLACKBOX)) return null
   const port = await freePort()
   const config = join(dir, 'blackbox.yml')
-  writeFileSync(config, [
-    'modules:',
-    '  http_2xx:',
-    '    prober: http',
-    '    timeout: 5s',
-    '  http_2xx_tls:',
-    '    prober: http',
-    '    timeout: 5s',
-    '    http:',
-    '      tls_config:',
-    `        ca_file: ${certFile}`,
-    ''
-  ].join('\n'))
+  writeFileSync(
+    config,
+    [
+      'modules:',
+      '  http_2xx:',
+      '    prober: http',
+      '    timeout: 5s',
+      '  http_2xx_tls:',
+      '    prober: http',
+      '    timeout: 5s',
+      '    http:',
+      '      tls_config:',
+      `        ca_file: ${certFile}`,
+      ''
+    ].join('\n')
+  )
   const args = [`--config.file=${config}`, `--web.listen-address=${LOOPBACK}:${port}`]
-  const proc = cpu !== null ? spawn('taskset', ['-c', String(cpu), BLACKBOX, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
-    : spawn(BLACKBOX, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+  const proc =
+    cpu !== null
+      ? spawn('taskset', ['-c', String(cpu), BLACKBOX, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+      : spawn(BLACKBOX, args, { stdio: ['ignore', 'ignore', 'pipe'] })
   const tail = []
-  proc.stderr.on('data', (d) => { tail.push(d.toString()); if (tail.length > 20) tail.shift() })
+  proc.stderr.on('data', (d) => {
+    tail.push(d.toString())
+    if (tail.length > 20) tail.shift()
+  })
   const handle = { role: 'blackbox', child: proc, pid: proc.pid, port, tail }
   children.push(handle)
   for (let i = 0; i < 50; i++) {
@@ -472,7 +550,9 @@ async function startBlackbox(dir, cpu, certFile) {
         const version = execFileSync(BLACKBOX, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]
         return { ...handle, version }
       }
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
   }
   throw new Error(`blackbox_exporter did not start: ${tail.join('')}`)
 }
@@ -580,7 +660,21 @@ const wrkProcs = new Set()
  * which reports wrk's CPU time (its cutime/cstime once wrk is reaped) on stderr. `stop` (a
  * promise) ends it early with SIGINT: wrk then prints its figures as at the end of its time.
  */
-async function wrk({ url, connections, seconds, timeoutS, cpu, threads = 1, method = 'GET', body, keys = [], require, ok, pipeline = 1, stop }) {
+async function wrk({
+  url,
+  connections,
+  seconds,
+  timeoutS,
+  cpu,
+  threads = 1,
+  method = 'GET',
+  body,
+  keys = [],
+  require,
+  ok,
+  pipeline = 1,
+  stop
+}) {
   ensureWrk()
   if (!new URL(url).hostname.startsWith('127.')) throw new Error(`wrk: loopback targets only, not ${url}`)
   const dir = mkdtempSync(join(os.tmpdir(), 'bench-check-wrk-'))
@@ -607,13 +701,27 @@ async function wrk({ url, connections, seconds, timeoutS, cpu, threads = 1, meth
       wrkProcs.add(child)
       let out = ''
       let err = ''
-      child.stdout.on('data', (d) => { out += d })
-      child.stderr.on('data', (d) => { err += d })
-      const signal = (sig) => { try { process.kill(-child.pid, sig) } catch { /* gone */ } }
+      child.stdout.on('data', (d) => {
+        out += d
+      })
+      child.stderr.on('data', (d) => {
+        err += d
+      })
+      const signal = (sig) => {
+        try {
+          process.kill(-child.pid, sig)
+        } catch {
+          /* gone */
+        }
+      }
       stop?.then(() => signal('SIGINT'))
       // wrk ends by itself after `seconds`; this only guards against a wedged process.
       const guard = setTimeout(() => signal('SIGKILL'), (seconds + timeoutS + 30) * 1000)
-      child.once('error', (e) => { clearTimeout(guard); wrkProcs.delete(child); reject(e) })
+      child.once('error', (e) => {
+        clearTimeout(guard)
+        wrkProcs.delete(child)
+        reject(e)
+      })
       child.once('close', (code) => {
         clearTimeout(guard)
         wrkProcs.delete(child)
@@ -626,7 +734,9 @@ async function wrk({ url, connections, seconds, timeoutS, cpu, threads = 1, meth
     const r = JSON.parse(line[1])
     const cpuTicks = /^WRK_CPU (\d+) (\d+)$/m.exec(stderr)
     const codes = r.codes
-    const non2xx = Object.entries(codes).filter(([c]) => !(c >= 200 && c < 300)).reduce((a, [, n]) => a + n, 0)
+    const non2xx = Object.entries(codes)
+      .filter(([c]) => !(c >= 200 && c < 300))
+      .reduce((a, [, n]) => a + n, 0)
     return {
       requests: r.requests,
       seconds: r.duration_us / 1e6,
@@ -646,7 +756,9 @@ async function wrk({ url, connections, seconds, timeoutS, cpu, threads = 1, meth
       meanMs: r.mean_us / 1000,
       cpuUs: cpuTicks ? ((Number(cpuTicks[1]) + Number(cpuTicks[2])) * 1e6) / CLK_TCK : 0,
       errorCounts: wrkErrors(r, codes),
-      get errorText() { return Object.entries(this.errorCounts).map(([k, n]) => `${k} x${n}`) }
+      get errorText() {
+        return Object.entries(this.errorCounts).map(([k, n]) => `${k} x${n}`)
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -665,7 +777,9 @@ function wrkErrors(r, codes) {
 /** The kernel's count of connections dropped because a listener's accept queue was full (all listeners). */
 function listenOverflows() {
   try {
-    const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n').filter((l) => l.startsWith('TcpExt:'))
+    const lines = readFileSync('/proc/net/netstat', 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('TcpExt:'))
     const names = lines[0].split(/\s+/)
     const values = lines[1].split(/\s+/)
     return Number(values[names.indexOf('ListenOverflows')])
@@ -698,7 +812,8 @@ function ensurePackage(bin, pkg) {
   if (existsSync(bin)) return true
   console.error(`bench/check: ${bin} is missing; installing the Debian package ${pkg}`)
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
-  const install = () => execFileSync('apt-get', ['-o', 'DPkg::Lock::Timeout=300', 'install', '-y', pkg], { stdio: ['ignore', 'ignore', 'inherit'], env })
+  const install = () =>
+    execFileSync('apt-get', ['-o', 'DPkg::Lock::Timeout=300', 'install', '-y', pkg], { stdio: ['ignore', 'ignore', 'inherit'], env })
   try {
     install()
   } catch {
@@ -717,15 +832,32 @@ function fmt(n, digits = 0) {
 }
 
 async function roleMain() {
-  const watchdog = setTimeout(() => { console.error('bench/check: watchdog expired'); shutdown(1) }, WATCHDOG_MS)
+  const watchdog = setTimeout(() => {
+    console.error('bench/check: watchdog expired')
+    shutdown(1)
+  }, WATCHDOG_MS)
   watchdog.unref()
   const started = performance.now()
   const cores = os.availableParallelism?.() ?? os.cpus().length
-  const canPin = OPTS.pin && cores >= 2 && (() => { try { execFileSync('taskset', ['-V'], { stdio: 'ignore' }); return true } catch { return false } })()
+  const canPin =
+    OPTS.pin &&
+    cores >= 2 &&
+    (() => {
+      try {
+        execFileSync('taskset', ['-V'], { stdio: 'ignore' })
+        return true
+      } catch {
+        return false
+      }
+    })()
   const SUT_CPU = canPin ? 0 : null
   const AUX_CPU = canPin ? 1 : null
   if (canPin) execFileSync('taskset', ['-a', '-p', '-c', String(AUX_CPU), String(process.pid)], { stdio: 'ignore' })
-  try { CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100 } catch { /* keep 100 */ }
+  try {
+    CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+  } catch {
+    /* keep 100 */
+  }
 
   const dir = mkdtempSync(join(os.tmpdir(), 'bench-check-'))
   const cert = makeCert(dir)
@@ -735,7 +867,10 @@ async function roleMain() {
   const profDir = join(HERE, 'profiles')
   if (OPTS.profile) mkdirSync(profDir, { recursive: true })
   const target = startChild('target', AUX_CPU, { BENCH_CERT: JSON.stringify({ key: cert.key, cert: cert.cert }) })
-  const sutArgs = [...(process.env.BENCH_SUT_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(OPTS.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]
+  const sutArgs = [
+    ...(process.env.BENCH_SUT_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ...(OPTS.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])
+  ]
   const sut = startChild('sut', SUT_CPU, { NODE_EXTRA_CA_CERTS: cert.certFile }, sutArgs)
   const svc = startChild('service', SUT_CPU, {}, sutArgs)
   const ports = await target.call('ports')
@@ -761,36 +896,115 @@ async function roleMain() {
   const wrkThreads = (connections) => (canPin || connections < 500 ? 1 : 2)
   // blackbox_exporter's answer counts when the target answered 200; ours when it is a fresh check
   // (`"cached":false`), each location that answered 200 being one location probe.
-  const wrkBlackbox = (origin, path, seconds, connections, timeoutS = OP_TIMEOUT_MS / 1000 + 2, stop) => wrk({
-    url: `${origin}${path}`, connections, seconds, timeoutS, cpu: AUX_CPU, threads: wrkThreads(connections),
-    require: 'probe_http_status_code 200', ok: 'probe_success 1', stop
-  })
-  const wrkCheck = (port, keyList, seconds, connections, opts = {}) => wrk({
-    url: `http://${LOOPBACK}:${port}/api/v1/check`, connections, seconds, timeoutS: OP_TIMEOUT_MS / 1000 + 3, cpu: AUX_CPU,
-    threads: wrkThreads(connections), method: 'POST', body: '{"domain":"{name}.bench.test"}', keys: keyList,
-    require: '"cached":false', ok: '"http_code":200', ...opts
-  })
+  const wrkBlackbox = (origin, path, seconds, connections, timeoutS = OP_TIMEOUT_MS / 1000 + 2, stop) =>
+    wrk({
+      url: `${origin}${path}`,
+      connections,
+      seconds,
+      timeoutS,
+      cpu: AUX_CPU,
+      threads: wrkThreads(connections),
+      require: 'probe_http_status_code 200',
+      ok: 'probe_success 1',
+      stop
+    })
+  const wrkCheck = (port, keyList, seconds, connections, opts = {}) =>
+    wrk({
+      url: `http://${LOOPBACK}:${port}/api/v1/check`,
+      connections,
+      seconds,
+      timeoutS: OP_TIMEOUT_MS / 1000 + 3,
+      cpu: AUX_CPU,
+      threads: wrkThreads(connections),
+      method: 'POST',
+      body: '{"domain":"{name}.bench.test"}',
+      keys: keyList,
+      require: '"cached":false',
+      ok: '"http_code":200',
+      ...opts
+    })
 
   // Each system: how to run one timed loop, and what one operation is worth in location probes.
   const systems = [
-    { id: 'raw', group: 'http', label: 'raw undici GET, new connection', unit: 'requests', probesPerOp: 1,
-      run: (s) => sut.call('raw', { url, seconds: s, concurrency: C }) },
-    { id: 'rawFallback', group: 'http', label: 'raw undici, refused dial + GET', unit: 'requests', probesPerOp: 1,
-      run: (s) => sut.call('rawFallback', { refusedUrl: `http://${LOOPBACK}:${closedPort}/`, url, seconds: s, concurrency: C }) },
-    ...(blackbox ? [{ id: 'blackbox', group: 'http', label: 'blackbox_exporter /probe (http_2xx)', unit: 'probes', probesPerOp: 1, viaWrk: true,
-      run: async (s) => wrkAsLoop(await wrkBlackbox(bbOrigin, probePath('http_2xx', url), s, C), 1) }] : []),
-    { id: 'pools', group: 'http', label: 'ours: LocationPools.probeAll (3 locations)', unit: 'probeAll', probesPerOp: 3,
-      run: (s) => sut.call('pools', { variant: 'http', expectScheme: 'http', seconds: s, concurrency: C }) },
-    { id: 'api', group: 'http', label: 'ours: POST /api/v1/check, cache miss', unit: 'checks', probesPerOp: 3, viaWrk: true,
-      run: async (s) => wrkAsLoop(await wrkCheck(servicePort, keys, s, C), 3) },
-    ...(OPTS.https ? [
-      { id: 'rawTls', group: 'https', label: 'raw undici GET, new TLS connection', unit: 'requests', probesPerOp: 1,
-        run: (s) => sut.call('raw', { url: httpsUrl, seconds: s, concurrency: C }) },
-      ...(blackbox ? [{ id: 'blackboxTls', group: 'https', label: 'blackbox_exporter /probe (https target)', unit: 'probes', probesPerOp: 1, viaWrk: true,
-        run: async (s) => wrkAsLoop(await wrkBlackbox(bbOrigin, probePath('http_2xx_tls', httpsUrl), s, C), 1) }] : []),
-      { id: 'poolsTls', group: 'https', label: 'ours: LocationPools.probeAll, 443 = TLS target', unit: 'probeAll', probesPerOp: 3,
-        run: (s) => sut.call('pools', { variant: 'https', expectScheme: 'https', seconds: s, concurrency: C }) }
-    ] : [])
+    {
+      id: 'raw',
+      group: 'http',
+      label: 'raw undici GET, new connection',
+      unit: 'requests',
+      probesPerOp: 1,
+      run: (s) => sut.call('raw', { url, seconds: s, concurrency: C })
+    },
+    {
+      id: 'rawFallback',
+      group: 'http',
+      label: 'raw undici, refused dial + GET',
+      unit: 'requests',
+      probesPerOp: 1,
+      run: (s) => sut.call('rawFallback', { refusedUrl: `http://${LOOPBACK}:${closedPort}/`, url, seconds: s, concurrency: C })
+    },
+    ...(blackbox
+      ? [
+          {
+            id: 'blackbox',
+            group: 'http',
+            label: 'blackbox_exporter /probe (http_2xx)',
+            unit: 'probes',
+            probesPerOp: 1,
+            viaWrk: true,
+            run: async (s) => wrkAsLoop(await wrkBlackbox(bbOrigin, probePath('http_2xx', url), s, C), 1)
+          }
+        ]
+      : []),
+    {
+      id: 'pools',
+      group: 'http',
+      label: 'ours: LocationPools.probeAll (3 locations)',
+      unit: 'probeAll',
+      probesPerOp: 3,
+      run: (s) => sut.call('pools', { variant: 'http', expectScheme: 'http', seconds: s, concurrency: C })
+    },
+    {
+      id: 'api',
+      group: 'http',
+      label: 'ours: POST /api/v1/check, cache miss',
+      unit: 'checks',
+      probesPerOp: 3,
+      viaWrk: true,
+      run: async (s) => wrkAsLoop(await wrkCheck(servicePort, keys, s, C), 3)
+    },
+    ...(OPTS.https
+      ? [
+          {
+            id: 'rawTls',
+            group: 'https',
+            label: 'raw undici GET, new TLS connection',
+            unit: 'requests',
+            probesPerOp: 1,
+            run: (s) => sut.call('raw', { url: httpsUrl, seconds: s, concurrency: C })
+          },
+          ...(blackbox
+            ? [
+                {
+                  id: 'blackboxTls',
+                  group: 'https',
+                  label: 'blackbox_exporter /probe (https target)',
+                  unit: 'probes',
+                  probesPerOp: 1,
+                  viaWrk: true,
+                  run: async (s) => wrkAsLoop(await wrkBlackbox(bbOrigin, probePath('http_2xx_tls', httpsUrl), s, C), 1)
+                }
+              ]
+            : []),
+          {
+            id: 'poolsTls',
+            group: 'https',
+            label: 'ours: LocationPools.probeAll, 443 = TLS target',
+            unit: 'probeAll',
+            probesPerOp: 3,
+            run: (s) => sut.call('pools', { variant: 'https', expectScheme: 'https', seconds: s, concurrency: C })
+          }
+        ]
+      : [])
   ]
 
   // BENCH_ONLY=id,id runs a subset (e.g. with BENCH_PROFILE=1 to profile one system alone).
@@ -803,10 +1017,14 @@ async function roleMain() {
   const sampleHttp = await sut.call('sample', { variant: 'http' })
   const sampleHttps = OPTS.https ? await sut.call('sample', { variant: 'https' }) : null
   const show = (s) => s.locations.map((l) => `${l.status}/${l.http_code} ${l.final_url} ${JSON.stringify(l.timings)}`)[0]
-  console.log(`bench/check: ${cores} cores, ${canPin ? 'pinned: target+wrk on CPU 1, system under test on CPU 0' : 'not pinned'}; ` +
-    `${OPTS.rounds} rounds x ${S} s per system, ${C} operations in flight`)
-  console.log(`target http ${httpPort}, https ${httpsPort}; closed port for https dials ${closedPort}; service ${servicePort}; ` +
-    `blackbox ${blackbox ? `${blackbox.port} (${blackbox.version})` : 'not installed: skipped'}`)
+  console.log(
+    `bench/check: ${cores} cores, ${canPin ? 'pinned: target+wrk on CPU 1, system under test on CPU 0' : 'not pinned'}; ` +
+      `${OPTS.rounds} rounds x ${S} s per system, ${C} operations in flight`
+  )
+  console.log(
+    `target http ${httpPort}, https ${httpsPort}; closed port for https dials ${closedPort}; service ${servicePort}; ` +
+      `blackbox ${blackbox ? `${blackbox.port} (${blackbox.version})` : 'not installed: skipped'}`
+  )
   console.log(`sample probe (443 closed):   ${show(sampleHttp)}`)
   if (sampleHttps) console.log(`sample probe (443 = TLS):    ${show(sampleHttps)}`)
 
@@ -827,7 +1045,7 @@ async function roleMain() {
     const r = await sys.run(seconds)
     const after = await snapshot()
     const wall = (after.t - before.t) / 1000
-    const sutCpu = (after.sut - before.sut) + (sys.id.startsWith('blackbox') ? after.blackbox - before.blackbox : 0)
+    const sutCpu = after.sut - before.sut + (sys.id.startsWith('blackbox') ? after.blackbox - before.blackbox : 0)
     const row = {
       opsPerS: r.ops / (r.elapsedMs / 1000),
       probesPerS: r.okUnits / (r.elapsedMs / 1000),
@@ -841,7 +1059,7 @@ async function roleMain() {
       targetRequests: after.target.requests - before.target.requests,
       // Other people's processes on this machine during the round (cores' worth): noise, reported.
       // (wrk has exited by now: its CPU comes from the shell that ran it.)
-      foreignCores: Math.max(0, (after.busy - before.busy) - (after.ours - before.ours) - (r.wrkCpuUs ?? 0)) / 1e6 / wall
+      foreignCores: Math.max(0, after.busy - before.busy - (after.ours - before.ours) - (r.wrkCpuUs ?? 0)) / 1e6 / wall
     }
     if (record) results.get(sys.id).push(row)
     return row
@@ -857,9 +1075,11 @@ async function roleMain() {
     const order = systems.map((_, i) => systems[(i + round) % systems.length])
     for (const sys of order) {
       const row = await measure(sys, S, true)
-      console.log(`  round ${round + 1} ${sys.label.padEnd(48)} ${fmt(row.probesPerS).padStart(7)} probes/s` +
-        `  failed ${row.failed}  cpu0 ${fmt(row.sutCores * 100)}%  target ${fmt(row.targetCores * 100)}%  other ${fmt(row.foreignCores * 100)}%` +
-        (row.errors.length ? `  errors ${JSON.stringify(row.errors)}` : ''))
+      console.log(
+        `  round ${round + 1} ${sys.label.padEnd(48)} ${fmt(row.probesPerS).padStart(7)} probes/s` +
+          `  failed ${row.failed}  cpu0 ${fmt(row.sutCores * 100)}%  target ${fmt(row.targetCores * 100)}%  other ${fmt(row.foreignCores * 100)}%` +
+          (row.errors.length ? `  errors ${JSON.stringify(row.errors)}` : '')
+      )
     }
   }
 
@@ -888,7 +1108,12 @@ async function roleMain() {
     return xs.length && ys.length ? median(xs.map((x, i) => x.probesPerS / (ys[i]?.probesPerS ?? NaN)).filter(Number.isFinite)) : NaN
   }
   const goals = [
-    { what: 'ours (LocationPools) >= 1.5x blackbox_exporter', value: ratio('pools', 'blackbox'), paired: paired('pools', 'blackbox'), need: 1.5 },
+    {
+      what: 'ours (LocationPools) >= 1.5x blackbox_exporter',
+      value: ratio('pools', 'blackbox'),
+      paired: paired('pools', 'blackbox'),
+      need: 1.5
+    },
     { what: 'ours (LocationPools) >= 0.6x raw undici', value: ratio('pools', 'raw'), paired: paired('pools', 'raw'), need: 0.6 },
     { what: 'ours (HTTP API) >= 1.5x blackbox_exporter', value: ratio('api', 'blackbox'), paired: paired('api', 'blackbox'), need: 1.5 },
     { what: 'ours (HTTP API) >= 0.6x raw undici', value: ratio('api', 'raw'), paired: paired('api', 'raw'), need: 0.6 }
@@ -900,12 +1125,13 @@ async function roleMain() {
     { what: 'per CPU-second: ours (LocationPools) / raw undici', value: perCpu('pools', 'raw') },
     { what: 'raw undici refused dial + GET / raw undici GET', value: ratio('rawFallback', 'raw') },
     { what: 'ours (LocationPools) / raw undici refused dial + GET', value: ratio('pools', 'rawFallback') },
-    ...(OPTS.https ? [
-      { what: 'HTTPS: ours (LocationPools) / blackbox_exporter', value: ratio('poolsTls', 'blackboxTls') },
-      { what: 'HTTPS: ours (LocationPools) / raw undici', value: ratio('poolsTls', 'rawTls') }
-    ] : [])
+    ...(OPTS.https
+      ? [
+          { what: 'HTTPS: ours (LocationPools) / blackbox_exporter', value: ratio('poolsTls', 'blackboxTls') },
+          { what: 'HTTPS: ours (LocationPools) / raw undici', value: ratio('poolsTls', 'rawTls') }
+        ]
+      : [])
   ]
-
 
   // -------------------------------------------------------------------------------------------
   // Scenarios: each gets a service process (and a blackbox_exporter) of its own, stopped after it.
@@ -914,7 +1140,11 @@ async function roleMain() {
     if (h.call) {
       await h.call('close', {}, 30_000).catch(() => {})
       const gone = h.child.exitCode !== null || h.child.signalCode !== null ? null : new Promise((r) => h.child.once('exit', r))
-      try { h.child.send({ cmd: 'exit' }) } catch { /* gone */ }
+      try {
+        h.child.send({ cmd: 'exit' })
+      } catch {
+        /* gone */
+      }
       await Promise.race([gone, sleep(5000)])
     }
     if (h.child.exitCode === null && h.child.signalCode === null) h.child.kill('SIGKILL')
@@ -933,25 +1163,47 @@ async function roleMain() {
     const conns = OPTS.slowConnections
     const slowEnv = { MAX_CHECKS_IN_FLIGHT: String(SLOW_MAX_IN_FLIGHT) }
     const slowSvc = startChild('service', SUT_CPU, slowEnv, sutArgs)
-    const svcInit = await slowSvc.call('init', {
-      httpPort,
-      closedPort,
-      dbFile: join(dir, 'slow.sqlite'),
-      keys: KEYS,
-      env: { ...slowEnv, CONNECT_TO: `:80:${LOOPBACK}:${ports.slowPort},:443:${LOOPBACK}:${closedPort}` }
-    }, 120_000)
+    const svcInit = await slowSvc.call(
+      'init',
+      {
+        httpPort,
+        closedPort,
+        dbFile: join(dir, 'slow.sqlite'),
+        keys: KEYS,
+        env: { ...slowEnv, CONNECT_TO: `:80:${LOOPBACK}:${ports.slowPort},:443:${LOOPBACK}:${closedPort}` }
+      },
+      120_000
+    )
     let bb = null
     if (blackbox) {
-      try { bb = await startBlackbox(dir, SUT_CPU, cert.certFile) } catch (err) { console.error(String(err)) }
+      try {
+        bb = await startBlackbox(dir, SUT_CPU, cert.certFile)
+      } catch (err) {
+        console.error(String(err))
+      }
     }
     const slowUrl = `http://${LOOPBACK}:${ports.slowPort}/`
     // wrk's --timeout: an answer later than this is counted as a timeout, not in the percentiles.
     const timeoutS = 10
     const sys = [
-      ...(bb ? [{ id: 'blackbox', label: 'blackbox_exporter /probe (http_2xx)', probesPerOp: 1, pid: bb.pid,
-        run: (sec) => wrkBlackbox(`http://${LOOPBACK}:${bb.port}`, probePath('http_2xx', slowUrl), sec, conns, timeoutS) }] : []),
-      { id: 'api', label: 'ours: POST /api/v1/check, cache miss', probesPerOp: 3, pid: svcInit.pid,
-        run: (sec) => wrkCheck(svcInit.servicePort, svcInit.keys, sec, conns, { timeoutS }) }
+      ...(bb
+        ? [
+            {
+              id: 'blackbox',
+              label: 'blackbox_exporter /probe (http_2xx)',
+              probesPerOp: 1,
+              pid: bb.pid,
+              run: (sec) => wrkBlackbox(`http://${LOOPBACK}:${bb.port}`, probePath('http_2xx', slowUrl), sec, conns, timeoutS)
+            }
+          ]
+        : []),
+      {
+        id: 'api',
+        label: 'ours: POST /api/v1/check, cache miss',
+        probesPerOp: 3,
+        pid: svcInit.pid,
+        run: (sec) => wrkCheck(svcInit.servicePort, svcInit.keys, sec, conns, { timeoutS })
+      }
     ]
     const rows = new Map(sys.map((x) => [x.id, []]))
     const one = async (x, sec, record) => {
@@ -982,12 +1234,14 @@ async function roleMain() {
         cpuUsPerProbe: w.units > 0 ? (procCpuUs(x.pid) - c0) / w.units : NaN,
         targetCores: (t1.cpuUs - t0.cpuUs) / 1e6 / wall,
         wrkCores: w.cpuUs / 1e6 / wall,
-        foreignCores: Math.max(0, (machineBusyUs() - b0) - (benchCpuUs() - o0) - w.cpuUs) / 1e6 / wall
+        foreignCores: Math.max(0, machineBusyUs() - b0 - (benchCpuUs() - o0) - w.cpuUs) / 1e6 / wall
       }
       if (record) rows.get(x.id).push(row)
-      console.log(`  slow ${record ? 'round' : 'warm-up'} ${x.label.padEnd(40)} ${fmt(row.probesPerS).padStart(6)} probes/s  p50 ${ms(row.p50Ms)}  p99 ${ms(row.p99Ms)}` +
-        `  cpu ${pct(row.sutCores)}  target ${pct(row.targetCores)}  wrk ${pct(row.wrkCores)}  other ${pct(row.foreignCores)}  accept overflows ${row.overflows}` +
-        (row.errors.length ? `  ${row.errors.join('; ')}` : ''))
+      console.log(
+        `  slow ${record ? 'round' : 'warm-up'} ${x.label.padEnd(40)} ${fmt(row.probesPerS).padStart(6)} probes/s  p50 ${ms(row.p50Ms)}  p99 ${ms(row.p99Ms)}` +
+          `  cpu ${pct(row.sutCores)}  target ${pct(row.targetCores)}  wrk ${pct(row.wrkCores)}  other ${pct(row.foreignCores)}  accept overflows ${row.overflows}` +
+          (row.errors.length ? `  ${row.errors.join('; ')}` : '')
+      )
       return row
     }
     for (const x of sys) await one(x, OPTS.slowWarmup, false)
@@ -1000,7 +1254,9 @@ async function roleMain() {
 
     const med = (id, k) => median((rows.get(id) ?? []).map((r) => r[k]))
     const ratio = med('api', 'probesPerS') / med('blackbox', 'probesPerS')
-    const pairedRatio = rows.get('blackbox') ? median(rows.get('api').map((r, i) => r.probesPerS / rows.get('blackbox')[i].probesPerS)) : NaN
+    const pairedRatio = rows.get('blackbox')
+      ? median(rows.get('api').map((r, i) => r.probesPerS / rows.get('blackbox')[i].probesPerS))
+      : NaN
     const p99 = med('api', 'p99Ms')
     const p99Worst = Math.max(...rows.get('api').map((r) => r.p99Ms))
     const censored = rows.get('api').some((r) => r.p99Censored)
@@ -1015,9 +1271,11 @@ async function roleMain() {
       '|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
       ...sys.map((x) => {
         const rs = rows.get(x.id)
-        return `| ${x.label} | ${fmt(med(x.id, 'probesPerS'))} | ${x.probesPerOp === 1 ? '' : `${fmt(med(x.id, 'checksPerS'))} checks/s`} | ${rs.map((r) => fmt(r.probesPerS)).join(', ')} | ` +
+        return (
+          `| ${x.label} | ${fmt(med(x.id, 'probesPerS'))} | ${x.probesPerOp === 1 ? '' : `${fmt(med(x.id, 'checksPerS'))} checks/s`} | ${rs.map((r) => fmt(r.probesPerS)).join(', ')} | ` +
           `${ms(med(x.id, 'p50Ms'))} | ${ms(med(x.id, 'p99Ms'))} | ${ms(Math.max(...rs.map((r) => r.p99Ms)))} | ${ms(Math.max(...rs.map((r) => r.maxMs)))} | ` +
           `${errorsOf(rs)} | ${rs.map((r) => fmt(r.overflows)).join(', ')} | ${pct(med(x.id, 'sutCores'))} | ${fmt(med(x.id, 'cpuUsPerProbe'))} | ${pct(med(x.id, 'targetCores'))} | ${pct(med(x.id, 'wrkCores'))} | ${pct(med(x.id, 'foreignCores'))} | ${mb(rss[x.id])} |`
+        )
       }),
       '',
       '| goal (slow target) | figure | met |',
@@ -1040,33 +1298,62 @@ async function roleMain() {
       CACHE_TTL_S: '0'
     }
     const hangSvc = startChild('service', SUT_CPU, hangEnv, sutArgs)
-    const svcInit = await hangSvc.call('init', {
-      httpPort,
-      closedPort,
-      dbFile: join(dir, 'hang.sqlite'),
-      keys: HANG_KEYS + 1,
-      env: { ...hangEnv, CONNECT_TO: `${FAST_NAME}:80:${LOOPBACK}:${httpPort},:80:${LOOPBACK}:${ports.hangPort},:443:${LOOPBACK}:${closedPort}` }
-    }, 120_000)
+    const svcInit = await hangSvc.call(
+      'init',
+      {
+        httpPort,
+        closedPort,
+        dbFile: join(dir, 'hang.sqlite'),
+        keys: HANG_KEYS + 1,
+        env: {
+          ...hangEnv,
+          CONNECT_TO: `${FAST_NAME}:80:${LOOPBACK}:${httpPort},:80:${LOOPBACK}:${ports.hangPort},:443:${LOOPBACK}:${closedPort}`
+        }
+      },
+      120_000
+    )
     const loadKeys = svcInit.keys.slice(0, HANG_KEYS)
     const fastKey = svcInit.keys[HANG_KEYS]
-    const fdCount = () => { try { return readdirSync(`/proc/${svcInit.pid}/fd`).length } catch { return NaN } }
-    const fastRun = (sec) => wrk({
-      url: `http://${LOOPBACK}:${svcInit.servicePort}/api/v1/check`, connections: 1, seconds: sec, timeoutS: OPTS.hangTimeoutMs / 1000 + 5,
-      cpu: AUX_CPU, method: 'POST', body: `{"domain":"${FAST_NAME}"}`, keys: [fastKey], require: '"cached":false', ok: '"http_code":200'
-    })
+    const fdCount = () => {
+      try {
+        return readdirSync(`/proc/${svcInit.pid}/fd`).length
+      } catch {
+        return NaN
+      }
+    }
+    const fastRun = (sec) =>
+      wrk({
+        url: `http://${LOOPBACK}:${svcInit.servicePort}/api/v1/check`,
+        connections: 1,
+        seconds: sec,
+        timeoutS: OPTS.hangTimeoutMs / 1000 + 5,
+        cpu: AUX_CPU,
+        method: 'POST',
+        body: `{"domain":"${FAST_NAME}"}`,
+        keys: [fastKey],
+        require: '"cached":false',
+        ok: '"http_code":200'
+      })
     // The fast check alone first (also the warm-up of that path): the same run's baseline.
     const alone = await fastRun(Math.min(5, OPTS.hangSeconds))
-    console.log(`  hang: fast check alone  p50 ${ms(alone.p50Ms)}  p99 ${ms(alone.p99Ms)}  ${alone.good}/${alone.requests} fresh 2xx` +
-      (alone.errorText.length ? `  ${alone.errorText.join('; ')}` : ''))
+    console.log(
+      `  hang: fast check alone  p50 ${ms(alone.p50Ms)}  p99 ${ms(alone.p99Ms)}  ${alone.good}/${alone.requests} fresh 2xx` +
+        (alone.errorText.length ? `  ${alone.errorText.join('; ')}` : '')
+    )
     await waitForQuiet()
 
     let stopLoad
-    const stopped = new Promise((r) => { stopLoad = r })
+    const stopped = new Promise((r) => {
+      stopLoad = r
+    })
     const rampLimitS = 30
     const overflows0 = listenOverflows()
     const t0 = performance.now()
-    const load = wrkCheck(svcInit.servicePort, loadKeys, rampLimitS + OPTS.hangSeconds + 10, conns,
-      { timeoutS: OPTS.hangTimeoutMs / 1000 + 30, pipeline: depth, stop: stopped })
+    const load = wrkCheck(svcInit.servicePort, loadKeys, rampLimitS + OPTS.hangSeconds + 10, conns, {
+      timeoutS: OPTS.hangTimeoutMs / 1000 + 30,
+      pipeline: depth,
+      stop: stopped
+    })
     load.catch(() => {})
     // Probing = the hanging target's open connections / 3 (one per location of each check).
     const inFlight = async () => Math.floor((await target.call('stats')).hangOpen / 3)
@@ -1078,12 +1365,20 @@ async function roleMain() {
     let bestAt = performance.now()
     while (performance.now() - t0 < rampLimitS * 1000) {
       now = await inFlight()
-      if (now >= 0.95 * N) { rampS = (performance.now() - t0) / 1000; break }
-      if (now > best) { best = now; bestAt = performance.now() }
+      if (now >= 0.95 * N) {
+        rampS = (performance.now() - t0) / 1000
+        break
+      }
+      if (now > best) {
+        best = now
+        bestAt = performance.now()
+      }
       if (performance.now() - t0 > 3000 && performance.now() - bestAt > 2000) break
       await sleep(100)
     }
-    console.log(`  hang: ${fmt(now)} hanging checks probing the target after ${fmt((performance.now() - t0) / 1000, 1)} s (${conns} connections x ${depth} requests)`)
+    console.log(
+      `  hang: ${fmt(now)} hanging checks probing the target after ${fmt((performance.now() - t0) / 1000, 1)} s (${conns} connections x ${depth} requests)`
+    )
     const samples = []
     let fds = 0
     let sampling = true
@@ -1094,15 +1389,19 @@ async function roleMain() {
         await sleep(250)
       }
     })()
-    const during = await fastRun(OPTS.hangSeconds).finally(() => { sampling = false })
+    const during = await fastRun(OPTS.hangSeconds).finally(() => {
+      sampling = false
+    })
     await sampler
     stopLoad()
     const loaded = await load.catch((err) => ({ error: String(err) }))
     const overflows = listenOverflows() - overflows0
     const rss = peakRss(svcInit.pid)
     await stopHandle(hangSvc)
-    console.log(`  hang: fast check during p50 ${ms(during.p50Ms)}  p99 ${ms(during.p99Ms)}  max ${ms(during.maxMs)}  ${during.good}/${during.requests} fresh 2xx` +
-      `  probing min ${Math.min(...samples)} median ${median(samples)}  load ${loaded.error ?? JSON.stringify(loaded.codes)}`)
+    console.log(
+      `  hang: fast check during p50 ${ms(during.p50Ms)}  p99 ${ms(during.p99Ms)}  max ${ms(during.maxMs)}  ${during.good}/${during.requests} fresh 2xx` +
+        `  probing min ${Math.min(...samples)} median ${median(samples)}  load ${loaded.error ?? JSON.stringify(loaded.codes)}`
+    )
 
     // wrk leaves out a request still unanswered when its time is up; with one connection, the time
     // its answers do not account for is that request's age at the end (at least).
@@ -1111,7 +1410,11 @@ async function roleMain() {
     const fastOk = during.requests > 0 && during.p99Ms < 100 && tailMs < 100
     const sorted = [...samples].sort((a, b) => a - b)
     const full = samples.filter((x) => x >= 0.95 * N).length / Math.max(1, samples.length)
-    const codes = loaded.codes ? Object.entries(loaded.codes).map(([c, n]) => `${c}: ${fmt(n)}`).join(', ') || 'none' : loaded.error
+    const codes = loaded.codes
+      ? Object.entries(loaded.codes)
+          .map(([c, n]) => `${c}: ${fmt(n)}`)
+          .join(', ') || 'none'
+      : loaded.error
     const yes = (ok) => (ok ? 'yes' : '**no**')
     return [
       `**Hanging targets**: ${fmt(N)} on-demand checks of names whose port 80 accepts and never answers (443 refused), PROBE_TIMEOUT_MS=${OPTS.hangTimeoutMs}, ` +
@@ -1143,10 +1446,11 @@ async function roleMain() {
   if (runHang) scenarioTables.push(await scenarioHang())
 
   const otherLoad = median([...results.values()].flat().map((r) => r.foreignCores))
-  const noisy = otherLoad > 0.15
-    ? `\n\n**Warning:** processes outside this bench kept ${fmt(otherLoad * 100)}% of a core busy (median over the rounds): ` +
-      'the probes/s figures are disturbed; the CPU µs / probe column is the steadier comparison.'
-    : ''
+  const noisy =
+    otherLoad > 0.15
+      ? `\n\n**Warning:** processes outside this bench kept ${fmt(otherLoad * 100)}% of a core busy (median over the rounds): ` +
+        'the probes/s figures are disturbed; the CPU µs / probe column is the steadier comparison.'
+      : ''
   const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
   const table = [
     `Run ${when}: ${cores} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, ` +
@@ -1156,12 +1460,18 @@ async function roleMain() {
     '',
     '| system | group | median location probes/s | (median ops/s) | rounds | failed | system CPU (100% = a core) | CPU µs / probe | target CPU | other load |',
     '|---|---|---:|---:|---|---:|---:|---:|---:|---:|',
-    ...summary.map((s) => `| ${s.label} | ${s.group} | ${fmt(s.probesPerS)} | ${s.probesPerOp === 1 ? '' : `${fmt(s.opsPerS)} ${s.unit}/s`} | ` +
-      `${s.rounds.map((x) => fmt(x)).join(', ')} | ${s.failed} | ${fmt(s.sutCores * 100)}% | ${fmt(s.cpuUsPerProbe)} | ${fmt(s.targetCores * 100)}% | ${fmt(s.foreignCores * 100)}% |`),
+    ...summary.map(
+      (s) =>
+        `| ${s.label} | ${s.group} | ${fmt(s.probesPerS)} | ${s.probesPerOp === 1 ? '' : `${fmt(s.opsPerS)} ${s.unit}/s`} | ` +
+        `${s.rounds.map((x) => fmt(x)).join(', ')} | ${s.failed} | ${fmt(s.sutCores * 100)}% | ${fmt(s.cpuUsPerProbe)} | ${fmt(s.targetCores * 100)}% | ${fmt(s.foreignCores * 100)}% |`
+    ),
     '',
     '| goal | ratio of the medians | median of the per-round ratios | met (ratio of the medians) |',
     '|---|---:|---:|---|',
-    ...goals.map((g) => `| ${g.what} | ${fmt(g.value, 2)} | ${fmt(g.paired, 2)} | ${Number.isFinite(g.value) ? (g.value >= g.need ? 'yes' : '**no**') : 'skipped'} |`),
+    ...goals.map(
+      (g) =>
+        `| ${g.what} | ${fmt(g.value, 2)} | ${fmt(g.paired, 2)} | ${Number.isFinite(g.value) ? (g.value >= g.need ? 'yes' : '**no**') : 'skipped'} |`
+    ),
     ...extra.map((g) => `| ${g.what} | ${fmt(g.value, 2)} | | (for reference) |`),
     ...scenarioTables.flatMap((t) => ['', t])
   ].join('\n')
@@ -1178,16 +1488,34 @@ let shuttingDown = false
 async function shutdown(code, dir) {
   if (shuttingDown) return
   shuttingDown = true
-  for (const w of wrkProcs) { try { process.kill(-w.pid, 'SIGKILL') } catch { /* gone */ } }
+  for (const w of wrkProcs) {
+    try {
+      process.kill(-w.pid, 'SIGKILL')
+    } catch {
+      /* gone */
+    }
+  }
   for (const c of children) {
     if (c.call) await c.call('close', {}, 15_000).catch(() => {})
   }
   // A normal exit (not a signal) lets --cpu-prof write its profiles.
-  const exited = children.filter((c) => c.call).map((c) => new Promise((r) => {
-    if (c.child.exitCode !== null || c.child.signalCode !== null) { r(); return }
-    c.child.once('exit', r)
-    try { c.child.send({ cmd: 'exit' }) } catch { r() }
-  }))
+  const exited = children
+    .filter((c) => c.call)
+    .map(
+      (c) =>
+        new Promise((r) => {
+          if (c.child.exitCode !== null || c.child.signalCode !== null) {
+            r()
+            return
+          }
+          c.child.once('exit', r)
+          try {
+            c.child.send({ cmd: 'exit' })
+          } catch {
+            r()
+          }
+        })
+    )
   await Promise.race([Promise.all(exited), new Promise((r) => setTimeout(r, 3000))])
   for (const c of children) {
     if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGTERM')

@@ -83,9 +83,13 @@ const pct = (xs, p) => {
 }
 const MB = 1024 * 1024
 const mb = (bytes) => (bytes / MB).toFixed(0)
-const cpuNow = () => { const c = process.cpuUsage(); return c.user + c.system }
+const cpuNow = () => {
+  const c = process.cpuUsage()
+  return c.user + c.system
+}
 /** CPU share (100 = one core) of each sample, from consecutive readings of `field` in µs. */
-const cpuShares = (samples, field) => samples.slice(1).map((s, i) => (((s[field] - samples[i][field]) / 1e6) / (s.t - samples[i].t) * 100).toFixed(0))
+const cpuShares = (samples, field) =>
+  samples.slice(1).map((s, i) => (((s[field] - samples[i][field]) / 1e6 / (s.t - samples[i].t)) * 100).toFixed(0))
 /** Least-squares slope of y over x. */
 const slope = (pts) => {
   const n = pts.length
@@ -99,14 +103,21 @@ const yes = (ok) => (ok ? 'met' : '**not met**')
 
 // The target of every probe answers after 50 to 250 ms, as a site on the internet would (and so
 // that checks are in flight when SIGTERM comes); s0 ... s9 answer 503 every other 15 s, the rest 200.
-const target = spawn(process.execPath, ['-e', `
+const target = spawn(
+  process.execPath,
+  [
+    '-e',
+    `
   const s = require('node:http').createServer((q, r) => {
     const host = String(q.headers.host || '').split(':')[0]
     const down = /^s[0-9]\\.bench\\.test$/.test(host) && Math.floor(Date.now() / 15000) % 2 === 1
     setTimeout(() => r.writeHead(down ? 503 : 200).end(down ? 'down' : 'ok'), 50 + Math.random() * 200)
   })
   s.listen(0, '127.0.0.1', () => console.log(s.address().port))
-`], { stdio: ['ignore', 'pipe', 'inherit'] })
+`
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] }
+)
 const targetPort = await new Promise((resolve) => target.stdout.once('data', (d) => resolve(Number(String(d).trim()))))
 const dir = mkdtempSync(join(tmpdir(), 'bench-load-'))
 const dbUrl = `sqlite:${join(dir, 'load.sqlite')}`
@@ -122,7 +133,17 @@ try {
   for (let k = 0; k < KEYS; k++) {
     const key = generateKey()
     await createKey({ db, name: `load-${k}`, keyHash: hashKey(key), rateLimit: limitFor(k), now })
-    keys.push({ key, limit: limitFor(k), admitted: [], pausedUntil: 0, pauses: 0, retry: undefined, probing: false, firstAfterPause: { ok: 0, refused: 0, explained: 0 }, refusals: 0 })
+    keys.push({
+      key,
+      limit: limitFor(k),
+      admitted: [],
+      pausedUntil: 0,
+      pauses: 0,
+      retry: undefined,
+      probing: false,
+      firstAfterPause: { ok: 0, refused: 0, explained: 0 },
+      refusals: 0
+    })
   }
   await db.destroy()
 
@@ -145,12 +166,16 @@ try {
     execArgv: [`--import=${new URL('./sut-stats.mjs', import.meta.url).href}`, ...profile]
   })
   let logged = ''
-  const keep = (d) => { if (logged.length < 100_000) logged += d }
+  const keep = (d) => {
+    if (logged.length < 100_000) logged += d
+  }
   sut.stdout.setEncoding('utf8').on('data', keep)
   sut.stderr.setEncoding('utf8').on('data', keep)
   const exited = new Promise((resolve) => sut.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })))
   let gone = false
-  exited.then(() => { gone = true })
+  exited.then(() => {
+    gone = true
+  })
 
   const origin = `http://127.0.0.1:${port}`
   // Every answer any request of this bench receives, to compare with the server's own count.
@@ -168,12 +193,18 @@ try {
     }
     await sleep(100)
   }
-  const ask = (msg) => new Promise((resolve) => { sut.once('message', resolve); sut.send(msg) })
+  const ask = (msg) =>
+    new Promise((resolve) => {
+      sut.once('message', resolve)
+      sut.send(msg)
+    })
   const badgeAnswer = await request(`${origin}/api/badge/${domains[0]}`)
   await badgeAnswer.body.dump()
   received++
   const badges = badgeAnswer.statusCode === 200
-  console.error(`bench/load-mix: ${CLIENTS} clients, ${KEYS} keys, ${WARMUP_S} s warm-up + ${RUN_S} s measured, then SIGTERM; ${SITES} tracked sites checked every 10 s; badges ${badges ? 'included' : 'not served by this build'}`)
+  console.error(
+    `bench/load-mix: ${CLIENTS} clients, ${KEYS} keys, ${WARMUP_S} s warm-up + ${RUN_S} s measured, then SIGTERM; ${SITES} tracked sites checked every 10 s; badges ${badges ? 'included' : 'not served by this build'}`
+  )
 
   const agent = new Agent({ connections: CLIENTS, pipelining: 1 })
   const latency = { status: [], outages: [], check: [], badge: [] }
@@ -203,7 +234,14 @@ try {
     while (!sigtermAt) {
       const s = await Promise.race([ask('stats'), exited.then(() => null)])
       if (!s) return
-      samples.push({ t: (performance.now() - runStart) / 1000, rss: s.rss, heap: s.heap, delay: s.delay, cpu: s.cpu.user + s.cpu.system, driver: cpuNow() })
+      samples.push({
+        t: (performance.now() - runStart) / 1000,
+        rss: s.rss,
+        heap: s.heap,
+        delay: s.delay,
+        cpu: s.cpu.user + s.cpu.system,
+        driver: cpuNow()
+      })
       await sleep(SAMPLE_S * 1000)
     }
   })()
@@ -258,42 +296,53 @@ try {
   // A key is open, paused (a 429 said how long) or probing: once the pause is over, one client
   // retries the very request that was refused, alone, and the others wait for its answer. After
   // SIGTERM a client keeps sending until a request of its gets no answer or the service is gone.
-  await Promise.all(Array.from({ length: CLIENTS }, async (_, client) => {
-    const k = keys[client % KEYS]
-    await sleep((client * RAMP_S * 1000) / CLIENTS)
-    while (!gone) {
-      if (k.retry !== undefined) {
-        const wait = k.pausedUntil - performance.now()
-        if (k.probing || wait > 0) { await sleep(Math.max(5, Math.min(wait, 1000))); continue }
-        k.probing = true
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, client) => {
+      const k = keys[client % KEYS]
+      await sleep((client * RAMP_S * 1000) / CLIENTS)
+      while (!gone) {
+        if (k.retry !== undefined) {
+          const wait = k.pausedUntil - performance.now()
+          if (k.probing || wait > 0) {
+            await sleep(Math.max(5, Math.min(wait, 1000)))
+            continue
+          }
+          k.probing = true
+          try {
+            const ok = await send(k, k.retry)
+            if (ok) {
+              k.firstAfterPause.ok++
+              k.retry = undefined
+            } else {
+              k.firstAfterPause.refused++
+              // Requests already in flight when the pause began may be admitted after it (a cheap
+              // status where a check was refused) and take the units the retry was waiting for.
+              if (k.admitted.some((a) => a.answered > k.pauseAt)) k.firstAfterPause.explained++
+              k.pauseAt = performance.now()
+            }
+          } catch {
+            if (sigtermAt) return
+          } finally {
+            k.probing = false
+          }
+          continue
+        }
+        const req = nextRequest(client)
+        const started = performance.now()
         try {
-          const ok = await send(k, k.retry)
-          if (ok) {
-            k.firstAfterPause.ok++
-            k.retry = undefined
-          } else {
-            k.firstAfterPause.refused++
-            // Requests already in flight when the pause began may be admitted after it (a cheap
-            // status where a check was refused) and take the units the retry was waiting for.
-            if (k.admitted.some((a) => a.answered > k.pauseAt)) k.firstAfterPause.explained++
+          if (!(await send(k, req)) && k.retry === undefined) {
+            k.retry = req
+            k.pauses++
             k.pauseAt = performance.now()
           }
         } catch {
           if (sigtermAt) return
-        } finally { k.probing = false }
-        continue
+        }
+        const gap = (-Math.log(1 - Math.random()) * 1000) / RATE
+        await sleep(Math.max(0, gap - (performance.now() - started)))
       }
-      const req = nextRequest(client)
-      const started = performance.now()
-      try {
-        if (!(await send(k, req)) && k.retry === undefined) { k.retry = req; k.pauses++; k.pauseAt = performance.now() }
-      } catch {
-        if (sigtermAt) return
-      }
-      const gap = (-Math.log(1 - Math.random()) * 1000) / RATE
-      await sleep(Math.max(0, gap - (performance.now() - started)))
-    }
-  }))
+    })
+  )
   await stopper
   const exit = await exited
   await sampler
@@ -316,7 +365,14 @@ try {
       if (sum > k.limit) violations++
     }
   }
-  const after = keys.reduce((a, k) => ({ ok: a.ok + k.firstAfterPause.ok, refused: a.refused + k.firstAfterPause.refused, explained: a.explained + k.firstAfterPause.explained }), { ok: 0, refused: 0, explained: 0 })
+  const after = keys.reduce(
+    (a, k) => ({
+      ok: a.ok + k.firstAfterPause.ok,
+      refused: a.refused + k.firstAfterPause.refused,
+      explained: a.explained + k.firstAfterPause.explained
+    }),
+    { ok: 0, refused: 0, explained: 0 }
+  )
   const pauses = keys.reduce((n, k) => n + k.pauses, 0)
   const fmt = (xs) => `${xs.length} ok, p50 ${pct(xs, 50).toFixed(1)} ms, p99 ${pct(xs, 99).toFixed(1)} ms`
 
@@ -337,7 +393,10 @@ try {
   const afterTerm = spans.filter((s) => s.sent >= sigtermAt)
   const byCode = {}
   for (const f of failures) byCode[f.code] = (byCode[f.code] ?? 0) + 1
-  const codes = Object.entries(byCode).map(([c, n]) => `${n} ${c}`).join(', ') || 'none'
+  const codes =
+    Object.entries(byCode)
+      .map(([c, n]) => `${n} ${c}`)
+      .join(', ') || 'none'
   const failuresOk = failures.every((f) => f.done >= sigtermAt && !f.answered && CONNECTION_ERRORS.has(f.code))
   // A request sent on an idle keep-alive connection just as the stop closes it arrives at a
   // closed socket, and the kernel answers with a reset: the server never read it (its counts show
@@ -352,12 +411,22 @@ try {
   await rdb.destroy()
   const problems = storedRowProblems(rows, outageStep)
   const cut = rows.checks.filter((c) => c.locations.includes(STOPPING_ERROR)).length
-  const shutdownOk = exit.code === 0 && exitMs < EXIT_WITHIN_MS && allAnswered && failuresOk && beforeTerm.length === 0 && problems.length === 0 && cut === 0 && !stopNoise && inFlightResets === 0
+  const shutdownOk =
+    exit.code === 0 &&
+    exitMs < EXIT_WITHIN_MS &&
+    allAnswered &&
+    failuresOk &&
+    beforeTerm.length === 0 &&
+    problems.length === 0 &&
+    cut === 0 &&
+    !stopNoise &&
+    inFlightResets === 0
 
   const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
-  const setting = `${CLIENTS} clients at ${RATE} requests/s each across ${KEYS} keys (limits ${[...new Set(keys.map((k) => k.limit))].join(', ')} units/min), ` +
+  const setting =
+    `${CLIENTS} clients at ${RATE} requests/s each across ${KEYS} keys (limits ${[...new Set(keys.map((k) => k.limit))].join(', ')} units/min), ` +
     `${SITES} tracked sites (${FLAPPING} of them down every other 15 s) checked every 10 s, every probe answered after 50–250 ms, SQLite, \`site-status serve\` from dist/ on Node ${process.version}; ` +
-    'load generator and service share the machine\'s 2 cores'
+    "load generator and service share the machine's 2 cores"
   const load = [
     `Run ${when}: ${setting}. ${WARMUP_S} s of unmeasured warm-up under the full load (clients ramp up over the first ${RAMP_S} s; ` +
       `the check cache fills for two ${60} s TTLs), then ${RUN_S} s measured, then SIGTERM (section 5). ` +
@@ -381,7 +450,10 @@ try {
     `| memory flat | ${yes(memoryFlat)} | both thresholds |`,
     `| service CPU per ${SAMPLE_S} s, measured (100% = one core) | ${cpuShares(measured, 'cpu').join(', ')}% | |`,
     `| load generator CPU per ${SAMPLE_S} s, measured | ${cpuShares(measured, 'driver').join(', ')}% | |`,
-    `| service event-loop delay p99 / max per ${SAMPLE_S} s, measured | ${measured.slice(1).map((s) => `${s.delay.p99.toFixed(0)}/${s.delay.max.toFixed(0)}`).join(', ')} ms | |`
+    `| service event-loop delay p99 / max per ${SAMPLE_S} s, measured | ${measured
+      .slice(1)
+      .map((s) => `${s.delay.p99.toFixed(0)}/${s.delay.max.toFixed(0)}`)
+      .join(', ')} ms | |`
   ].join('\n')
   const stop = [
     `Run ${when}, the end of the bench/load-mix run of section 4: ${setting}. SIGTERM ${((sigtermAt - runStart) / 1000).toFixed(0)} s into the run, with every client still sending.`,

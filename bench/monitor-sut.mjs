@@ -22,7 +22,14 @@ process.on('message', async (msg) => {
   if (msg === 'stats') {
     const delay = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 }
     loop.reset()
-    process.send({ scheduler: service.monitoring.scheduler.stats(), recorder: service.recorder.stats(), cpu: process.cpuUsage(), rss: process.memoryUsage().rss, delay, gc })
+    process.send({
+      scheduler: service.monitoring.scheduler.stats(),
+      recorder: service.recorder.stats(),
+      cpu: process.cpuUsage(),
+      rss: process.memoryUsage().rss,
+      delay,
+      gc
+    })
     gc = { count: 0, totalMs: 0, maxMs: 0 }
   } else if (msg === 'stop') {
     await service.stop()

@@ -50,7 +50,11 @@ const mb = (bytes) => (bytes / 1024 / 1024).toFixed(0)
 // A target for every site, in its own process; it notes when each site's requests arrive (by Host).
 // Sites s0, s{FLAP_EVERY}, s{2 x FLAP_EVERY}, ... answer 503 in every other stretch of FLAP_MS.
 const FLAP_MS = INTERVAL_S * 1500
-const target = spawn(process.execPath, ['-e', `
+const target = spawn(
+  process.execPath,
+  [
+    '-e',
+    `
   const arrivals = new Map()
   const s = require('node:http').createServer((q, r) => {
     const at = Date.now()
@@ -66,7 +70,10 @@ const target = spawn(process.execPath, ['-e', `
   s.keepAliveTimeout = 0
   process.on('message', (m) => { if (m === 'arrivals') process.send({ arrivals: Object.fromEntries(arrivals) }) })
   s.listen(0, '127.0.0.1', () => process.send({ port: s.address().port }))
-`], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+`
+  ],
+  { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }
+)
 const targetPort = await new Promise((resolve) => target.once('message', (m) => resolve(m.port)))
 const closed = await freePort()
 
@@ -87,7 +94,11 @@ try {
   await migrateLatest(db)
   const now = new Date()
   for (let i = 0; i < SITES; i += 1000) {
-    await addSites({ db, now, entries: Array.from({ length: Math.min(1000, SITES - i) }, (_, j) => ({ domain: `s${i + j}.bench.test`, name: null })) })
+    await addSites({
+      db,
+      now,
+      entries: Array.from({ length: Math.min(1000, SITES - i) }, (_, j) => ({ domain: `s${i + j}.bench.test`, name: null }))
+    })
   }
   const key = generateKey()
   // A limit no round comes near: a refused request would be measured as an error.
@@ -142,12 +153,17 @@ try {
     rssPeak = Math.max(rssPeak, peakRss(sut.child.pid))
     const s = await ask(sut.child, 'stats')
     // RSS over the second half of the run, once the first cycle has filled the state.
-    if (runLeftS() < RUN_S / 2) { rssLow = Math.min(rssLow, s.rss); rssHigh = Math.max(rssHigh, s.rss) }
+    if (runLeftS() < RUN_S / 2) {
+      rssLow = Math.min(rssLow, s.rss)
+      rssHigh = Math.max(rssHigh, s.rss)
+    }
     behindSeen ||= s.scheduler.lastMinute.behind
-    console.error(`  ${((performance.now() - startedAt) / 1000).toFixed(0)} s: started ${s.scheduler.started}, on time ${s.scheduler.onTime}, late ${s.scheduler.late}, skipped ${s.scheduler.skipped}, shed ${s.scheduler.shed}, running ${s.scheduler.running}, queued ${s.scheduler.queued}, ` +
-      `last minute ${s.scheduler.lastMinute.duePerS} due/s, ${s.scheduler.lastMinute.runPerS} run/s${s.scheduler.lastMinute.behind ? ' (behind)' : ''}, ` +
-      `recording ${s.recorder.pending} waiting, ${s.recorder.dropped.harmless + s.recorder.dropped.transitions} dropped, rss ${mb(s.rss)} MB, loop delay p99 ${s.delay.p99.toFixed(0)} ms, max ${s.delay.max.toFixed(0)} ms, gc ${s.gc.count} pauses, longest ${s.gc.maxMs.toFixed(0)} ms` +
-      (statusWindows.length > 0 ? `, status p99 ${statusWindows.at(-1).p99Ms.toFixed(1)} ms` : ''))
+    console.error(
+      `  ${((performance.now() - startedAt) / 1000).toFixed(0)} s: started ${s.scheduler.started}, on time ${s.scheduler.onTime}, late ${s.scheduler.late}, skipped ${s.scheduler.skipped}, shed ${s.scheduler.shed}, running ${s.scheduler.running}, queued ${s.scheduler.queued}, ` +
+        `last minute ${s.scheduler.lastMinute.duePerS} due/s, ${s.scheduler.lastMinute.runPerS} run/s${s.scheduler.lastMinute.behind ? ' (behind)' : ''}, ` +
+        `recording ${s.recorder.pending} waiting, ${s.recorder.dropped.harmless + s.recorder.dropped.transitions} dropped, rss ${mb(s.rss)} MB, loop delay p99 ${s.delay.p99.toFixed(0)} ms, max ${s.delay.max.toFixed(0)} ms, gc ${s.gc.count} pauses, longest ${s.gc.maxMs.toFixed(0)} ms` +
+        (statusWindows.length > 0 ? `, status p99 ${statusWindows.at(-1).p99Ms.toFixed(1)} ms` : '')
+    )
   }
   await statusLoad
   const last = await ask(sut.child, 'stats')
@@ -156,7 +172,11 @@ try {
   const elapsedS = (performance.now() - startedAt) / 1000
   const checksAfter = Number((await db('checks').count({ n: '*' }))[0].n)
   rssPeak = Math.max(rssPeak, peakRss(sut.child.pid))
-  const stopped = new Promise((resolve) => sut.child.on('message', (m) => { if (m?.stopped) resolve(m.stopped) }))
+  const stopped = new Promise((resolve) =>
+    sut.child.on('message', (m) => {
+      if (m?.stopped) resolve(m.stopped)
+    })
+  )
   await stop(sut.child)
   const final = await stopped
   const { arrivals } = await ask(target, 'arrivals')
@@ -168,8 +188,10 @@ try {
   // checks in the order they were recorded as the recorder does (a check older than the newest
   // before it changes nothing): the same start and end times, no more, no fewer.
   const expected = new Map()
-  const checkRows = await db('checks').join('sites', 'sites.id', 'checks.site_id')
-    .select('sites.domain', 'checks.status', 'checks.checked_at').orderBy('checks.id')
+  const checkRows = await db('checks')
+    .join('sites', 'sites.id', 'checks.site_id')
+    .select('sites.domain', 'checks.status', 'checks.checked_at')
+    .orderBy('checks.id')
   const byDomain = new Map()
   for (const row of checkRows) {
     let state = byDomain.get(row.domain)
@@ -187,8 +209,10 @@ try {
       state.open = null
     }
   }
-  const outageRows = await db('outages').join('sites', 'sites.id', 'outages.site_id')
-    .select('sites.domain', 'outages.started_at', 'outages.ended_at').orderBy('outages.id')
+  const outageRows = await db('outages')
+    .join('sites', 'sites.id', 'outages.site_id')
+    .select('sites.domain', 'outages.started_at', 'outages.ended_at')
+    .orderBy('outages.id')
   const actual = new Map()
   for (const row of outageRows) {
     let list = actual.get(row.domain)
@@ -211,8 +235,10 @@ try {
   const flappingDomains = new Set()
   for (let i = 0; i < SITES; i += FLAP_EVERY) flappingDomains.add(`s${i}.bench.test`)
   const outagesElsewhere = [...actual.keys()].filter((d) => !flappingDomains.has(d)).length
-  console.error(`  recorded ${rowsTotal} rows for ${final.scheduler.started} checks started (${dropped} dropped, ${final.recorder.pending} left waiting); ` +
-    `outages: ${outageRows.length} rows, ${transitionsExpected} transitions implied by the checks, ${transitionsMismatched} outages differing, ${outagesElsewhere} sites with outages that never failed`)
+  console.error(
+    `  recorded ${rowsTotal} rows for ${final.scheduler.started} checks started (${dropped} dropped, ${final.recorder.pending} left waiting); ` +
+      `outages: ${outageRows.length} rows, ${transitionsExpected} transitions implied by the checks, ${transitionsMismatched} outages differing, ${outagesElsewhere} sites with outages that never failed`
+  )
   const sched = last.scheduler
   const handedOverShare = sched.started === 0 ? 0 : sched.onTime / sched.started
   const statusP99s = statusWindows.map((w) => w.p99Ms)
@@ -220,7 +246,12 @@ try {
   const statusRps = median(statusWindows.map((w) => w.rps))
   const windowFigures = (windows) => {
     const p99s = windows.map((w) => w.p99Ms)
-    return { median: median(p99s), worst: Math.max(...p99s), rps: median(windows.map((w) => w.rps)) ?? 0, errors: windows.reduce((n, w) => n + w.non2xx + w.socketErrors, 0) }
+    return {
+      median: median(p99s),
+      worst: Math.max(...p99s),
+      rps: median(windows.map((w) => w.rps)) ?? 0,
+      errors: windows.reduce((n, w) => n + w.non2xx + w.socketErrors, 0)
+    }
   }
   const badgeFig = windowFigures(badgeWindows)
   const pageFig = windowFigures(pageWindows)
@@ -255,8 +286,10 @@ try {
   }
   const onTimeShare = due === 0 ? 0 : onTime / due
   delays.sort((a, b) => a - b)
-  const pct = (p) => delays.length === 0 ? NaN : delays[Math.min(delays.length - 1, Math.floor((p / 100) * delays.length))]
-  console.error(`  due ${due}: reached the target within ${ON_TIME_MS / 1000} s ${onTime}, later ${late}, not at all ${missing}; delay p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${delays.at(-1)} ms`)
+  const pct = (p) => (delays.length === 0 ? NaN : delays[Math.min(delays.length - 1, Math.floor((p / 100) * delays.length))])
+  console.error(
+    `  due ${due}: reached the target within ${ON_TIME_MS / 1000} s ${onTime}, later ${late}, not at all ${missing}; delay p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${delays.at(-1)} ms`
+  )
 
   // Phase 2: the status endpoint against bare hapi answering the same body (one of the service's
   // own status records), each alone on the machine in turn: pinned (the servers on CPU 0, wrk on
@@ -275,12 +308,13 @@ try {
       { name: 'bare hapi', uri: bare.uri, pid: bare.child.pid },
       { name: 'status', uri: status.uri, pid: status.child.pid, headers }
     ]
-    for (const pinned of [true, false]) runs.push(await compareServers({ systems, paths, pinned, rounds: ROUNDS, seconds: SECONDS, connections: 64 }))
+    for (const pinned of [true, false])
+      runs.push(await compareServers({ systems, paths, pinned, rounds: ROUNDS, seconds: SECONDS, connections: 64 }))
     bare.child.kill()
     await stop(status.child)
   }
 
-  const fmtMs = (n) => Number.isFinite(n) ? n.toFixed(1) : '-'
+  const fmtMs = (n) => (Number.isFinite(n) ? n.toFixed(1) : '-')
   // What the scheduler should say, going by what the targets saw.
   const truth = onTimeShare >= 0.99 ? 'ok' : 'behind'
   const statusGoalMs = SITES > 30_000 ? 50 : 20
@@ -293,9 +327,11 @@ try {
     const mode = run.pinned ? 'pinned' : 'unpinned'
     const ratio = o.median.rps / b.median.rps
     const pairs = median(run.perRound.map(([x, y]) => y / x))
-    statusRows.push(`| ${mode} | ${fmt(b.median.rps)} (${b.rps.map((x) => fmt(x)).join(', ')}) | ${fmt(o.median.rps)} (${o.rps.map((x) => fmt(x)).join(', ')}) | ` +
-      `${fmt(ratio, 2)}x | ${fmt(pairs, 2)}x | ${fmt(b.median.cpuUs, 1)} / ${fmt(o.median.cpuUs, 1)} | ${fmt(b.median.p99Ms, 1)} / ${fmt(o.median.p99Ms, 1)} | ` +
-      `${b.non2xx + b.socketErrors + o.non2xx + o.socketErrors} | ${run.pinned ? `>= 0.7x: ${ratio >= 0.7 ? 'yes' : '**no**'}` : '(for reference)'} |`)
+    statusRows.push(
+      `| ${mode} | ${fmt(b.median.rps)} (${b.rps.map((x) => fmt(x)).join(', ')}) | ${fmt(o.median.rps)} (${o.rps.map((x) => fmt(x)).join(', ')}) | ` +
+        `${fmt(ratio, 2)}x | ${fmt(pairs, 2)}x | ${fmt(b.median.cpuUs, 1)} / ${fmt(o.median.cpuUs, 1)} | ${fmt(b.median.p99Ms, 1)} / ${fmt(o.median.p99Ms, 1)} | ` +
+        `${b.non2xx + b.socketErrors + o.non2xx + o.socketErrors} | ${run.pinned ? `>= 0.7x: ${ratio >= 0.7 ? 'yes' : '**no**'}` : '(for reference)'} |`
+    )
   }
   const table = [
     `Run ${when}: ${SITES} tracked sites (one in ${FLAP_EVERY} failing in every other ${FLAP_MS / 1000} s) x 3 locations every ${INTERVAL_S} s for ${elapsedS.toFixed(0)} s on MySQL (MariaDB on this machine), ` +
@@ -320,15 +356,17 @@ try {
     `| outages: rows / transitions the recorded checks imply / outages differing from them / sites never failing with an outage | ${outageRows.length} / ${transitionsExpected} / ${transitionsMismatched} / ${outagesElsewhere} | - / - / 0 / 0 |`,
     ...(COMPARE ? [] : ['', '(Phase 2, the status endpoint against bare hapi with the scheduler idle, was not run: BENCH_COMPARE=0.)'])
   ]
-  if (COMPARE) table.push('',
-    `Then \`GET /api/v1/status/{domain}\` (1,000 tracked domains in turn, a key) against bare hapi answering the same ${Buffer.byteLength(bareBody)}-byte record ` +
-      `(${Buffer.byteLength(sampleBody)} B from ours), wrk ${wrkVersion()} with 1 thread and 64 keep-alive connections, ${ROUNDS} rounds x ${SECONDS} s after one warm-up round each, ` +
-      'every round running bare hapi then ours back to back; pinned: both servers on CPU 0 (taking turns), wrk on CPU 1; unpinned: no taskset.',
-    '',
-    '| mode | bare hapi req/s, median (rounds) | status req/s, median (rounds) | status / bare hapi (medians) | median of per-round ratios | server CPU µs / request, bare / ours | p99 latency ms, bare / ours | non-2xx + socket errors | goal |',
-    '|---|---|---|---:|---:|---:|---:|---:|---|',
-    ...statusRows
-  )
+  if (COMPARE)
+    table.push(
+      '',
+      `Then \`GET /api/v1/status/{domain}\` (1,000 tracked domains in turn, a key) against bare hapi answering the same ${Buffer.byteLength(bareBody)}-byte record ` +
+        `(${Buffer.byteLength(sampleBody)} B from ours), wrk ${wrkVersion()} with 1 thread and 64 keep-alive connections, ${ROUNDS} rounds x ${SECONDS} s after one warm-up round each, ` +
+        'every round running bare hapi then ours back to back; pinned: both servers on CPU 0 (taking turns), wrk on CPU 1; unpinned: no taskset.',
+      '',
+      '| mode | bare hapi req/s, median (rounds) | status req/s, median (rounds) | status / bare hapi (medians) | median of per-round ratios | server CPU µs / request, bare / ours | p99 latency ms, bare / ours | non-2xx + socket errors | goal |',
+      '|---|---|---|---:|---:|---:|---:|---:|---|',
+      ...statusRows
+    )
   const text = table.join('\n')
   console.log(text)
   if (DOCS) writeFigures('benchmarks.md', NAME, text)

@@ -39,7 +39,10 @@ export async function start(file, env = {}, cpu = null) {
 }
 
 export function ask(child, message) {
-  return new Promise((resolve) => { child.once('message', resolve); child.send(message) })
+  return new Promise((resolve) => {
+    child.once('message', resolve)
+    child.send(message)
+  })
 }
 
 /** Asks a service to drain and stop, and waits until its process is gone. */

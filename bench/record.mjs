@@ -34,7 +34,10 @@ try {
   const locations = ['a', 'b', 'c'].map((location) => ({ location, status: 'up', http_code: 200, response_ms: 12.5, error: null }))
   // A fixed pseudo-random pattern: the same checks before and after a change.
   let seed = 42
-  const random = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 }
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    return seed / 2147483648
+  }
   const rounds = Math.ceil(CHECKS / SITES)
   const cpu = process.cpuUsage()
   const started = process.hrtime.bigint()
@@ -42,10 +45,21 @@ try {
   for (let round = 0; round < rounds && recorded < CHECKS; round++) {
     for (let i = 0; i < SITES && recorded < CHECKS; i++, recorded++) {
       const status = random() < 0.02 ? 'down' : 'up'
-      recorder.record({
-        domain: `site-${i}.example.com`, status, locations_answered: 3, locations_total: 3, response_ms: status === 'up' ? 12.5 : null,
-        cached: false, locations, checked_at: new Date(T0 + round * MIN + i * 10).toISOString(), partial: false, blocked: false
-      }, 'schedule')
+      recorder.record(
+        {
+          domain: `site-${i}.example.com`,
+          status,
+          locations_answered: 3,
+          locations_total: 3,
+          response_ms: status === 'up' ? 12.5 : null,
+          cached: false,
+          locations,
+          checked_at: new Date(T0 + round * MIN + i * 10).toISOString(),
+          partial: false,
+          blocked: false
+        },
+        'schedule'
+      )
     }
     if (!(await recorder.flush(120_000))) throw new Error('recording did not finish')
   }
@@ -56,11 +70,18 @@ try {
   const outages = Number((await db('outages').count({ n: '*' }))[0].n)
   if (stored !== recorded) throw new Error(`${stored} checks stored of ${recorded}`)
   const perCheck = (used.user + used.system) / recorded
-  console.log(JSON.stringify({
-    sites: SITES, checks: recorded, outages, cpu_us_per_check: Math.round(perCheck),
-    user_us: Math.round(used.user / recorded), system_us: Math.round(used.system / recorded),
-    wall_ms: Math.round(wallMs), checks_per_s: Math.round(recorded / (wallMs / 1000))
-  }))
+  console.log(
+    JSON.stringify({
+      sites: SITES,
+      checks: recorded,
+      outages,
+      cpu_us_per_check: Math.round(perCheck),
+      user_us: Math.round(used.user / recorded),
+      system_us: Math.round(used.system / recorded),
+      wall_ms: Math.round(wallMs),
+      checks_per_s: Math.round(recorded / (wallMs / 1000))
+    })
+  )
 } finally {
   await db.destroy()
   await admin.raw(`DROP DATABASE IF EXISTS \`${name}\``)

@@ -11,8 +11,12 @@ import { isMainThread } from 'node:worker_threads'
 
 if (isMainThread && process.send) {
   const counts = { requests: 0, responses: 0 }
-  subscribe('http.server.request.start', () => { counts.requests++ })
-  subscribe('http.server.response.finish', () => { counts.responses++ })
+  subscribe('http.server.request.start', () => {
+    counts.requests++
+  })
+  subscribe('http.server.response.finish', () => {
+    counts.responses++
+  })
   const loop = monitorEventLoopDelay({ resolution: 10 })
   loop.enable()
   process.on('message', (msg) => {

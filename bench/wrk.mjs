@@ -19,7 +19,11 @@ export function ensureWrk() {
   if (existsSync(WRK)) return WRK
   console.error('bench: /usr/bin/wrk is missing; installing the Debian package wrk')
   const sudo = typeof process.getuid === 'function' && process.getuid() !== 0 ? ['sudo'] : []
-  const run = (args) => execFileSync(sudo[0] ?? args[0], sudo.length ? args : args.slice(1), { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+  const run = (args) =>
+    execFileSync(sudo[0] ?? args[0], sudo.length ? args : args.slice(1), {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+    })
   run(['apt-get', 'update'])
   run(['apt-get', 'install', '-y', 'wrk'])
   if (!existsSync(WRK)) throw new Error('wrk could not be installed')
@@ -94,7 +98,19 @@ end
  *   headers      request headers; method and body for other than GET
  *   timeoutS     wrk's per-request timeout
  */
-export async function runWrk({ url, paths, connections = 64, seconds = 5, threads = 1, cpu = null, script, headers = {}, method = 'GET', body, timeoutS = 5 }) {
+export async function runWrk({
+  url,
+  paths,
+  connections = 64,
+  seconds = 5,
+  threads = 1,
+  cpu = null,
+  script,
+  headers = {},
+  method = 'GET',
+  body,
+  timeoutS = 5
+}) {
   ensureWrk()
   const u = new URL(url)
   if (!/^127\.\d+\.\d+\.\d+$/.test(u.hostname) && u.hostname !== 'localhost' && u.hostname !== '[::1]') {
@@ -110,11 +126,18 @@ export async function runWrk({ url, paths, connections = 64, seconds = 5, thread
       const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] })
       let stdout = ''
       let stderr = ''
-      child.stdout.on('data', (d) => { stdout += d })
-      child.stderr.on('data', (d) => { stderr += d })
+      child.stdout.on('data', (d) => {
+        stdout += d
+      })
+      child.stderr.on('data', (d) => {
+        stderr += d
+      })
       // wrk ends by itself after `seconds`; this only guards against a wedged process.
       const guard = setTimeout(() => child.kill('SIGKILL'), (seconds + timeoutS + 30) * 1000)
-      child.once('error', (err) => { clearTimeout(guard); reject(err) })
+      child.once('error', (err) => {
+        clearTimeout(guard)
+        reject(err)
+      })
       child.once('close', (code) => {
         clearTimeout(guard)
         if (code === 0) resolve(stdout)
@@ -140,11 +163,17 @@ export async function runWrk({ url, paths, connections = 64, seconds = 5, thread
 }
 
 const TICKS_PER_S = (() => {
-  try { return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100 } catch { return 100 }
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100
+  } catch {
+    return 100
+  }
 })()
 /** CPU seconds a process (all its threads) has used so far. */
 export function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /s, '')
+    .split(' ')
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S
 }
 
@@ -189,13 +218,18 @@ export async function compareServers({ systems, paths, pinned, rounds = 5, secon
     for (const [i, s] of systems.entries()) {
       const m = await one(s)
       const o = out[i]
-      o.rps.push(m.rps); o.p50Ms.push(m.p50Ms); o.p99Ms.push(m.p99Ms); o.cpuUs.push(m.cpuUs)
+      o.rps.push(m.rps)
+      o.p50Ms.push(m.p50Ms)
+      o.p99Ms.push(m.p99Ms)
+      o.cpuUs.push(m.cpuUs)
       o.non2xx += m.non2xx
       o.socketErrors += m.socketErrors
       row.push(m.rps)
     }
     perRound.push(row)
-    log(`  ${pinned ? 'pinned' : 'unpinned'} round ${r + 1}: ${systems.map((s, i) => `${s.name} ${row[i].toFixed(0)}/s (${out[i].cpuUs[r].toFixed(1)} CPU µs each, p99 ${out[i].p99Ms[r].toFixed(1)} ms)`).join(', ')}`)
+    log(
+      `  ${pinned ? 'pinned' : 'unpinned'} round ${r + 1}: ${systems.map((s, i) => `${s.name} ${row[i].toFixed(0)}/s (${out[i].cpuUs[r].toFixed(1)} CPU µs each, p99 ${out[i].p99Ms[r].toFixed(1)} ms)`).join(', ')}`
+    )
   }
   for (const o of out) o.median = { rps: middle(o.rps), p50Ms: middle(o.p50Ms), p99Ms: middle(o.p99Ms), cpuUs: middle(o.cpuUs) }
   return { pinned: pinnedOk, systems: out, perRound }

@@ -58,14 +58,24 @@ export class ConfigError extends Error {
 const DEFAULT_LOCATIONS: LocationConfig[] = [1, 2, 3].map((n) => ({ label: `Local ${n}, Local`, proxy: null, resolve: 'local' as const }))
 
 const locationSchema = Joi.object({
-  label: Joi.string().trim().max(100).pattern(/^[^,]+ \d+, [^,]+$/).required()
+  label: Joi.string()
+    .trim()
+    .max(100)
+    .pattern(/^[^,]+ \d+, [^,]+$/)
+    .required()
     .messages({ 'string.pattern.base': 'label "{#value}" must have the form "City 1, Country"' }),
-  proxy: Joi.string().uri({ scheme: ['http', 'https'] }).allow(null),
+  proxy: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .allow(null),
   resolve: Joi.string().valid('local', 'proxy')
 }).unknown(false)
 
 /** A location as LOCATIONS gives it, before the defaults are filled in. */
-interface LocationInput { label: string; proxy?: string | null; resolve?: 'local' | 'proxy' }
+interface LocationInput {
+  label: string
+  proxy?: string | null
+  resolve?: 'local' | 'proxy'
+}
 
 const locationsSchema = Joi.array().items(locationSchema).min(1).max(50).unique('label')
 
@@ -80,29 +90,44 @@ function isCidr(text: string): boolean {
 }
 
 /** `1`/`true` allows every non-public target; a comma-separated CIDR list allows only those ranges. */
-const allowPrivateSchema = Joi.string().allow('').default('').custom((value: string, helpers) => {
-  if (FLAG_VALUES.has(value) || value.split(',').every((part) => isCidr(part.trim()))) return value
-  return helpers.error('any.invalid')
-}).messages({ 'any.invalid': 'must be 1, 0, or a comma-separated list of CIDR ranges such as 10.20.0.0/16' })
+const allowPrivateSchema = Joi.string()
+  .allow('')
+  .default('')
+  .custom((value: string, helpers) => {
+    if (FLAG_VALUES.has(value) || value.split(',').every((part) => isCidr(part.trim()))) return value
+    return helpers.error('any.invalid')
+  })
+  .messages({ 'any.invalid': 'must be 1, 0, or a comma-separated list of CIDR ranges such as 10.20.0.0/16' })
 
 /** A comma-separated list of CIDR ranges (or single addresses); empty for none. */
-const cidrListSchema = Joi.string().allow('').default('').custom((value: string, helpers) => {
-  return value.trim() === '' || value.split(',').every((part) => isCidr(part.trim())) ? value : helpers.error('any.invalid')
-}).messages({ 'any.invalid': 'must be a comma-separated list of CIDR ranges such as 203.0.113.0/24,2001:db8::/32' })
+const cidrListSchema = Joi.string()
+  .allow('')
+  .default('')
+  .custom((value: string, helpers) => {
+    return value.trim() === '' || value.split(',').every((part) => isCidr(part.trim())) ? value : helpers.error('any.invalid')
+  })
+  .messages({ 'any.invalid': 'must be a comma-separated list of CIDR ranges such as 203.0.113.0/24,2001:db8::/32' })
 
 /** RFC 1123 host names: dot-separated labels of letters, digits and inner hyphens, at most 253 characters. */
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i
 
 /** The listen address: an IP address (IPv6 without brackets, as Node's listen takes it) or a host name. */
-const hostSchema = Joi.string().trim().min(1).default('127.0.0.1').custom((value: string, helpers) => {
-  return isIP(value) !== 0 || HOST_NAME.test(value) ? value : helpers.error('any.invalid')
-}).messages({ 'any.invalid': 'must be an IP address or a host name, such as 0.0.0.0, :: or status.internal' })
+const hostSchema = Joi.string()
+  .trim()
+  .min(1)
+  .default('127.0.0.1')
+  .custom((value: string, helpers) => {
+    return isIP(value) !== 0 || HOST_NAME.test(value) ? value : helpers.error('any.invalid')
+  })
+  .messages({ 'any.invalid': 'must be an IP address or a host name, such as 0.0.0.0, :: or status.internal' })
 
 /**
  * `mysql://user:pass@host:port/db` must name the host and the database (the tables live there);
  * messages never repeat the URL, which may hold a password.
  */
-const databaseUrlSchema = Joi.string().pattern(/^(mysql:\/\/.+|sqlite:.+)$/).default('sqlite:data/site-status.sqlite')
+const databaseUrlSchema = Joi.string()
+  .pattern(/^(mysql:\/\/.+|sqlite:.+)$/)
+  .default('sqlite:data/site-status.sqlite')
   .custom((value: string, helpers) => {
     if (!value.startsWith('mysql://')) return value
     let url: URL
@@ -155,13 +180,14 @@ function parseLocations(raw: string | undefined): LocationConfig[] {
   try {
     parsed = JSON.parse(text)
   } catch {
-    throw new ConfigError('LOCATIONS: not valid JSON (expected an array like [{"label":"Frankfurt 1, Germany","proxy":"http://10.0.0.5:3128"}])')
+    throw new ConfigError(
+      'LOCATIONS: not valid JSON (expected an array like [{"label":"Frankfurt 1, Germany","proxy":"http://10.0.0.5:3128"}])'
+    )
   }
   // Joi's results are typed `any`; the schema above is what makes them this shape.
   const result = locationsSchema.validate(parsed) as Joi.ValidationResult<LocationInput[]>
   if (result.error) throw new ConfigError(`LOCATIONS: ${result.error.message}`)
-  return result.value
-    .map((l) => ({ label: l.label, proxy: l.proxy ?? null, resolve: l.resolve ?? 'local' }))
+  return result.value.map((l) => ({ label: l.label, proxy: l.proxy ?? null, resolve: l.resolve ?? 'local' }))
 }
 
 function parsePort(text: string, variable: string): number | null {
@@ -180,7 +206,10 @@ function splitHostPort(text: string, entry: string): [string, string, string] {
 
 export function parseConnectTo(raw: string): ConnectToRule[] {
   const rules: ConnectToRule[] = []
-  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [host1, port1, rest] = splitHostPort(entry, entry)
     const [host2, port2, extra] = splitHostPort(`${rest}:`, entry)
     if (extra !== '') throw new ConfigError(`CONNECT_TO: "${entry}" must look like HOST1:PORT1:HOST2:PORT2`)
@@ -201,13 +230,18 @@ export function parseConnectTo(raw: string): ConnectToRule[] {
  */
 export function parseDnsServers(raw: string): string[] {
   const servers: string[] = []
-  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?$/.exec(entry) ?? /^([0-9.]+)(?::(\d{1,5}))?$/.exec(entry)
     const address = m?.[1] ?? entry
     const family = isIP(address)
     const port = m?.[2] === undefined ? null : parsePort(m[2], 'DNS_SERVERS')
     if (family === 0 || (m === null && family !== 6)) {
-      throw new ConfigError(`DNS_SERVERS: "${entry}" must be an IP address with an optional port, such as 10.0.0.2, 10.0.0.2:5353 or [fd00::53]:53`)
+      throw new ConfigError(
+        `DNS_SERVERS: "${entry}" must be an IP address with an optional port, such as 10.0.0.2, 10.0.0.2:5353 or [fd00::53]:53`
+      )
     }
     servers.push(port === null ? address : family === 6 ? `[${address}]:${port}` : `${address}:${port}`)
   }
@@ -227,14 +261,22 @@ function oneLine(text: string): string {
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = envSchema.validate(env, { abortEarly: false, convert: true }) as Joi.ValidationResult<Record<string, unknown>>
-  const problems: string[] = result.error ? result.error.details.map((d) => `${String(d.path[0])}: ${d.message.replace(/^"[^"]+" /, '')}`) : []
+  const problems: string[] = result.error
+    ? result.error.details.map((d) => `${String(d.path[0])}: ${d.message.replace(/^"[^"]+" /, '')}`)
+    : []
   let locations: LocationConfig[] = DEFAULT_LOCATIONS
   let connectTo: ConnectToRule[] = []
   let dnsServers: string[] = []
   for (const step of [
-    () => { locations = parseLocations(env.LOCATIONS) },
-    () => { connectTo = parseConnectTo(env.CONNECT_TO ?? '') },
-    () => { dnsServers = parseDnsServers(env.DNS_SERVERS ?? '') }
+    () => {
+      locations = parseLocations(env.LOCATIONS)
+    },
+    () => {
+      connectTo = parseConnectTo(env.CONNECT_TO ?? '')
+    },
+    () => {
+      dnsServers = parseDnsServers(env.DNS_SERVERS ?? '')
+    }
   ]) {
     try {
       step()
@@ -260,10 +302,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cacheTtlS: v.CACHE_TTL_S as number,
     rateLimitPerMin: v.RATE_LIMIT_PER_MIN as number,
     allowPrivateTargets: v.ALLOW_PRIVATE_TARGETS === '1' || v.ALLOW_PRIVATE_TARGETS === 'true',
-    allowedTargetRanges: Object.freeze(FLAG_VALUES.has(v.ALLOW_PRIVATE_TARGETS as string)
-      ? []
-      : (v.ALLOW_PRIVATE_TARGETS as string).split(',').map((r) => r.trim())),
-    deniedTargetRanges: Object.freeze((v.DENY_TARGETS as string).split(',').map((r) => r.trim()).filter(Boolean)),
+    allowedTargetRanges: Object.freeze(
+      FLAG_VALUES.has(v.ALLOW_PRIVATE_TARGETS as string) ? [] : (v.ALLOW_PRIVATE_TARGETS as string).split(',').map((r) => r.trim())
+    ),
+    deniedTargetRanges: Object.freeze(
+      (v.DENY_TARGETS as string)
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean)
+    ),
     connectTo: Object.freeze(connectTo.map((r) => Object.freeze({ ...r }))),
     logLevel: v.LOG_LEVEL as string,
     dnsServers: Object.freeze(dnsServers),

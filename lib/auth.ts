@@ -63,18 +63,20 @@ class KnownKeys {
   catchUp(): Promise<void> {
     if (this.#queued !== null) return this.#queued
     const before = this.#running ?? Promise.resolve()
-    const queued = before.catch(() => {}).then(async () => {
-      const wait = this.#readAt + KNOWN_KEYS_GAP_MS - performance.now()
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-      if (this.#queued === queued) this.#queued = null
-      const running = this.#read()
-      this.#running = running
-      try {
-        await running
-      } finally {
-        if (this.#running === running) this.#running = null
-      }
-    })
+    const queued = before
+      .catch(() => {})
+      .then(async () => {
+        const wait = this.#readAt + KNOWN_KEYS_GAP_MS - performance.now()
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+        if (this.#queued === queued) this.#queued = null
+        const running = this.#read()
+        this.#running = running
+        try {
+          await running
+        } finally {
+          if (this.#running === running) this.#running = null
+        }
+      })
     this.#queued = queued
     return queued
   }
@@ -181,7 +183,8 @@ export function registerKeyAuth(server: Server, authenticator: KeyAuthenticator)
       const authorization = request.headers.authorization as string | undefined
       const recent = authenticator.recent(authorization)
       if (recent !== undefined) return h.authenticated({ credentials: recent as unknown as Record<string, unknown> })
-      return authenticator.authenticate(authorization)
+      return authenticator
+        .authenticate(authorization)
         .then((credentials) => h.authenticated({ credentials: credentials as unknown as Record<string, unknown> }))
     }
   }))

@@ -58,9 +58,20 @@ const SERIALIZERS = Symbol.for('pino.serializers')
 const INFO = 30
 /** hapi-pino's mapping of event tags to levels: a tag that names a level sets it (the highest wins). */
 const TAG_LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 }
-const LEVEL_NAMES: Readonly<Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'>> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' }
+const LEVEL_NAMES: Readonly<Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'>> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal'
+}
 
-interface LogEvent { tags: string[]; data?: unknown; error?: unknown }
+interface LogEvent {
+  tags: string[]
+  data?: unknown
+  error?: unknown
+}
 
 /** A `server.log()` or `request.log()` event as hapi-pino wrote it: `{tags, data}` at the level its tags name, else info. */
 function logEvent(logger: Logger, event: LogEvent): void {
@@ -89,8 +100,12 @@ export function registerAccessLog(server: Server, logger: Logger): void {
   own[SERIALIZERS] = merged
   server.decorate('server', 'logger', logger)
 
-  server.ext('onPostStart', () => { logger.info(server.info, 'server started') })
-  server.ext('onPostStop', () => { logger.info(server.info, 'server stopped') })
+  server.ext('onPostStart', () => {
+    logger.info(server.info, 'server started')
+  })
+  server.ext('onPostStop', () => {
+    logger.info(server.info, 'server stopped')
+  })
   // hapi's types declare `error` on every log event; only error events carry one.
   server.events.on('log', (hapiEvent) => {
     const event: LogEvent = hapiEvent
@@ -107,10 +122,12 @@ export function registerAccessLog(server: Server, logger: Logger): void {
     // hapi sets `completed` before it emits 'response'.
     const responseTime = info.completed - info.received
     const res = request.raw.res
-    logger.child({ req_id: info.id }).info(
-      { res, responseTime },
-      `[response] ${request.method} ${loggablePath(request.path) ?? ''} ${res.headersSent ? res.statusCode : '-'} (${responseTime}ms)`
-    )
+    logger
+      .child({ req_id: info.id })
+      .info(
+        { res, responseTime },
+        `[response] ${request.method} ${loggablePath(request.path) ?? ''} ${res.headersSent ? res.statusCode : '-'} (${responseTime}ms)`
+      )
   })
 }
 

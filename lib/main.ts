@@ -38,10 +38,15 @@ const FLUSH_TIMEOUT_MS = 1500
 /** A signal-initiated stop that has not finished by then exits 1 rather than hang. */
 export const STOP_DEADLINE_MS = 9500
 
-export async function startService(
-  { config, logger, firstPruneMs }:
-  { config: Config; logger: Logger; /** Delay before the first prune of old checks (tests shorten it). */ firstPruneMs?: number }
-): Promise<RunningService> {
+export async function startService({
+  config,
+  logger,
+  firstPruneMs
+}: {
+  config: Config
+  logger: Logger
+  /** Delay before the first prune of old checks (tests shorten it). */ firstPruneMs?: number
+}): Promise<RunningService> {
   const db = openDb(config.databaseUrl)
   let pools: LocationPools | undefined
   let monitoring: Monitoring | undefined
@@ -51,13 +56,25 @@ export async function startService(
     const intervalMs = config.checkIntervalS * 1000
     const states = new SiteStates({ intervalMs, publicUrl: config.publicUrl })
     const recorder = new CheckRecorder({ db, states, logger })
-    const probing = createProbing(config, { logger, onResult: (result, source) => { recorder.record(result, source) } })
+    const probing = createProbing(config, {
+      logger,
+      onResult: (result, source) => {
+        recorder.record(result, source)
+      }
+    })
     const { admission, checks } = probing
     pools = probing.pools
     // The first checks must not count actor start-up against their deadline.
     await pools.ready()
     monitoring = await startMonitoring({
-      db, states, checks, intervalMs, retentionDays: config.checkRetentionDays, logger, firstPruneMs, concurrency: admission.scheduledSlots
+      db,
+      states,
+      checks,
+      intervalMs,
+      retentionDays: config.checkRetentionDays,
+      logger,
+      firstPruneMs,
+      concurrency: admission.scheduledSlots
     })
     const running = monitoring
     const schedule = (): ReturnType<Monitoring['schedule']> => running.schedule()
@@ -115,7 +132,9 @@ function listenWithBacklog(server: Server, backlog: number): void {
  * connection still open is cut.
  */
 async function drain(server: Server, timeoutMs: number): Promise<void> {
-  const timer = setTimeout(() => { server.listener.closeAllConnections(); }, timeoutMs)
+  const timer = setTimeout(() => {
+    server.listener.closeAllConnections()
+  }, timeoutMs)
   try {
     await server.stop()
   } finally {
@@ -133,8 +152,16 @@ export function stopOnSignals(service: RunningService, logger: Logger, deadlineM
       process.exit(1)
     }, deadlineMs).unref()
     service.stop().then(
-      () => { logger.info('stopped'); logger.flush(); process.exit(0) },
-      (err: unknown) => { logger.error({ err: safeErrorSummary(err) }, 'stop failed'); logger.flush(); process.exit(1) }
+      () => {
+        logger.info('stopped')
+        logger.flush()
+        process.exit(0)
+      },
+      (err: unknown) => {
+        logger.error({ err: safeErrorSummary(err) }, 'stop failed')
+        logger.flush()
+        process.exit(1)
+      }
     )
   }
   process.once('SIGTERM', onSignal)

@@ -134,7 +134,10 @@ declare module '@hapi/hapi' {
   }
 }
 
-export interface RateLimitCredentials { keyId: number; limit: number }
+export interface RateLimitCredentials {
+  keyId: number
+  limit: number
+}
 
 const STATE = Symbol('rateLimitState')
 type WithState = { [STATE]?: RateLimitState }
@@ -152,9 +155,10 @@ export function registerRateLimits(server: Server, limiter: RateLimiter): void {
     const state = limiter.take(String(keyId), limit, cost)
     ;(request.plugins as WithState)[STATE] = state
     if (state.allowed) return h.continue
-    const message = cost > limit
-      ? `this request costs ${cost} units, more than this key's limit of ${limit} per minute`
-      : `rate limit exceeded: this request costs ${cost} of ${limit} units per minute; retry after the Retry-After delay`
+    const message =
+      cost > limit
+        ? `this request costs ${cost} units, more than this key's limit of ${limit} per minute`
+        : `rate limit exceeded: this request costs ${cost} of ${limit} units per minute; retry after the Retry-After delay`
     const boom = Boom.tooManyRequests(message)
     // Never 0: a client that retries at once would only be refused again.
     boom.output.headers['Retry-After'] = String(Math.max(1, seconds(state.retryAfterMs)))

@@ -79,7 +79,9 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
       payload: { maxBytes: MAX_BODY_BYTES },
       validate: {
         // Joi's message names the field and the rule; hapi's default hides it behind a generic text.
-        failAction: (_request, _h, err) => { throw Boom.badRequest(err?.message ?? 'invalid request') }
+        failAction: (_request, _h, err) => {
+          throw Boom.badRequest(err?.message ?? 'invalid request')
+        }
       },
       response: { emptyStatusCode: 204 },
       // Every answer says what it is and must not be sniffed as something else (JSON as HTML, say),
@@ -101,15 +103,17 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
     addBudgetHeaders(request)
     return formatErrorResponse(request, h, errorPage)
   })
-  server.route(routes({
-    db,
-    limiter,
-    now,
-    publicUrl: config.publicUrl,
-    badges: deps.badges ?? new BadgeRenderer(),
-    checks: deps.checks,
-    states: deps.states,
-    schedule: deps.schedule
-  }))
+  server.route(
+    routes({
+      db,
+      limiter,
+      now,
+      publicUrl: config.publicUrl,
+      badges: deps.badges ?? new BadgeRenderer(),
+      checks: deps.checks,
+      states: deps.states,
+      schedule: deps.schedule
+    })
+  )
   return server
 }

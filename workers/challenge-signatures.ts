@@ -40,12 +40,21 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
   // Cloudflare sends cf-mitigated only on answers its challenge or block rules produced.
   { vendor: 'cloudflare', kind: 'challenge', header: { name: 'cf-mitigated', value: /^challenge$/i } },
   { vendor: 'cloudflare', kind: 'denied', header: { name: 'cf-mitigated', value: /^block$/i } },
-  { vendor: 'cloudflare', kind: 'challenge', body: /<title>Just a moment\.\.\.<\/title>|_cf_chl_opt|\/cdn-cgi\/challenge-platform\/|cf-chl-/i },
+  {
+    vendor: 'cloudflare',
+    kind: 'challenge',
+    body: /<title>Just a moment\.\.\.<\/title>|_cf_chl_opt|\/cdn-cgi\/challenge-platform\/|cf-chl-/i
+  },
   { vendor: 'cloudflare', kind: 'denied', body: /Attention Required! \| Cloudflare/i },
   // The layout of every Cloudflare error page, its "origin is down" pages among them.
   { vendor: 'cloudflare', kind: 'denied', body: /cf-error-details/i, vendorOnly: true },
   // AWS WAF answers a Challenge with 202 and a CAPTCHA with 405 (AWS WAF developer guide).
-  { vendor: 'aws-waf', kind: 'challenge', header: { name: 'x-amzn-waf-action', value: /^(challenge|captcha)$/i }, extraStatuses: [202, 405] },
+  {
+    vendor: 'aws-waf',
+    kind: 'challenge',
+    header: { name: 'x-amzn-waf-action', value: /^(challenge|captcha)$/i },
+    extraStatuses: [202, 405]
+  },
   { vendor: 'aws-waf', kind: 'challenge', body: /AwsWafIntegration|awswaf\.com/i, inOrder: [/challenge\.js/i, /awswaf/i] },
   { vendor: 'vercel', kind: 'challenge', header: { name: 'x-vercel-mitigated', value: /^challenge$/i } },
   { vendor: 'vercel', kind: 'denied', header: { name: 'x-vercel-mitigated', value: /^deny$/i } },
@@ -68,7 +77,10 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
   { vendor: 'akamai', kind: 'challenge', body: /_abck|ak_bmsc/i, vendorOnly: true }
 ]
 
-const ANY_CHALLENGE_STATUS: ReadonlySet<number> = new Set([...CHALLENGE_STATUSES, ...CHALLENGE_SIGNATURES.flatMap((s) => s.extraStatuses ?? [])])
+const ANY_CHALLENGE_STATUS: ReadonlySet<number> = new Set([
+  ...CHALLENGE_STATUSES,
+  ...CHALLENGE_SIGNATURES.flatMap((s) => s.extraStatuses ?? [])
+])
 
 /** Whether any signature applies to this status at all: most answers need no look at the body. */
 export function mayBeChallenge(status: number): boolean {

@@ -19,7 +19,13 @@ export { createLocationDispatcher, type ConnectToRule, type LocationDispatcherOp
  * {@link createLocationDispatcher} dispatcher and stay 0 otherwise (first_byte then also holds
  * the connection setup); dns is 0 for an IP literal and, behind a proxy, covers only the proxy's name.
  */
-export interface ProbeTimings { dns: number; connect: number; tls: number; first_byte: number; total: number }
+export interface ProbeTimings {
+  dns: number
+  connect: number
+  tls: number
+  first_byte: number
+  total: number
+}
 
 /**
  * One location's answer about a site. `error` is the text users read; `code` says the same for

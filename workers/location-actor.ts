@@ -25,7 +25,9 @@ export interface ActorSettings {
 export type ProbeTask = { domain: string } | { ping: true } | { stats: true }
 
 /** The answer to a `stats` task. */
-export interface ActorStats { connections: number }
+export interface ActorStats {
+  connections: number
+}
 
 const settings = workerData as ActorSettings
 

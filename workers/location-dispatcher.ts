@@ -10,7 +10,11 @@ import { SingleUseClients } from './single-use-dispatcher.js'
 export { applyConnectTo, type ConnectToRule } from '../lib/rules/connect-to.js'
 
 /** Connection phases of one socket, in ms. */
-export interface PhaseTimings { dns: number; connect: number; tls: number }
+export interface PhaseTimings {
+  dns: number
+  connect: number
+  tls: number
+}
 
 export interface LocationDispatcherOptions {
   /** http(s):// URL of the regional forward proxy; the site is reached through a CONNECT tunnel. */
@@ -72,7 +76,7 @@ function tracked(socket: net.Socket): net.Socket {
 }
 
 function setPhases(socket: object, timings: PhaseTimings): void {
-  (socket as Timed)[PHASES] = timings
+  ;(socket as Timed)[PHASES] = timings
 }
 
 /** The phases recorded for a socket made by a {@link createLocationDispatcher} dispatcher. */
@@ -116,19 +120,31 @@ function within(s: DialSettings, socket: net.Socket, event: string, timeoutMs: n
     socket.off(event, reached).off('error', end)
     done(err)
   }
-  const reached = (): void => { end(null); }
+  const reached = (): void => {
+    end(null)
+  }
   socket.on(event, reached).on('error', end)
-  const timer = setTimeout(() => { end(connectTimeout(s.timeoutMs)); }, timeoutMs)
+  const timer = setTimeout(() => {
+    end(connectTimeout(s.timeoutMs))
+  }, timeoutMs)
   timer.unref()
 }
 
 /** Dials address:port within `timeoutMs`; a dial that fails or runs out of time is destroyed. */
-function connectTcp(s: DialSettings, address: string, port: number, timeoutMs: number,
-  cb: (err: Error | null, raw: net.Socket | null) => void): void {
+function connectTcp(
+  s: DialSettings,
+  address: string,
+  port: number,
+  timeoutMs: number,
+  cb: (err: Error | null, raw: net.Socket | null) => void
+): void {
   const raw = tracked(net.connect({ host: address, port }))
   raw.setNoDelay(true)
   within(s, raw, 'connect', timeoutMs, (err) => {
-    if (err === null) { cb(null, raw); return }
+    if (err === null) {
+      cb(null, raw)
+      return
+    }
     raw.destroy()
     cb(err, null)
   })
@@ -139,11 +155,19 @@ function connectTcp(s: DialSettings, address: string, port: number, timeoutMs: n
  * within `timeoutMs`; when it fails or runs out of time, both sockets are destroyed. No session
  * cache: every probe pays (and measures) a full handshake, like blackbox_exporter.
  */
-function handshake(s: DialSettings, raw: net.Socket, servername: string | undefined, timeoutMs: number,
-  cb: (err: Error | null, sock: tls.TLSSocket | null) => void): void {
+function handshake(
+  s: DialSettings,
+  raw: net.Socket,
+  servername: string | undefined,
+  timeoutMs: number,
+  cb: (err: Error | null, sock: tls.TLSSocket | null) => void
+): void {
   const sock = tls.connect({ ...s.tls, socket: raw, servername, ALPNProtocols: ['http/1.1'] })
   within(s, sock, 'secureConnect', timeoutMs, (err) => {
-    if (err === null) { cb(null, sock); return }
+    if (err === null) {
+      cb(null, sock)
+      return
+    }
     sock.destroy()
     raw.destroy()
     cb(err, null)
@@ -165,7 +189,10 @@ function directConnector(s: DialSettings, rules: readonly ConnectToRule[] | unde
     const left = (now: number): number => Math.max(1, s.timeoutMs - (now - t0))
     const dialAddress = (address: string, t1: number): void => {
       connectTcp(s, address, target.port, left(t1), (err, raw) => {
-        if (raw === null) { cb(err ?? new Error('dial failed'), null); return }
+        if (raw === null) {
+          cb(err ?? new Error('dial failed'), null)
+          return
+        }
         const t2 = performance.now()
         if (servername === null) {
           setPhases(raw, { dns: t1 - t0, connect: t2 - t1, tls: 0 })
@@ -173,7 +200,10 @@ function directConnector(s: DialSettings, rules: readonly ConnectToRule[] | unde
           return
         }
         handshake(s, raw, servername, left(t2), (err, sock) => {
-          if (sock === null) { cb(err ?? new Error('TLS failed'), null); return }
+          if (sock === null) {
+            cb(err ?? new Error('TLS failed'), null)
+            return
+          }
           setPhases(sock, { dns: t1 - t0, connect: t2 - t1, tls: performance.now() - t2 })
           cb(null, sock)
         })
@@ -186,41 +216,60 @@ function directConnector(s: DialSettings, rules: readonly ConnectToRule[] | unde
     }
     // A name is looked up first, under the same deadline as the whole dial.
     let late = false
-    const timer = setTimeout(() => { late = true; cb(connectTimeout(s.timeoutMs), null) }, s.timeoutMs)
+    const timer = setTimeout(() => {
+      late = true
+      cb(connectTimeout(s.timeoutMs), null)
+    }, s.timeoutMs)
     timer.unref()
-    s.lookup(target.host).then((found) => {
-      if (late) return
-      clearTimeout(timer)
-      const address = found[0]
-      if (address === undefined) cb(Object.assign(new Error(`no address for ${target.host}`), { code: 'ENODATA' }), null)
-      else if (s.allowAddress !== undefined && !found.every(s.allowAddress)) cb(refused(), null)
-      else dialAddress(address, performance.now())
-    }, (err: unknown) => {
-      if (late) return
-      clearTimeout(timer)
-      cb(err instanceof Error ? err : new Error(String(err)), null)
-    })
+    s.lookup(target.host).then(
+      (found) => {
+        if (late) return
+        clearTimeout(timer)
+        const address = found[0]
+        if (address === undefined) cb(Object.assign(new Error(`no address for ${target.host}`), { code: 'ENODATA' }), null)
+        else if (s.allowAddress !== undefined && !found.every(s.allowAddress)) cb(refused(), null)
+        else dialAddress(address, performance.now())
+      },
+      (err: unknown) => {
+        if (late) return
+        clearTimeout(timer)
+        cb(err instanceof Error ? err : new Error(String(err)), null)
+      }
+    )
   }
 }
 
 /** The address a tunnel is asked for: the name itself (the proxy resolves), or a vetted address of it. */
-function tunnelTarget(s: DialSettings, host: string, resolveAtProxy: boolean,
-  cb: (err: Error | null, address: string | null) => void): void {
+function tunnelTarget(
+  s: DialSettings,
+  host: string,
+  resolveAtProxy: boolean,
+  cb: (err: Error | null, address: string | null) => void
+): void {
   if (net.isIP(host) !== 0) {
     if (s.allowAddress !== undefined && !s.allowAddress(host)) process.nextTick(cb, refused(), null)
     else process.nextTick(cb, null, host)
     return
   }
-  if (resolveAtProxy) { process.nextTick(cb, null, host); return }
-  s.lookup(host).then((found) => {
-    const address = found[0]
-    if (address === undefined) cb(Object.assign(new Error(`no address for ${host}`), { code: SITE_DNS_CODE, dns: 'ENODATA' }), null)
-    else if (s.allowAddress !== undefined && !found.every(s.allowAddress)) cb(refused(), null)
-    else cb(null, address)
-  }, (err: unknown) => {
-    const code = (err as { code?: unknown } | null)?.code
-    cb(Object.assign(new Error(`cannot resolve ${host}`), { code: SITE_DNS_CODE, dns: typeof code === 'string' ? code : 'ESERVFAIL' }), null)
-  })
+  if (resolveAtProxy) {
+    process.nextTick(cb, null, host)
+    return
+  }
+  s.lookup(host).then(
+    (found) => {
+      const address = found[0]
+      if (address === undefined) cb(Object.assign(new Error(`no address for ${host}`), { code: SITE_DNS_CODE, dns: 'ENODATA' }), null)
+      else if (s.allowAddress !== undefined && !found.every(s.allowAddress)) cb(refused(), null)
+      else cb(null, address)
+    },
+    (err: unknown) => {
+      const code = (err as { code?: unknown } | null)?.code
+      cb(
+        Object.assign(new Error(`cannot resolve ${host}`), { code: SITE_DNS_CODE, dns: typeof code === 'string' ? code : 'ESERVFAIL' }),
+        null
+      )
+    }
+  )
 }
 
 /**
@@ -230,7 +279,12 @@ function tunnelTarget(s: DialSettings, host: string, resolveAtProxy: boolean,
  * site's name. `dns` covers the site's look-up here and the proxy name's; `connect` covers TCP to
  * the proxy plus the CONNECT round trip.
  */
-function tunnelConnector(inner: Connector, s: DialSettings, rules: readonly ConnectToRule[] | undefined, resolveAtProxy: boolean): Connector {
+function tunnelConnector(
+  inner: Connector,
+  s: DialSettings,
+  rules: readonly ConnectToRule[] | undefined,
+  resolveAtProxy: boolean
+): Connector {
   return (opts, cb) => {
     const secure = opts.protocol === 'https:'
     const port = Number(opts.port) || (secure ? 443 : 80)
@@ -238,24 +292,41 @@ function tunnelConnector(inner: Connector, s: DialSettings, rules: readonly Conn
     const servername = servernameFor(opts, bare(opts.hostname))
     const t0 = performance.now()
     let late = false
-    const timer = setTimeout(() => { late = true; cb(connectTimeout(s.timeoutMs), null) }, s.timeoutMs)
+    const timer = setTimeout(() => {
+      late = true
+      cb(connectTimeout(s.timeoutMs), null)
+    }, s.timeoutMs)
     timer.unref()
     tunnelTarget(s, bare(target.host), resolveAtProxy, (err, address) => {
       if (late) return
       clearTimeout(timer)
-      if (address === null) { cb(err ?? refused(), null); return }
+      if (address === null) {
+        cb(err ?? refused(), null)
+        return
+      }
       const looked = performance.now() - t0
       const tunnelOpts = { ...opts, protocol: 'http:', hostname: address, host: hostPort(address, target.port), port: String(target.port) }
       inner(tunnelOpts, (err, raw) => {
         // undici's connector type pairs a null error with a socket; checked both ways all the same.
         // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
-        if (err !== null || raw === null) { cb(err ?? new Error('proxy tunnel failed'), null); return }
+        if (err !== null || raw === null) {
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as above
+          cb(err ?? new Error('proxy tunnel failed'), null)
+          return
+        }
         const t1 = performance.now()
         const dns = looked + (socketPhases(raw)?.dns ?? 0)
         const base = { dns, connect: t1 - t0 - dns }
-        if (!secure) { setPhases(raw, { ...base, tls: 0 }); cb(null, raw); return }
+        if (!secure) {
+          setPhases(raw, { ...base, tls: 0 })
+          cb(null, raw)
+          return
+        }
         handshake(s, raw, servername, s.timeoutMs, (err, sock) => {
-          if (sock === null) { cb(err ?? new Error('TLS failed'), null); return }
+          if (sock === null) {
+            cb(err ?? new Error('TLS failed'), null)
+            return
+          }
           setPhases(sock, { ...base, tls: performance.now() - t1 })
           cb(null, sock)
         })
@@ -288,7 +359,10 @@ export function createLocationDispatcher(opts: LocationDispatcherOptions = {}): 
     clientFactory: (url, o) => new Pool(url, { ...o, connect: proxyDial, headersTimeout: settings.timeoutMs }),
     factory: (origin, o) => {
       const options = o as Pool.Options
-      return new SingleUseClients(origin, { ...options, connect: tunnelConnector(options.connect as Connector, settings, opts.connectTo, opts.resolveAtProxy ?? false) })
+      return new SingleUseClients(origin, {
+        ...options,
+        connect: tunnelConnector(options.connect as Connector, settings, opts.connectTo, opts.resolveAtProxy ?? false)
+      })
     }
   })
 }

@@ -8,13 +8,27 @@ import { POLICY_REFUSED_CODE, SITE_DNS_CODE } from './location-dispatcher.js'
  * carry details (a status, a TLS code, the deadline); code branches on the code alone.
  */
 export type ProbeErrorCode =
-  | 'dns_nxdomain' | 'dns_nodata' | 'dns_timeout' | 'dns_servfail' | 'dns_refused' | 'dns_failed'
-  | 'connect_refused' | 'connect_reset' | 'connect_unreachable' | 'connect_timeout' | 'connect_failed'
-  | 'proxy_auth' | 'proxy_refused' | 'location_egress'
+  | 'dns_nxdomain'
+  | 'dns_nodata'
+  | 'dns_timeout'
+  | 'dns_servfail'
+  | 'dns_refused'
+  | 'dns_failed'
+  | 'connect_refused'
+  | 'connect_reset'
+  | 'connect_unreachable'
+  | 'connect_timeout'
+  | 'connect_failed'
+  | 'proxy_auth'
+  | 'proxy_refused'
+  | 'location_egress'
   | 'tls'
   | 'timeout'
-  | 'http_empty_reply' | 'http_protocol' | 'http_5xx'
-  | 'blocked_challenge' | 'blocked_status'
+  | 'http_empty_reply'
+  | 'http_protocol'
+  | 'http_5xx'
+  | 'blocked_challenge'
+  | 'blocked_status'
   | 'too_many_redirects'
   | PolicyRefusalCode
   | 'internal'
@@ -45,8 +59,14 @@ export interface Failure {
   fallback: boolean
 }
 
-export const fail = (status: LocationVerdict, code: ProbeErrorCode, error: string, stage: Stage, fallback = false): Failure =>
-  ({ kind: 'fail', status, code, error, stage, fallback })
+export const fail = (status: LocationVerdict, code: ProbeErrorCode, error: string, stage: Stage, fallback = false): Failure => ({
+  kind: 'fail',
+  status,
+  code,
+  error,
+  stage,
+  fallback
+})
 
 /** The target policy stopped a hop (after a redirect, or before the first). */
 export const refused = (code: PolicyRefusalCode): Failure => fail('down', code, POLICY_REFUSALS[code], 'response')
@@ -62,8 +82,18 @@ const DEADLINE_CODE = 'ERR_PROBE_DEADLINE'
 
 export const deadlineError = (ms: number): Error => Object.assign(new Error(`no response in ${ms} ms`), { code: DEADLINE_CODE })
 
-const EGRESS_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ENODATA', 'ETIMEOUT', 'ESERVFAIL', 'EREFUSED', 'EAI_AGAIN', 'EHOSTUNREACH',
-  'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+const EGRESS_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'ENODATA',
+  'ETIMEOUT',
+  'ESERVFAIL',
+  'EREFUSED',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT'
+])
 
 /** Resolver codes, as the text names them and as the code does. */
 const DNS_ERRORS: Readonly<Record<string, { name: string; code: ProbeErrorCode }>> = {
@@ -124,7 +154,8 @@ export function classify(err: unknown, timeoutMs: number, viaProxy: boolean, exp
   }
   // Through a tunnel the proxy dials the site and reports failures as a CONNECT status, so a
   // plain dial error can only be about reaching the proxy itself.
-  if (viaProxy && code !== undefined && EGRESS_CODES.has(code)) return fail('error', 'location_egress', 'location: egress unreachable', 'dns')
+  if (viaProxy && code !== undefined && EGRESS_CODES.has(code))
+    return fail('error', 'location_egress', 'location: egress unreachable', 'dns')
   if (code === undefined) return internalFailure(err)
   if (code === POLICY_REFUSED_CODE) return refused('policy_non_public')
   if (DNS_ERRORS[code] !== undefined || code.startsWith('EAI_')) return dnsFailure('down', code)
@@ -138,7 +169,11 @@ export function classify(err: unknown, timeoutMs: number, viaProxy: boolean, exp
 }
 
 /** The verdict on a final answer, with the error's code and text when it is not up. */
-export interface Judgement { status: LocationVerdict; code: ProbeErrorCode | null; error: string | null }
+export interface Judgement {
+  status: LocationVerdict
+  code: ProbeErrorCode | null
+  error: string | null
+}
 
 /** What a final answer says about the site: a challenge or a refusal is blocked, a 5xx down, the rest up. */
 export function judge(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer): Judgement {

@@ -13,11 +13,18 @@ import { ON_CONNECTION } from './single-use-dispatcher.js'
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
 /** What one request brought back. `next` is the redirect to follow (its body was not read). */
-export interface HopAnswer { status: number; headers: ResponseHeaders; body: Buffer; next: URL | null }
+export interface HopAnswer {
+  status: number
+  headers: ResponseHeaders
+  body: Buffer
+  next: URL | null
+}
 export type ResponseHeaders = Record<string, string | string[] | undefined>
 
 /** Something waiting on the probe's deadline: told once, when it passes. */
-interface Expiring { expire(): void }
+interface Expiring {
+  expire(): void
+}
 
 /** One probe under way: what every hop reads (options, clock) and updates (sums, last status and URL). */
 export interface Run {
@@ -68,7 +75,10 @@ class Hop implements Dispatcher.DispatchHandler, Expiring {
     this.#run = run
     this.#url = url
     this.#cap = cap
-    this.answer = new Promise((resolve, reject) => { this.#resolve = resolve; this.#reject = reject })
+    this.answer = new Promise((resolve, reject) => {
+      this.#resolve = resolve
+      this.#reject = reject
+    })
   }
 
   /** The ON_CONNECTION hook: false turns away a connection that arrives after the deadline. */
@@ -149,10 +159,25 @@ class Hop implements Dispatcher.DispatchHandler, Expiring {
 export function beforeDeadline<T>(run: Run, pending: Promise<T>): Promise<T> {
   if (run.expired) return Promise.reject(deadlineError(run.opts.timeoutMs))
   return new Promise((resolve, reject) => {
-    const waiter: Expiring = { expire: () => { reject(deadlineError(run.opts.timeoutMs)) } }
-    const done = (): void => { if (run.waiting === waiter) run.waiting = null }
+    const waiter: Expiring = {
+      expire: () => {
+        reject(deadlineError(run.opts.timeoutMs))
+      }
+    }
+    const done = (): void => {
+      if (run.waiting === waiter) run.waiting = null
+    }
     run.waiting = waiter
-    pending.then((v) => { done(); resolve(v) }, (e: unknown) => { done(); reject(e instanceof Error ? e : new Error(String(e))) })
+    pending.then(
+      (v) => {
+        done()
+        resolve(v)
+      },
+      (e: unknown) => {
+        done()
+        reject(e instanceof Error ? e : new Error(String(e)))
+      }
+    )
   })
 }
 
@@ -165,19 +190,22 @@ export async function hop(run: Run, url: URL): Promise<HopAnswer> {
   const slack = opts.timeoutMs + 1000 // undici's coarse timers must never beat the exact deadline
   run.waiting = request
   try {
-    opts.dispatcher.dispatch({
-      origin: `${url.protocol}//${hostPort(target.host, target.port)}`,
-      path: url.pathname + url.search,
-      method: 'GET',
-      // Host (and thereby SNI) stays the logical name when connect-to redirects the dial.
-      headers: { host: url.host, 'user-agent': opts.userAgent, accept: '*/*' },
-      reset: true, // `connection: close`: a fresh, measured connection per request, closed after
-      headersTimeout: slack,
-      bodyTimeout: slack,
-      // A location's own dispatcher reports the connection it made for this request: its phases
-      // were timed while dialling, and the wait for the first byte starts once it is there.
-      [ON_CONNECTION]: (socket: object) => request.connected(socket)
-    } as Dispatcher.DispatchOptions, request)
+    opts.dispatcher.dispatch(
+      {
+        origin: `${url.protocol}//${hostPort(target.host, target.port)}`,
+        path: url.pathname + url.search,
+        method: 'GET',
+        // Host (and thereby SNI) stays the logical name when connect-to redirects the dial.
+        headers: { host: url.host, 'user-agent': opts.userAgent, accept: '*/*' },
+        reset: true, // `connection: close`: a fresh, measured connection per request, closed after
+        headersTimeout: slack,
+        bodyTimeout: slack,
+        // A location's own dispatcher reports the connection it made for this request: its phases
+        // were timed while dialling, and the wait for the first byte starts once it is there.
+        [ON_CONNECTION]: (socket: object) => request.connected(socket)
+      } as Dispatcher.DispatchOptions,
+      request
+    )
   } catch (err) {
     request.onResponseError(undefined, err as Error)
   }

@@ -2,7 +2,12 @@ import { classify, deadlineError, laterStage, refused, tooManyRedirects, type Fa
 import { beforeDeadline, hop, portOf, type HopAnswer, type Run } from './probe-hop.js'
 
 /** The final answer of a chain: the response that was not a redirect to follow. */
-export interface Answer { kind: 'answer'; status: number; headers: HopAnswer['headers']; body: Buffer }
+export interface Answer {
+  kind: 'answer'
+  status: number
+  headers: HopAnswer['headers']
+  body: Buffer
+}
 export type Outcome = Failure | Answer
 
 /** The ports a redirect may lead to: those of the URLs a probe starts with. */

@@ -72,7 +72,7 @@ export class SingleUseClients extends Dispatcher {
       hostname: hostname.startsWith('[') ? hostname.slice(1, -1) : hostname,
       protocol,
       port,
-      servername: secure ? serverName(options.headers) ?? undefined : undefined,
+      servername: secure ? (serverName(options.headers) ?? undefined) : undefined,
       localAddress: null
     }
     this.#connect(params, (err, socket) => {
@@ -138,7 +138,7 @@ export class SingleUseClients extends Dispatcher {
   override destroy(callback: () => void): void
   override destroy(err: Error | null, callback: () => void): void
   override destroy(a?: Error | null | (() => void), b?: () => void): Promise<void> | void {
-    const err = typeof a === 'function' ? null : a ?? null
+    const err = typeof a === 'function' ? null : (a ?? null)
     const callback = typeof a === 'function' ? a : b
     this.#destroyed = true
     const done = Promise.all([...this.#live].map((c) => c.destroy(err))).then(() => {})

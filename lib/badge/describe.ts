@@ -1,7 +1,7 @@
 import type { CurrentStatus } from '../monitoring/site-state.js'
 
 export const BADGE_STYLES = ['flat', 'flat-square', 'plastic', 'for-the-badge'] as const
-export type BadgeStyle = typeof BADGE_STYLES[number]
+export type BadgeStyle = (typeof BADGE_STYLES)[number]
 
 /** Longest `label` override accepted, and longest site name used as the label before falling back to `status`. */
 export const MAX_LABEL_LENGTH = 64
@@ -31,8 +31,9 @@ const COLORS: Record<CurrentStatus['status'], BadgeContent['color']> = {
 }
 
 /** Each status's message, indexed by blocked (1) + partial (2): made once, not per hit. */
-const MESSAGES = Object.fromEntries(Object.keys(COLORS).map((status) =>
-  [status, [status, `${status} (blocked)`, `${status} (partial)`, `${status} (blocked, partial)`]])) as Record<CurrentStatus['status'], string[]>
+const MESSAGES = Object.fromEntries(
+  Object.keys(COLORS).map((status) => [status, [status, `${status} (blocked)`, `${status} (partial)`, `${status} (blocked, partial)`]])
+) as Record<CurrentStatus['status'], string[]>
 
 /** The default label, and the label of a domain nobody tracks. */
 export const GENERIC_LABEL = 'status'

@@ -81,25 +81,39 @@ export class BadgeRenderer {
   /** The SVG badge; `custom` when its label came from the request rather than the site. */
   svg(content: BadgeContent, style: BadgeStyle, custom = false): RenderedBadge {
     const key = `svg\u0000${style}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
-    return this.#get(key, custom) ?? this.#store(key, makeBadge({
-      label: content.label.replace(CONTROL, ' '),
-      message: content.message,
-      color: content.color,
-      style
-    }), custom)
+    return (
+      this.#get(key, custom) ??
+      this.#store(
+        key,
+        makeBadge({
+          label: content.label.replace(CONTROL, ' '),
+          message: content.message,
+          color: content.color,
+          style
+        }),
+        custom
+      )
+    )
   }
 
   /** shields.io's endpoint-badge JSON (https://shields.io/badges/endpoint-badge), for routing badges through shields. */
   endpoint(content: BadgeContent, style?: BadgeStyle, custom = false): RenderedBadge {
     const key = `json\u0000${style ?? ''}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
-    return this.#get(key, custom) ?? this.#store(key, JSON.stringify({
-      schemaVersion: 1,
-      label: content.label,
-      message: content.message,
-      color: content.color,
-      cacheSeconds: ENDPOINT_CACHE_SECONDS,
-      ...(style === undefined ? {} : { style })
-    }), custom)
+    return (
+      this.#get(key, custom) ??
+      this.#store(
+        key,
+        JSON.stringify({
+          schemaVersion: 1,
+          label: content.label,
+          message: content.message,
+          color: content.color,
+          cacheSeconds: ENDPOINT_CACHE_SECONDS,
+          ...(style === undefined ? {} : { style })
+        }),
+        custom
+      )
+    )
   }
 
   /** Badges drawn so far (cache misses): hits must not add to it. */

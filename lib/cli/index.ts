@@ -40,12 +40,17 @@ function opener(io: CliIo): { open: () => Promise<{ db: Db; config: Config }>; c
       }
       return opened
     },
-    close: async () => { await opened?.db.destroy() }
+    close: async () => {
+      await opened?.db.destroy()
+    }
   }
 }
 
 async function migrateCommand(args: string[], io: CliIo): Promise<number> {
-  if (args.includes('--help')) { println(io.stdout, 'usage: site-status migrate   apply pending database migrations'); return 0 }
+  if (args.includes('--help')) {
+    println(io.stdout, 'usage: site-status migrate   apply pending database migrations')
+    return 0
+  }
   if (args.length > 0) throw new UsageError(`unexpected argument "${args[0]}"`)
   const config = loadConfig(io.env)
   const db = openDb(config.databaseUrl)
@@ -59,7 +64,10 @@ async function migrateCommand(args: string[], io: CliIo): Promise<number> {
 }
 
 async function serveCommand(args: string[], io: CliIo): Promise<number> {
-  if (args.includes('--help')) { println(io.stdout, 'usage: site-status serve   run the server; stops cleanly on SIGTERM or SIGINT'); return 0 }
+  if (args.includes('--help')) {
+    println(io.stdout, 'usage: site-status serve   run the server; stops cleanly on SIGTERM or SIGINT')
+    return 0
+  }
   if (args.length > 0) throw new UsageError(`unexpected argument "${args[0]}"`)
   const config = loadConfig(io.env)
   const logger = createLogger({ level: config.logLevel, stream: io.stdout })
@@ -74,10 +82,14 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const db = opener(io)
   try {
     switch (command) {
-      case 'serve': return await serveCommand(args, io)
-      case 'migrate': return await migrateCommand(args, io)
-      case 'keys': return await keysCommand(args, io, db.open)
-      case 'sites': return await sitesCommand(args, io, db.open)
+      case 'serve':
+        return await serveCommand(args, io)
+      case 'migrate':
+        return await migrateCommand(args, io)
+      case 'keys':
+        return await keysCommand(args, io, db.open)
+      case 'sites':
+        return await sitesCommand(args, io, db.open)
       case undefined:
       case '--help':
       case '-h':
@@ -116,7 +128,9 @@ if (invokedDirectly) {
   // `site-status sites list | head -1` closes the pipe before everything is written: the command
   // still finishes its work and exits with its own code instead of crashing with a stack trace.
   for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (err: NodeJS.ErrnoException) => { if (err.code !== 'EPIPE') throw err })
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err
+    })
   }
   const code = await run(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, now: () => new Date() })
   process.exitCode = code

@@ -22,6 +22,10 @@ export function println(stream: NodeJS.WritableStream, text = ''): void {
 /** Left-aligned columns with a header row, as `keys list` and `sites list` print them. */
 export function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd()
   return [line(headers), ...rows.map(line)].join('\n')
 }

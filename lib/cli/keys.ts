@@ -28,7 +28,12 @@ export async function keysCommand(args: string[], io: CliIo, open: () => Promise
     return sub === undefined ? 2 : 0
   }
   if (sub === 'create') {
-    const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' }, limit: { type: 'string' } }, strict: true, allowPositionals: true })
+    const { values, positionals } = parseArgs({
+      args: rest,
+      options: { name: { type: 'string' }, limit: { type: 'string' } },
+      strict: true,
+      allowPositionals: true
+    })
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
     const name = values.name?.trim()
     if (!name) throw new UsageError('keys create needs --name NAME')
@@ -37,7 +42,10 @@ export async function keysCommand(args: string[], io: CliIo, open: () => Promise
     const { db, config } = await open()
     const key = generateKey()
     const row = await createKey({ db, name, keyHash: hashKey(key), rateLimit, now: io.now() })
-    println(io.stderr, `created key ${row.id} "${name}" with a limit of ${rateLimit ?? config.rateLimitPerMin} requests/minute${rateLimit === null ? ' (the default)' : ''}`)
+    println(
+      io.stderr,
+      `created key ${row.id} "${name}" with a limit of ${rateLimit ?? config.rateLimitPerMin} requests/minute${rateLimit === null ? ' (the default)' : ''}`
+    )
     println(io.stderr, 'store it now: it is shown only this once')
     println(io.stdout, key)
     return 0
@@ -46,18 +54,25 @@ export async function keysCommand(args: string[], io: CliIo, open: () => Promise
     parseArgs({ args: rest, options: {}, strict: true })
     const { db, config } = await open()
     const rows = await listKeys({ db })
-    println(io.stdout, table(['ID', 'NAME', 'LIMIT', 'CREATED', 'REVOKED'], rows.map((k) => [
-      String(k.id),
-      k.name,
-      k.rate_limit === null ? `${config.rateLimitPerMin} (default)` : String(k.rate_limit),
-      k.created_at.toISOString(),
-      k.revoked_at?.toISOString() ?? '-'
-    ])))
+    println(
+      io.stdout,
+      table(
+        ['ID', 'NAME', 'LIMIT', 'CREATED', 'REVOKED'],
+        rows.map((k) => [
+          String(k.id),
+          k.name,
+          k.rate_limit === null ? `${config.rateLimitPerMin} (default)` : String(k.rate_limit),
+          k.created_at.toISOString(),
+          k.revoked_at?.toISOString() ?? '-'
+        ])
+      )
+    )
     return 0
   }
   if (sub === 'revoke') {
     const { positionals } = parseArgs({ args: rest, options: {}, strict: true, allowPositionals: true })
-    if (positionals.length !== 1 || !/^\d+$/.test(positionals[0] as string)) throw new UsageError('keys revoke needs one numeric key ID, as keys list shows it')
+    if (positionals.length !== 1 || !/^\d+$/.test(positionals[0] as string))
+      throw new UsageError('keys revoke needs one numeric key ID, as keys list shows it')
     const text = positionals[0] as string
     const id = Number(text)
     const { db } = await open()

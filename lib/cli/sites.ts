@@ -53,7 +53,11 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
     const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' } }, strict: true, allowPositionals: true })
     const domain = domainArg(positionals, 'add')
     let name: string | null
-    try { name = parseSiteName(values.name) } catch (err) { throw new UsageError(`--${(err as Error).message}`) }
+    try {
+      name = parseSiteName(values.name)
+    } catch (err) {
+      throw new UsageError(`--${(err as Error).message}`)
+    }
     const { db } = await open()
     const outcome = await addSite({ db, entry: { domain, name }, now: io.now() })
     println(io.stderr, { added: 'now tracking', resumed: 'tracking again', already: 'already tracked' }[outcome])
@@ -73,17 +77,23 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
     const { db, config } = await open()
     const sites = await listTrackedSites({ db })
     const now = io.now()
-    println(io.stdout, table(['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT'], sites.map((s) => {
-      // The same freshness rule as the status endpoint: no check in three intervals is `unavailable`.
-      const v = currentVerdict(s, now, config.checkIntervalS * 1000)
-      return [
-        s.domain,
-        s.name,
-        v.status + (v.blocked ? ' (blocked)' : '') + (v.partial ? ' (partial)' : ''),
-        v.response_ms === null ? '-' : String(Math.round(v.response_ms)),
-        s.checked_at?.toISOString() ?? '-'
-      ]
-    })))
+    println(
+      io.stdout,
+      table(
+        ['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT'],
+        sites.map((s) => {
+          // The same freshness rule as the status endpoint: no check in three intervals is `unavailable`.
+          const v = currentVerdict(s, now, config.checkIntervalS * 1000)
+          return [
+            s.domain,
+            s.name,
+            v.status + (v.blocked ? ' (blocked)' : '') + (v.partial ? ' (partial)' : ''),
+            v.response_ms === null ? '-' : String(Math.round(v.response_ms)),
+            s.checked_at?.toISOString() ?? '-'
+          ]
+        })
+      )
+    )
     return 0
   }
   if (sub === 'import') {
@@ -94,13 +104,22 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
   throw new UsageError(`unknown sites command "${sub}"`)
 }
 
-interface ParsedFile { entries: SiteEntry[]; bad: string[]; duplicates: number }
+interface ParsedFile {
+  entries: SiteEntry[]
+  bad: string[]
+  duplicates: number
+}
 
 async function readImportFile(file: string, io: CliIo): Promise<ParsedFile> {
   const input = file === '-' ? process.stdin : createReadStream(file)
   const opened = new Promise<void>((resolve, reject) => {
     if (file === '-') resolve()
-    else input.once('open', () => { resolve(); }).once('error', reject)
+    else
+      input
+        .once('open', () => {
+          resolve()
+        })
+        .once('error', reject)
   })
   try {
     await opened
@@ -119,7 +138,10 @@ async function readImportFile(file: string, io: CliIo): Promise<ParsedFile> {
       try {
         const domain = normaliseDomain(comma === -1 ? line : line.slice(0, comma))
         const name = comma === -1 ? null : parseSiteName(line.slice(comma + 1))
-        if (seen.has(domain)) { result.duplicates++; continue }
+        if (seen.has(domain)) {
+          result.duplicates++
+          continue
+        }
         seen.add(domain)
         result.entries.push({ domain, name })
       } catch (err) {
@@ -148,6 +170,9 @@ async function importSites(file: string, io: CliIo, open: () => Promise<{ db: Db
   }
   if (io.stderr.isTTY && entries.length > 0) io.stderr.write('\n')
   for (const line of bad) println(io.stderr, line)
-  println(io.stdout, `added ${counts.added}, tracking again ${counts.resumed}, already tracked ${counts.already}, duplicate lines ${duplicates}, rejected lines ${bad.length}`)
+  println(
+    io.stdout,
+    `added ${counts.added}, tracking again ${counts.resumed}, already tracked ${counts.already}, duplicate lines ${duplicates}, rejected lines ${bad.length}`
+  )
   return bad.length > 0 ? 3 : 0
 }

@@ -15,7 +15,8 @@ export interface OutageContext {
  * after them.
  */
 export function outageTransitions(
-  context: OutageContext, checks: ReadonlyArray<Pick<CheckRecord, 'status' | 'checkedAt'>>
+  context: OutageContext,
+  checks: ReadonlyArray<Pick<CheckRecord, 'status' | 'checkedAt'>>
 ): { transitions: boolean[]; after: OutageContext } {
   let { open, at } = context
   const transitions = checks.map((c) => {
@@ -94,7 +95,10 @@ export class RecordingBacklog {
       queue = { waiting: [], inFlight: 0, base, tail: base }
       this.#sites.set(check.siteId, queue)
     }
-    const { transitions: [transition], after } = outageTransitions(queue.tail, [check])
+    const {
+      transitions: [transition],
+      after
+    } = outageTransitions(queue.tail, [check])
     queue.tail = after
     queue.waiting.push(check)
     if (transition === false) this.#harmless.add(check)

@@ -165,14 +165,20 @@ export class CheckGate<E extends GateEntry> {
       this.#opts.count(now, 'late')
     }
     // A check that throws at once fails like one that rejects, and finishes asynchronously all the same.
-    const work = new Promise<void>((resolve) => { resolve(this.#opts.runCheck(entry.site, dueAt)) })
-    void work.catch((err: unknown) => { this.#opts.onError(err) }).then(() => {
-      this.#running--
-      entry.running = false
-      this.#release(entry)
-      this.#pump()
-      if (this.#running === 0) for (const resolve of this.#idle.splice(0)) resolve()
+    const work = new Promise<void>((resolve) => {
+      resolve(this.#opts.runCheck(entry.site, dueAt))
     })
+    void work
+      .catch((err: unknown) => {
+        this.#opts.onError(err)
+      })
+      .then(() => {
+        this.#running--
+        entry.running = false
+        this.#release(entry)
+        this.#pump()
+        if (this.#running === 0) for (const resolve of this.#idle.splice(0)) resolve()
+      })
   }
 
   #pump(): void {

@@ -29,8 +29,10 @@ export function behindFields({ seconds, duePerS, runPerS, started, late, skipped
 
 /** The warning itself, figures included, for whoever reads the log as text. */
 export function behindMessage({ seconds, duePerS, runPerS, late, skipped, shed }: ScheduleLoad): string {
-  return `scheduler behind: ${duePerS} checks due per second, ${runPerS} run per second; ` +
+  return (
+    `scheduler behind: ${duePerS} checks due per second, ${runPerS} run per second; ` +
     `in the last ${seconds} s ${shed} shed, ${skipped} skipped, ${late} started late`
+  )
 }
 
 /**
@@ -40,16 +42,29 @@ export function behindMessage({ seconds, duePerS, runPerS, late, skipped, shed }
  * minute after start, then one every hour. While the scheduler is behind, a warning with its figures
  * is logged once a minute.
  */
-export async function startMonitoring(
-  { db, states, checks, intervalMs, retentionDays, logger, now = () => new Date(), firstPruneMs = FIRST_PRUNE_MS, concurrency = CONCURRENCY }:
-  {
-    db: Db; states: SiteStates; checks: CheckSupervisor; intervalMs: number; retentionDays: number; logger: Logger; now?: () => Date
-    /** Scheduled checks running at once; slow targets hold a slot for at most the probe deadline. */
-    concurrency?: number
-    /** Delay before the first prune (tests shorten it). */
-    firstPruneMs?: number
-  }
-): Promise<Monitoring> {
+export async function startMonitoring({
+  db,
+  states,
+  checks,
+  intervalMs,
+  retentionDays,
+  logger,
+  now = () => new Date(),
+  firstPruneMs = FIRST_PRUNE_MS,
+  concurrency = CONCURRENCY
+}: {
+  db: Db
+  states: SiteStates
+  checks: CheckSupervisor
+  intervalMs: number
+  retentionDays: number
+  logger: Logger
+  now?: () => Date
+  /** Scheduled checks running at once; slow targets hold a slot for at most the probe deadline. */
+  concurrency?: number
+  /** Delay before the first prune (tests shorten it). */
+  firstPruneMs?: number
+}): Promise<Monitoring> {
   const scheduler = new Scheduler({
     intervalMs,
     now: () => now().getTime(),
@@ -60,8 +75,12 @@ export async function startMonitoring(
       }
     },
     concurrency,
-    onError: (err, what) => { logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed'); },
-    onBehind: (load) => { logger.warn(behindFields(load), behindMessage(load)); }
+    onError: (err, what) => {
+      logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed')
+    },
+    onBehind: (load) => {
+      logger.warn(behindFields(load), behindMessage(load))
+    }
   })
   await scheduler.start()
   const prune = async (): Promise<void> => {

@@ -70,19 +70,32 @@ export class CheckRecorder {
   #dropWarnedAt = -Infinity
   #droppedUnwarned = 0
 
-  constructor(
-    { db, states, logger, retryDelaysMs = RETRY_DELAYS_MS, pingDelaysMs = PING_DELAYS_MS, maxBacklog = MAX_BACKLOG }: {
-      db: Db; states: SiteStates; logger: Logger; retryDelaysMs?: readonly number[]; pingDelaysMs?: readonly number[]
-      /** Checks waiting to be recorded at most, all sites together. */
-      maxBacklog?: number
-    }
-  ) {
+  constructor({
+    db,
+    states,
+    logger,
+    retryDelaysMs = RETRY_DELAYS_MS,
+    pingDelaysMs = PING_DELAYS_MS,
+    maxBacklog = MAX_BACKLOG
+  }: {
+    db: Db
+    states: SiteStates
+    logger: Logger
+    retryDelaysMs?: readonly number[]
+    pingDelaysMs?: readonly number[]
+    /** Checks waiting to be recorded at most, all sites together. */
+    maxBacklog?: number
+  }) {
     this.#db = db
     this.#states = states
     this.#logger = logger
     this.#delays = retryDelaysMs
     this.#pingDelays = pingDelaysMs
-    this.#backlog = new RecordingBacklog({ perSite: MAX_QUEUED_PER_SITE, total: maxBacklog, context: (siteId) => states.outageContext(siteId) })
+    this.#backlog = new RecordingBacklog({
+      perSite: MAX_QUEUED_PER_SITE,
+      total: maxBacklog,
+      context: (siteId) => states.outageContext(siteId)
+    })
   }
 
   /** Hands a merged check over for recording; a domain that is not tracked is ignored. */
@@ -104,14 +117,19 @@ export class CheckRecorder {
     })
     if (dropped?.reason === 'site') {
       const { check } = dropped
-      this.#logger.warn({ siteId: check.siteId, checkedAt: check.checkedAt, status: check.status }, 'check dropped: too many waiting for the database')
+      this.#logger.warn(
+        { siteId: check.siteId, checkedAt: check.checkedAt, status: check.status },
+        'check dropped: too many waiting for the database'
+      )
     } else if (dropped) {
       this.#droppedUnwarned++
       const now = Date.now()
       if (now - this.#dropWarnedAt >= DROP_WARNING_EVERY_MS) {
         this.#dropWarnedAt = now
-        this.#logger.warn({ dropped: this.#droppedUnwarned, ...this.#backlog.dropped, pending: this.pending() },
-          'checks dropped: the recording backlog is full')
+        this.#logger.warn(
+          { dropped: this.#droppedUnwarned, ...this.#backlog.dropped, pending: this.pending() },
+          'checks dropped: the recording backlog is full'
+        )
         this.#droppedUnwarned = 0
       }
     }
@@ -220,10 +238,18 @@ export class CheckRecorder {
   async flush(timeoutMs: number): Promise<boolean> {
     if (this.#backlog.size === 0) return true
     let resolveIdle!: () => void
-    const idle = new Promise<boolean>((resolve) => { resolveIdle = () => { resolve(true); } })
+    const idle = new Promise<boolean>((resolve) => {
+      resolveIdle = () => {
+        resolve(true)
+      }
+    })
     this.#idle.add(resolveIdle)
     let timer: NodeJS.Timeout | undefined
-    const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => { resolve(false); }, timeoutMs) })
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => {
+        resolve(false)
+      }, timeoutMs)
+    })
     try {
       return await Promise.race([idle, late])
     } finally {

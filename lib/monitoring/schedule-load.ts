@@ -64,7 +64,10 @@ export class LoadWindow {
     const at = Math.floor(now / this.#bucketMs)
     const totals = KINDS.map(() => 0)
     for (const bucket of this.#buckets) {
-      if (bucket.at > at - this.#buckets.length && bucket.at <= at) bucket.counts.forEach((n, i) => { totals[i] = (totals[i] as number) + n })
+      if (bucket.at > at - this.#buckets.length && bucket.at <= at)
+        bucket.counts.forEach((n, i) => {
+          totals[i] = (totals[i] as number) + n
+        })
     }
     const [due, started, late, skipped, shed] = totals as [number, number, number, number, number]
     // Whole buckets plus the part of the current one gone by: a minute and up to a second more.

@@ -89,9 +89,18 @@ export class Scheduler {
     const { intervalMs, concurrency, maxQueued, onTimeMs, runCheck, now } = this.#opts
     this.#window = new LoadWindow({ since: now() })
     this.#gate = new CheckGate<WheelEntry>({
-      intervalMs, concurrency, maxQueued, onTimeMs, runCheck, now,
-      count: (at, what) => { this.#window.add(at, what) },
-      onError: (err) => { this.#report(err, 'check') }
+      intervalMs,
+      concurrency,
+      maxQueued,
+      onTimeMs,
+      runCheck,
+      now,
+      count: (at, what) => {
+        this.#window.add(at, what)
+      },
+      onError: (err) => {
+        this.#report(err, 'check')
+      }
     })
     this.#wheel = new PhaseWheel({ intervalMs, now, busyWith: (siteId) => this.#gate.busyWith(siteId) })
   }
@@ -106,7 +115,12 @@ export class Scheduler {
     const now = this.#opts.now()
     this.#window = new LoadWindow({ since: now })
     this.#wheel.start(now)
-    this.#timers.push(setInterval(() => { this.#tick() }, tickMs), setInterval(() => void this.#refresh(), refreshMs))
+    this.#timers.push(
+      setInterval(() => {
+        this.#tick()
+      }, tickMs),
+      setInterval(() => void this.#refresh(), refreshMs)
+    )
     for (const timer of this.#timers) timer.unref()
   }
 

@@ -237,13 +237,14 @@ export class SiteStates {
       response_ms: verdict.response_ms,
       checked_at: site.checked_at?.toISOString() ?? null,
       uptime_percent: uptimeSummary(state.outages, site.added_at, now),
-      last_outage: lastOutage === null
-        ? null
-        : {
-            started_at: lastOutage.started_at.toISOString(),
-            ended_at: lastOutage.ended_at?.toISOString() ?? null,
-            duration_seconds: durationSeconds(lastOutage.started_at, lastOutage.ended_at, now)
-          },
+      last_outage:
+        lastOutage === null
+          ? null
+          : {
+              started_at: lastOutage.started_at.toISOString(),
+              ended_at: lastOutage.ended_at?.toISOString() ?? null,
+              duration_seconds: durationSeconds(lastOutage.started_at, lastOutage.ended_at, now)
+            },
       url: `${this.#publicUrl}/sites/${site.domain}`
     }
   }

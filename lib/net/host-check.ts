@@ -25,7 +25,9 @@ async function lookupWithin(lookup: Resolve, name: string, ms: number | undefine
   if (ms === undefined) return lookup(name)
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => { reject(Object.assign(new Error(`no DNS answer in ${ms} ms`), { code: 'ETIMEOUT' })); }, ms)
+    timer = setTimeout(() => {
+      reject(Object.assign(new Error(`no DNS answer in ${ms} ms`), { code: 'ETIMEOUT' }))
+    }, ms)
   })
   try {
     return await Promise.race([lookup(name), late])
@@ -53,7 +55,11 @@ function dnsFailure(code: string): HostCheck {
  * private record cannot be used to reach the private one. DNS failures are reported, not thrown:
  * the caller decides what they mean (for a check, a `down` verdict rather than a 400).
  */
-export async function checkHost(host: string, policy: TargetPolicy, { lookup = defaultLookup, timeoutMs }: HostLookup = {}): Promise<HostCheck> {
+export async function checkHost(
+  host: string,
+  policy: TargetPolicy,
+  { lookup = defaultLookup, timeoutMs }: HostLookup = {}
+): Promise<HostCheck> {
   const name = stripHost(host.trim())
   let addresses: string[]
   if (isIP(name) !== 0) {

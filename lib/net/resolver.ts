@@ -70,10 +70,19 @@ function dnsError(code: DnsErrorCode, host: string): Error {
 function codeOf(err: unknown): DnsErrorCode {
   const code = (err as { code?: unknown } | null)?.code
   switch (code) {
-    case 'ENOTFOUND': case 'ENODATA': case 'ETIMEOUT': case 'ESERVFAIL': case 'EREFUSED': return code
-    case 'ECONNREFUSED': return 'EREFUSED'
-    case 'ENONAME': case 'EBADNAME': return 'ENOTFOUND'
-    default: return 'ESERVFAIL'
+    case 'ENOTFOUND':
+    case 'ENODATA':
+    case 'ETIMEOUT':
+    case 'ESERVFAIL':
+    case 'EREFUSED':
+      return code
+    case 'ECONNREFUSED':
+      return 'EREFUSED'
+    case 'ENONAME':
+    case 'EBADNAME':
+      return 'ENOTFOUND'
+    default:
+      return 'ESERVFAIL'
   }
 }
 
@@ -139,8 +148,28 @@ export function createResolver(opts: ResolverOptions): Resolve {
         finish()
       }, timeoutMs)
       // Neither chain can reject: each failure is turned into its code.
-      void resolver.resolve4(host).then((found) => { a = found }, (err: unknown) => { a = codeOf(err) }).then(answered)
-      void resolver.resolve6(host).then((found) => { aaaa = found }, (err: unknown) => { aaaa = codeOf(err) }).then(answered)
+      void resolver
+        .resolve4(host)
+        .then(
+          (found) => {
+            a = found
+          },
+          (err: unknown) => {
+            a = codeOf(err)
+          }
+        )
+        .then(answered)
+      void resolver
+        .resolve6(host)
+        .then(
+          (found) => {
+            aaaa = found
+          },
+          (err: unknown) => {
+            aaaa = codeOf(err)
+          }
+        )
+        .then(answered)
     })
   }
 }

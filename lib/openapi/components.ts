@@ -10,7 +10,12 @@ type Json = Record<string, unknown>
 export const ref = (kind: string, name: string): Json => ({ $ref: `#/components/${kind}/${name}` })
 
 /** ISO 8601 UTC with milliseconds and Z, the one timestamp format of every response. */
-const timestamp: Json = { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$', examples: ['2026-11-22T06:25:07.123Z'] }
+const timestamp: Json = {
+  type: 'string',
+  format: 'date-time',
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
+  examples: ['2026-11-22T06:25:07.123Z']
+}
 const nullable = (schema: Json): Json => ({ oneOf: [schema, { type: 'null' }] })
 const siteStatus: Json = { type: 'string', enum: ['up', 'down', 'unconfirmed', 'unavailable'] }
 const percent: Json = { type: 'number', minimum: 0, maximum: 100 }
@@ -33,7 +38,8 @@ const schemas: Json = {
       schedule: {
         type: 'string',
         enum: ['ok', 'behind'],
-        description: '`behind` when, over the last minute, a scheduled check was shed (it could not start within one interval of its due time) or more than 1% of those started were over 5 s late. The instance still serves.'
+        description:
+          '`behind` when, over the last minute, a scheduled check was shed (it could not start within one interval of its due time) or more than 1% of those started were over 5 s late. The instance still serves.'
       }
     },
     additionalProperties: false
@@ -60,7 +66,9 @@ const schemas: Json = {
   CheckRequest: {
     type: 'object',
     required: ['domain'],
-    properties: { domain: { type: 'string', description: 'A hostname, or an http(s) URL reduced to its host.', examples: ['example.com'] } },
+    properties: {
+      domain: { type: 'string', description: 'A hostname, or an http(s) URL reduced to its host.', examples: ['example.com'] }
+    },
     additionalProperties: false
   },
   Timings: {
@@ -78,7 +86,8 @@ const schemas: Json = {
       status: {
         type: 'string',
         enum: ['up', 'down', 'blocked', 'error'],
-        description: 'up: answered below 500; down: no answer or 5xx; blocked: refused the automated check; error: the location itself failed.'
+        description:
+          'up: answered below 500; down: no answer or 5xx; blocked: refused the automated check; error: the location itself failed.'
       },
       http_code: { type: 'integer', minimum: 0, maximum: 599, description: 'Last HTTP status seen; 0 when there was no HTTP response.' },
       response_ms: ms,
@@ -90,7 +99,18 @@ const schemas: Json = {
   },
   CheckResult: {
     type: 'object',
-    required: ['domain', 'status', 'locations_answered', 'locations_total', 'response_ms', 'cached', 'locations', 'checked_at', 'partial', 'blocked'],
+    required: [
+      'domain',
+      'status',
+      'locations_answered',
+      'locations_total',
+      'response_ms',
+      'cached',
+      'locations',
+      'checked_at',
+      'partial',
+      'blocked'
+    ],
     properties: {
       domain: { type: 'string', description: 'The normalised domain (lower case, punycode).' },
       status: siteStatus,
@@ -177,17 +197,29 @@ const headers: Json = {
   'RateLimit-Remaining': integerHeader('Units left in the current 60-second window.'),
   'RateLimit-Reset': integerHeader('Seconds until the full limit is back.'),
   'Retry-After': { description: 'Whole seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 1 } },
-  'WWW-Authenticate': { description: 'Bearer, with the reason as error="...".', required: true, schema: { type: 'string', pattern: '^Bearer' } },
+  'WWW-Authenticate': {
+    description: 'Bearer, with the reason as error="...".',
+    required: true,
+    schema: { type: 'string', pattern: '^Bearer' }
+  },
   Allow: { description: 'The methods this path accepts.', required: true, schema: { type: 'string' } },
-  ETag: { description: 'A strong validator; send it back in If-None-Match.', required: true, schema: { type: 'string', pattern: '^"[^"]+"$' } },
+  ETag: {
+    description: 'A strong validator; send it back in If-None-Match.',
+    required: true,
+    schema: { type: 'string', pattern: '^"[^"]+"$' }
+  },
   'Cache-Control': { description: 'Badges may be cached for a minute by anyone.', required: true, schema: { const: 'public, max-age=60' } },
   'Access-Control-Allow-Origin': { description: 'Any origin may load a badge.', required: true, schema: { const: '*' } }
 }
 
 /** The budget headers: on every keyed response once the key is known. */
-export const budgetHeaders = (required: boolean): Json => Object.fromEntries(
-  ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((name) => [name, required ? { ...(headers[name] as Json), required: true } : ref('headers', name)])
-)
+export const budgetHeaders = (required: boolean): Json =>
+  Object.fromEntries(
+    ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((name) => [
+      name,
+      required ? { ...(headers[name] as Json), required: true } : ref('headers', name)
+    ])
+  )
 
 const error = (description: string, extra: Json = {}): Json => ({
   description,
@@ -208,10 +240,13 @@ const responses: Json = {
   }),
   InternalError: error('An unexpected fault; the body says only "internal server error".'),
   ServiceUnavailable: error('The database is unreachable.', { 'Retry-After': ref('headers', 'Retry-After') }),
-  OverCapacity: error('Too many checks in flight, in the instance or for this key; nothing was checked and the request consumed nothing. Retry-After says when a slot is free at the latest. Also: the database is unreachable.', {
-    'Retry-After': ref('headers', 'Retry-After'),
-    ...budgetHeaders(true)
-  })
+  OverCapacity: error(
+    'Too many checks in flight, in the instance or for this key; nothing was checked and the request consumed nothing. Retry-After says when a slot is free at the latest. Also: the database is unreachable.',
+    {
+      'Retry-After': ref('headers', 'Retry-After'),
+      ...budgetHeaders(true)
+    }
+  )
 }
 
 const parameters: Json = {
@@ -219,7 +254,8 @@ const parameters: Json = {
     name: 'domain',
     in: 'path',
     required: true,
-    description: 'A hostname (`example.com`, `bücher.de`); normalised to lower-case punycode. IP literals, ports and single-label names are refused with 400.',
+    description:
+      'A hostname (`example.com`, `bücher.de`); normalised to lower-case punycode. IP literals, ports and single-label names are refused with 400.',
     schema: { type: 'string', minLength: 1, maxLength: 2048 }
   },
   BadgeStyle: {

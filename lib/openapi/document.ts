@@ -16,7 +16,8 @@ export function openApiDocument({ publicUrl }: { publicUrl: string }): Record<st
       title: 'Site Status API',
       version: API_VERSION,
       summary: 'Website status from several locations: current status, uptime, outages, on-demand checks and badges.',
-      description: 'Every endpoint under /api/v1/ needs `Authorization: Bearer <key>` and carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset once the key is known. A check costs 5 units, `rate_limit` nothing, everything else under /api/v1/ 1. Errors are always JSON `{"error": "..."}` on API routes and HTML pages on the HTML routes. All timestamps are ISO 8601 UTC with milliseconds and Z.',
+      description:
+        'Every endpoint under /api/v1/ needs `Authorization: Bearer <key>` and carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset once the key is known. A check costs 5 units, `rate_limit` nothing, everything else under /api/v1/ 1. Errors are always JSON `{"error": "..."}` on API routes and HTML pages on the HTML routes. All timestamps are ISO 8601 UTC with milliseconds and Z.',
       license: { name: 'MIT', identifier: 'MIT' }
     },
     servers: [{ url: publicUrl }],

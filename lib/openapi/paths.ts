@@ -3,15 +3,33 @@ import { budgetHeaders, ref } from './components.js'
 type Json = Record<string, unknown>
 
 const json = (schema: Json): Json => ({ 'application/json': { schema } })
-const errors = (...names: string[]): Json => Object.fromEntries(names.map((name) => {
-  const status = { BadRequest: 400, Unauthorized: 401, NotFound: 404, MethodNotAllowed: 405, PayloadTooLarge: 413, UnsupportedMediaType: 415, TooManyRequests: 429, InternalError: 500, ServiceUnavailable: 503 }[name]
-  return [String(status), ref('responses', name)]
-}))
-const keyedErrors = (...extra: string[]): Json => errors(...extra, 'Unauthorized', 'MethodNotAllowed', 'TooManyRequests', 'InternalError', 'ServiceUnavailable')
+const errors = (...names: string[]): Json =>
+  Object.fromEntries(
+    names.map((name) => {
+      const status = {
+        BadRequest: 400,
+        Unauthorized: 401,
+        NotFound: 404,
+        MethodNotAllowed: 405,
+        PayloadTooLarge: 413,
+        UnsupportedMediaType: 415,
+        TooManyRequests: 429,
+        InternalError: 500,
+        ServiceUnavailable: 503
+      }[name]
+      return [String(status), ref('responses', name)]
+    })
+  )
+const keyedErrors = (...extra: string[]): Json =>
+  errors(...extra, 'Unauthorized', 'MethodNotAllowed', 'TooManyRequests', 'InternalError', 'ServiceUnavailable')
 const ok = (description: string, schema: Json): Json => ({ description, headers: budgetHeaders(true), content: json(schema) })
 const noKey: Json[] = []
 
-const badgeHeaders = { ETag: ref('headers', 'ETag'), 'Cache-Control': ref('headers', 'Cache-Control'), 'Access-Control-Allow-Origin': ref('headers', 'Access-Control-Allow-Origin') }
+const badgeHeaders = {
+  ETag: ref('headers', 'ETag'),
+  'Cache-Control': ref('headers', 'Cache-Control'),
+  'Access-Control-Allow-Origin': ref('headers', 'Access-Control-Allow-Origin')
+}
 const notModified: Json = { description: 'Not modified: the If-None-Match ETag is still current.', headers: badgeHeaders }
 const html = (description: string): Json => ({ description, content: { 'text/html': { schema: { type: 'string' } } } })
 
@@ -24,7 +42,10 @@ export const paths: Json = {
       summary: 'Liveness and database reachability',
       security: noKey,
       responses: {
-        200: { description: 'Serving, database reachable; `schedule` says whether the scheduled checks keep up.', content: json(ref('schemas', 'Health')) },
+        200: {
+          description: 'Serving, database reachable; `schedule` says whether the scheduled checks keep up.',
+          content: json(ref('schemas', 'Health'))
+        },
         405: ref('responses', 'MethodNotAllowed'),
         503: { description: 'Serving, but the database is unreachable.', content: json(ref('schemas', 'HealthDegraded')) }
       }
@@ -43,10 +64,11 @@ export const paths: Json = {
       operationId: 'checkDomain',
       tags: ['api'],
       summary: 'Check a domain now from every location (costs 5)',
-      description: 'Works for any public domain, tracked or not. A result younger than CACHE_TTL_S seconds is reused (`cached: true`) and costs the same; concurrent checks of one domain share one probe run. Domains resolving to non-public addresses are refused with 400. A check that would start a new probe run while the instance has MAX_CHECKS_IN_FLIGHT checks running, or while this key holds its share of them (MAX_KEY_SHARE), is refused at once with 503 and Retry-After, and costs nothing.',
+      description:
+        'Works for any public domain, tracked or not. A result younger than CACHE_TTL_S seconds is reused (`cached: true`) and costs the same; concurrent checks of one domain share one probe run. Domains resolving to non-public addresses are refused with 400. A check that would start a new probe run while the instance has MAX_CHECKS_IN_FLIGHT checks running, or while this key holds its share of them (MAX_KEY_SHARE), is refused at once with 503 and Retry-After, and costs nothing.',
       requestBody: { required: true, content: json(ref('schemas', 'CheckRequest')) },
       responses: {
-        200: ok('Each location\'s result and the verdict.', ref('schemas', 'CheckResult')),
+        200: ok("Each location's result and the verdict.", ref('schemas', 'CheckResult')),
         ...keyedErrors('BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType'),
         503: ref('responses', 'OverCapacity')
       }
@@ -66,12 +88,31 @@ export const paths: Json = {
       operationId: 'listOutages',
       tags: ['api'],
       summary: 'Confirmed outages, newest first (costs 1)',
-      description: 'Ordered by start, newest first, ties by id. To page past `limit`, repeat the query with `cursor` set to `next_cursor` until it is null. Any parameter not listed here is refused with 400.',
+      description:
+        'Ordered by start, newest first, ties by id. To page past `limit`, repeat the query with `cursor` set to `next_cursor` until it is null. Any parameter not listed here is refused with 400.',
       parameters: [
-        { name: 'domain', in: 'query', required: false, description: 'Only this domain (normalised); an untracked one gives an empty list.', schema: { type: 'string', maxLength: 2048 } },
-        { name: 'ongoing', in: 'query', required: false, description: '1: only outages still ongoing; 0: all.', schema: { type: 'string', enum: ['0', '1'] } },
+        {
+          name: 'domain',
+          in: 'query',
+          required: false,
+          description: 'Only this domain (normalised); an untracked one gives an empty list.',
+          schema: { type: 'string', maxLength: 2048 }
+        },
+        {
+          name: 'ongoing',
+          in: 'query',
+          required: false,
+          description: '1: only outages still ongoing; 0: all.',
+          schema: { type: 'string', enum: ['0', '1'] }
+        },
         { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
-        { name: 'cursor', in: 'query', required: false, description: 'The `next_cursor` of the previous page, as given.', schema: { type: 'string', maxLength: 100 } }
+        {
+          name: 'cursor',
+          in: 'query',
+          required: false,
+          description: 'The `next_cursor` of the previous page, as given.',
+          schema: { type: 'string', maxLength: 100 }
+        }
       ],
       responses: { 200: ok('A page of outages.', ref('schemas', 'OutageList')), ...keyedErrors('BadRequest') }
     }
@@ -81,7 +122,8 @@ export const paths: Json = {
       operationId: 'getBadge',
       tags: ['badge'],
       summary: 'The status badge as SVG (no key)',
-      description: "Drawn with shields.io's renderer. Label: the site's name (`status` for a name over 64 characters or an untracked domain); message: the status, with blocked and partial noted; colour: up green, down red, unconfirmed yellow, unavailable grey. An untracked domain gets a grey `not tracked` badge with status 200, so image proxies still show it. Parameters other than `style` and `label` are ignored (cache busters).",
+      description:
+        "Drawn with shields.io's renderer. Label: the site's name (`status` for a name over 64 characters or an untracked domain); message: the status, with blocked and partial noted; colour: up green, down red, unconfirmed yellow, unavailable grey. An untracked domain gets a grey `not tracked` badge with status 200, so image proxies still show it. Parameters other than `style` and `label` are ignored (cache busters).",
       security: noKey,
       parameters: [ref('parameters', 'Domain'), ref('parameters', 'BadgeStyle'), ref('parameters', 'BadgeLabel')],
       responses: {
@@ -96,7 +138,8 @@ export const paths: Json = {
       operationId: 'getEndpointBadge',
       tags: ['badge'],
       summary: 'The badge as shields.io endpoint JSON (no key)',
-      description: 'For routing the badge through shields.io: `https://img.shields.io/endpoint?url=<this URL>`. Same label, message and colour as the SVG badge; `style` is passed on when given.',
+      description:
+        'For routing the badge through shields.io: `https://img.shields.io/endpoint?url=<this URL>`. Same label, message and colour as the SVG badge; `style` is passed on when given.',
       security: noKey,
       parameters: [ref('parameters', 'Domain'), ref('parameters', 'BadgeStyle'), ref('parameters', 'BadgeLabel')],
       responses: {
@@ -113,7 +156,14 @@ export const paths: Json = {
       summary: 'This document (no key)',
       security: noKey,
       responses: {
-        200: { description: 'The OpenAPI 3.1 description of the service.', content: json({ type: 'object', required: ['openapi', 'info', 'paths', 'components'], properties: { openapi: { const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' }, components: { type: 'object' } } }) },
+        200: {
+          description: 'The OpenAPI 3.1 description of the service.',
+          content: json({
+            type: 'object',
+            required: ['openapi', 'info', 'paths', 'components'],
+            properties: { openapi: { const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' }, components: { type: 'object' } }
+          })
+        },
         ...errors('MethodNotAllowed')
       }
     }
@@ -124,8 +174,15 @@ export const paths: Json = {
       tags: ['pages'],
       summary: 'HTML: the tracked sites and their status (no key)',
       security: noKey,
-      parameters: [{ name: 'page', in: 'query', required: false, description: '500 sites a page.', schema: { type: 'integer', minimum: 1 } }],
-      responses: { 200: html('The site list.'), 400: html('A page number that is not a whole number.'), 404: html('No such page.'), ...errors('MethodNotAllowed') }
+      parameters: [
+        { name: 'page', in: 'query', required: false, description: '500 sites a page.', schema: { type: 'integer', minimum: 1 } }
+      ],
+      responses: {
+        200: html('The site list.'),
+        400: html('A page number that is not a whole number.'),
+        404: html('No such page.'),
+        ...errors('MethodNotAllowed')
+      }
     }
   },
   '/sites/{domain}': {
@@ -133,7 +190,7 @@ export const paths: Json = {
       operationId: 'sitePage',
       tags: ['pages'],
       summary: "HTML: a site's status, uptime, response times, outages and badge embed code (no key)",
-      description: 'The page a status record\'s `url` points at.',
+      description: "The page a status record's `url` points at.",
       security: noKey,
       parameters: [ref('parameters', 'Domain')],
       responses: {

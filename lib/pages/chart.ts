@@ -40,7 +40,10 @@ const round1 = (n: number): number => Math.round(n * 10) / 10
  * milliseconds bottom to top from zero, a tick every six hours, gaps where no check answered.
  * `buckets` must be in time order.
  */
-export function chartModel(buckets: readonly ResponseTimeBucket[], { from, to, bucketMs }: { from: Date; to: Date; bucketMs: number }): ChartModel {
+export function chartModel(
+  buckets: readonly ResponseTimeBucket[],
+  { from, to, bucketMs }: { from: Date; to: Date; bucketMs: number }
+): ChartModel {
   const span = to.getTime() - from.getTime()
   const answered = buckets.filter((b) => b.avg_ms !== null)
   const top = niceCeiling(Math.max(0, ...answered.map((b) => b.avg_ms as number)))
@@ -54,7 +57,10 @@ export function chartModel(buckets: readonly ResponseTimeBucket[], { from, to, b
   const runs: ResponseTimeBucket[][] = []
   let broken = true
   for (const b of buckets) {
-    if (b.avg_ms === null) { broken = true; continue }
+    if (b.avg_ms === null) {
+      broken = true
+      continue
+    }
     const run = runs[runs.length - 1]
     const previous = run?.[run.length - 1]
     if (!broken && run && previous && b.start.getTime() - previous.start.getTime() <= Math.max(GAP_MS, bucketMs)) run.push(b)
@@ -62,8 +68,12 @@ export function chartModel(buckets: readonly ResponseTimeBucket[], { from, to, b
     broken = false
   }
   const lines = runs.filter((r) => r.length > 1).map((r) => r.map((b) => `${at(b)},${y(b.avg_ms as number)}`).join(' '))
-  const dots = runs.filter((r) => r.length === 1).map(([b]) => ({ x: at(b as ResponseTimeBucket), y: y((b as ResponseTimeBucket).avg_ms as number) }))
-  const down = buckets.filter((b) => b.down > 0).map((b) => ({ x: x(b.start.getTime()), width: Math.max(1, round1((bucketMs / span) * (PLOT.right - PLOT.left))) }))
+  const dots = runs
+    .filter((r) => r.length === 1)
+    .map(([b]) => ({ x: at(b as ResponseTimeBucket), y: y((b as ResponseTimeBucket).avg_ms as number) }))
+  const down = buckets
+    .filter((b) => b.down > 0)
+    .map((b) => ({ x: x(b.start.getTime()), width: Math.max(1, round1((bucketMs / span) * (PLOT.right - PLOT.left))) }))
 
   const yTicks = [0, top / 2, top].map((ms) => ({ y: y(ms), label: `${ms} ms` }))
   const xTicks: ChartModel['xTicks'] = []

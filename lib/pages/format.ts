@@ -3,7 +3,12 @@ import type { StatusRecord } from '../monitoring/site-state.js'
 /** "3 d 4 h", "2 h 5 min", "4 min 10 s", "45 s": two units at most, enough to compare outages at a glance. */
 export function humanDuration(totalSeconds: number): string {
   const s = Math.max(0, Math.floor(totalSeconds))
-  const units: Array<[string, number]> = [['d', 86_400], ['h', 3600], ['min', 60], ['s', 1]]
+  const units: Array<[string, number]> = [
+    ['d', 86_400],
+    ['h', 3600],
+    ['min', 60],
+    ['s', 1]
+  ]
   const i = units.findIndex(([, size]) => s >= size)
   if (i === -1) return '0 s'
   const [bigName, bigSize] = units[i] as [string, number]
@@ -45,7 +50,9 @@ const STATUS_WORDS: Record<StatusRecord['status'], string> = {
 export function statusExplanation(record: Pick<StatusRecord, 'status' | 'blocked' | 'partial'>): string[] {
   const words = [STATUS_WORDS[record.status]]
   if (record.blocked) {
-    words.push('Blocked: the site answered but refused the automated check (for example with a bot challenge). It is reachable, so this does not count as downtime.')
+    words.push(
+      'Blocked: the site answered but refused the automated check (for example with a bot challenge). It is reachable, so this does not count as downtime.'
+    )
   }
   if (record.partial) {
     words.push('Partial: some locations reached the site while others could not, so it may be down for visitors in some regions.')

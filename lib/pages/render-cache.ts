@@ -42,10 +42,12 @@ export class RenderCache {
     if (kept !== undefined) return Promise.resolve(kept)
     let pending = this.#pending.get(key)
     if (pending === undefined) {
-      pending = render().then((page) => {
-        this.#renders.set(key, page)
-        return page
-      }).finally(() => this.#pending.delete(key))
+      pending = render()
+        .then((page) => {
+          this.#renders.set(key, page)
+          return page
+        })
+        .finally(() => this.#pending.delete(key))
       this.#pending.set(key, pending)
     }
     return pending

@@ -20,10 +20,19 @@ const WINDOWS = [
 ] as const
 
 /** The site page's template context: every value is text for Handlebars to escape, or a number. */
-export function sitePageContext(
-  { record, outages, buckets, publicUrl, now }:
-  { record: StatusRecord; outages: readonly OutageRecord[]; buckets: readonly ResponseTimeBucket[]; publicUrl: string; now: Date }
-): Record<string, unknown> {
+export function sitePageContext({
+  record,
+  outages,
+  buckets,
+  publicUrl,
+  now
+}: {
+  record: StatusRecord
+  outages: readonly OutageRecord[]
+  buckets: readonly ResponseTimeBucket[]
+  publicUrl: string
+  now: Date
+}): Record<string, unknown> {
   return {
     title: record.name,
     site: {
@@ -54,9 +63,17 @@ export function sitePageContext(
 export const SITES_PER_PAGE = 500
 
 /** The site list's template context for page `page` (1-based) of the tracked sites. */
-export function siteListContext(
-  { total, counts, records, page }: { total: number; counts: Readonly<Record<SiteStatus, number>>; records: readonly StatusRecord[]; page: number }
-): Record<string, unknown> {
+export function siteListContext({
+  total,
+  counts,
+  records,
+  page
+}: {
+  total: number
+  counts: Readonly<Record<SiteStatus, number>>
+  records: readonly StatusRecord[]
+  page: number
+}): Record<string, unknown> {
   const pages = Math.max(1, Math.ceil(total / SITES_PER_PAGE))
   const statuses: SiteStatus[] = ['up', 'down', 'unconfirmed', 'unavailable']
   return {

@@ -35,7 +35,9 @@ export interface AdmissionStats {
   refusedKey: number
 }
 
-interface Slot extends Ticket { startedAt: number }
+interface Slot extends Ticket {
+  startedAt: number
+}
 
 /**
  * Admission control for checks: the one shared limit of the probing side (decisions.md, "Probing at

@@ -55,18 +55,20 @@ export function targetPolicy(config: Config): TargetPolicy {
 export function createProbing(config: Config, opts: ProbingOptions): Probing {
   const policy = targetPolicy(config)
   const dns: DnsSettings = Object.freeze({ servers: config.dnsServers, timeoutMs: dnsTimeoutFor(config.probeTimeoutMs) })
-  const pools = opts.pools ?? new LocationPools({
-    locations: config.locations,
-    connectTo: config.connectTo,
-    policy,
-    dns,
-    timeoutMs: config.probeTimeoutMs,
-    userAgent: opts.userAgent ?? userAgent(config.publicUrl),
-    // Pings and liveness checks come on top of one probe per admitted check.
-    concurrency: config.maxChecksInFlight + 16,
-    logger: opts.logger,
-    actorFile: opts.actorFile
-  })
+  const pools =
+    opts.pools ??
+    new LocationPools({
+      locations: config.locations,
+      connectTo: config.connectTo,
+      policy,
+      dns,
+      timeoutMs: config.probeTimeoutMs,
+      userAgent: opts.userAgent ?? userAgent(config.publicUrl),
+      // Pings and liveness checks come on top of one probe per admitted check.
+      concurrency: config.maxChecksInFlight + 16,
+      logger: opts.logger,
+      actorFile: opts.actorFile
+    })
   const admission = new Admission({
     capacity: config.maxChecksInFlight,
     keyShare: config.maxKeyShare,

@@ -171,15 +171,23 @@ export class LocationPools {
         }
       }
       const limitMs = this.#timeoutMs + ANSWER_MARGIN_MS
-      const timer = setTimeout(() => { giveUp('location_no_answer', `location: no answer in ${limitMs} ms`, true); }, limitMs)
-      const cut = (): void => { giveUp('location_stopping', STOPPING_ERROR, false); }
+      const timer = setTimeout(() => {
+        giveUp('location_no_answer', `location: no answer in ${limitMs} ms`, true)
+      }, limitMs)
+      const cut = (): void => {
+        giveUp('location_stopping', STOPPING_ERROR, false)
+      }
       this.#cuts.add(cut)
       for (let i = 0; i < labels.length; i++) {
         const location = labels[i] as string
         // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
         ;(this.pools[i] as Piscina).run({ domain } satisfies ProbeTask).then(
-          (result: ProbeResult) => { answer(i, { location, ...result }); },
-          () => { answer(i, notAnswered(location, 'location_failed', 'location: worker failed')); }
+          (result: ProbeResult) => {
+            answer(i, { location, ...result })
+          },
+          () => {
+            answer(i, notAnswered(location, 'location_failed', 'location: worker failed'))
+          }
         )
       }
     })
@@ -205,8 +213,15 @@ export class LocationPools {
       const completed = pool.completed
       const alive = await Promise.race([
         // A rejection means the thread died, and Piscina replaces it anyway.
-        pool.run({ ping: true } satisfies ProbeTask).then(() => true, () => true),
-        new Promise<boolean>((resolve) => { timer = setTimeout(() => { resolve(false); }, this.#timeoutMs + ANSWER_MARGIN_MS) })
+        pool.run({ ping: true } satisfies ProbeTask).then(
+          () => true,
+          () => true
+        ),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => {
+            resolve(false)
+          }, this.#timeoutMs + ANSWER_MARGIN_MS)
+        })
       ])
       if (alive || pool.completed !== completed || this.#closed || this.#cutAll) return
       if (thread === undefined || pool.threads[0] !== thread) return

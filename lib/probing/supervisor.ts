@@ -35,9 +35,11 @@ export class CapacityError extends Error {
   readonly code = 'over_capacity'
   readonly retryAfterS: number
   constructor(refusal: Refusal) {
-    super(refusal.scope === 'key'
-      ? 'this key has too many checks in flight; retry after the Retry-After delay'
-      : 'too many checks in flight; retry after the Retry-After delay')
+    super(
+      refusal.scope === 'key'
+        ? 'this key has too many checks in flight; retry after the Retry-After delay'
+        : 'too many checks in flight; retry after the Retry-After delay'
+    )
     this.retryAfterS = refusal.retryAfterS
   }
 }

@@ -71,7 +71,11 @@ export function badgeRoutes({ states, renderer, now }: { states: SiteStates; ren
         const { style, label } = options(request)
         // shields.io applies its own default style unless the URL names one.
         const chosen = request.query.style === undefined ? undefined : style
-        const badge = renderer.endpoint(describeBadge(site(states, request.params.domain as string, now()), label), chosen, label !== undefined)
+        const badge = renderer.endpoint(
+          describeBadge(site(states, request.params.domain as string, now()), label),
+          chosen,
+          label !== undefined
+        )
         return send(request, h, badge, 'application/json; charset=utf-8')
       }
     }

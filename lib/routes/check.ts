@@ -15,31 +15,33 @@ const body = Joi.object({ domain: Joi.string().required() })
   .messages({ 'object.base': 'request body must be a JSON object with a "domain" field' })
 
 export function checkRoutes({ checks, limiter }: { checks: CheckSupervisor; limiter: RateLimiter }): ServerRoute[] {
-  return [{
-    method: 'POST',
-    path: '/api/v1/check',
-    options: {
-      plugins: { rateLimit: { cost: CHECK_COST } },
-      payload: { allow: 'application/json', maxBytes: 4096 },
-      validate: { payload: body }
-    },
-    handler: async (request) => {
-      const parsed = tryNormaliseDomain((request.payload as { domain: string }).domain)
-      if (!parsed.ok) throw Boom.badRequest(parsed.error.message)
-      const { keyId } = request.auth.credentials as unknown as RateLimitCredentials
-      try {
-        return await checks.check(parsed.domain, { key: String(keyId) })
-      } catch (err) {
-        if (err instanceof TargetPolicyError) throw Boom.badRequest(err.message)
-        if (err instanceof CapacityError) {
-          // Nothing was checked: the key keeps its units, as for any request refused whole.
-          refundRequest(request, limiter)
-          const boom = Boom.serverUnavailable(err.message)
-          boom.output.headers['Retry-After'] = String(err.retryAfterS)
-          throw boom
+  return [
+    {
+      method: 'POST',
+      path: '/api/v1/check',
+      options: {
+        plugins: { rateLimit: { cost: CHECK_COST } },
+        payload: { allow: 'application/json', maxBytes: 4096 },
+        validate: { payload: body }
+      },
+      handler: async (request) => {
+        const parsed = tryNormaliseDomain((request.payload as { domain: string }).domain)
+        if (!parsed.ok) throw Boom.badRequest(parsed.error.message)
+        const { keyId } = request.auth.credentials as unknown as RateLimitCredentials
+        try {
+          return await checks.check(parsed.domain, { key: String(keyId) })
+        } catch (err) {
+          if (err instanceof TargetPolicyError) throw Boom.badRequest(err.message)
+          if (err instanceof CapacityError) {
+            // Nothing was checked: the key keeps its units, as for any request refused whole.
+            refundRequest(request, limiter)
+            const boom = Boom.serverUnavailable(err.message)
+            boom.output.headers['Retry-After'] = String(err.retryAfterS)
+            throw boom
+          }
+          throw err
         }
-        throw err
       }
     }
-  }]
+  ]
 }

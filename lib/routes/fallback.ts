@@ -9,18 +9,24 @@ const CATCH_ALL = '/{path*}'
  * header naming what the path does accept.
  */
 export function fallbackRoutes(): ServerRoute[] {
-  return [{
-    method: '*',
-    path: CATCH_ALL,
-    options: { auth: false },
-    handler: (request) => {
-      const allowed: string[] = METHODS.filter((m) => {
-        const route = request.server.match(m, request.path)
-        return route !== null && route.path !== CATCH_ALL
-      })
-      if (allowed.length === 0) throw Boom.notFound('not found: no such route')
-      if (allowed.includes('GET')) allowed.push('HEAD')
-      throw Boom.methodNotAllowed(`method ${request.method.toUpperCase()} is not allowed here; use ${allowed.join(', ')}`, undefined, allowed)
+  return [
+    {
+      method: '*',
+      path: CATCH_ALL,
+      options: { auth: false },
+      handler: (request) => {
+        const allowed: string[] = METHODS.filter((m) => {
+          const route = request.server.match(m, request.path)
+          return route !== null && route.path !== CATCH_ALL
+        })
+        if (allowed.length === 0) throw Boom.notFound('not found: no such route')
+        if (allowed.includes('GET')) allowed.push('HEAD')
+        throw Boom.methodNotAllowed(
+          `method ${request.method.toUpperCase()} is not allowed here; use ${allowed.join(', ')}`,
+          undefined,
+          allowed
+        )
+      }
     }
-  }]
+  ]
 }

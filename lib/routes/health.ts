@@ -12,15 +12,20 @@ export type ScheduleHealth = 'ok' | 'behind'
  * and a load balancer must not take it out (that would move its load onto the others).
  */
 export function healthRoutes({ db, schedule }: { db: Db; schedule?: () => ScheduleHealth }): ServerRoute[] {
-  return [{
-    method: 'GET',
-    path: '/healthz',
-    options: { auth: false },
-    handler: async (_request, h) => {
-      const up = await pingDatabase(db)
-      return up
-        ? h.response({ status: 'ok', database: 'ok', schedule: schedule?.() ?? 'ok' })
-        : h.response({ status: 'degraded', database: 'unreachable', error: 'database unavailable' }).code(503).header('Retry-After', RETRY_AFTER_S)
+  return [
+    {
+      method: 'GET',
+      path: '/healthz',
+      options: { auth: false },
+      handler: async (_request, h) => {
+        const up = await pingDatabase(db)
+        return up
+          ? h.response({ status: 'ok', database: 'ok', schedule: schedule?.() ?? 'ok' })
+          : h
+              .response({ status: 'degraded', database: 'unreachable', error: 'database unavailable' })
+              .code(503)
+              .header('Retry-After', RETRY_AFTER_S)
+      }
     }
-  }]
+  ]
 }

@@ -11,8 +11,15 @@ export const MAX_LIMIT = 200
 const query = Joi.object({
   domain: Joi.string().max(2048),
   ongoing: Joi.string().valid('0', '1').messages({ 'any.only': '"ongoing" must be 1 (only ongoing outages) or 0 (all)' }),
-  limit: Joi.number().integer().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT)
-    .messages({ 'number.base': `"limit" must be a whole number from 1 to ${MAX_LIMIT}`, 'number.integer': `"limit" must be a whole number from 1 to ${MAX_LIMIT}` }),
+  limit: Joi.number()
+    .integer()
+    .min(1)
+    .max(MAX_LIMIT)
+    .default(DEFAULT_LIMIT)
+    .messages({
+      'number.base': `"limit" must be a whole number from 1 to ${MAX_LIMIT}`,
+      'number.integer': `"limit" must be a whole number from 1 to ${MAX_LIMIT}`
+    }),
   cursor: Joi.string().max(100)
 }).unknown(false)
 
@@ -28,27 +35,29 @@ function decodeCursor(text: string): OutageCursor {
 }
 
 export function outageRoutes({ db, now }: { db: Db; now: () => Date }): ServerRoute[] {
-  return [{
-    method: 'GET',
-    path: '/api/v1/outages',
-    options: { validate: { query } },
-    handler: async (request) => {
-      const q = request.query as { domain?: string; ongoing?: string; limit: number; cursor?: string }
-      let domain: string | undefined
-      if (q.domain !== undefined) {
-        const parsed = tryNormaliseDomain(q.domain)
-        if (!parsed.ok) throw Boom.badRequest(parsed.error.message)
-        domain = parsed.domain
+  return [
+    {
+      method: 'GET',
+      path: '/api/v1/outages',
+      options: { validate: { query } },
+      handler: async (request) => {
+        const q = request.query as { domain?: string; ongoing?: string; limit: number; cursor?: string }
+        let domain: string | undefined
+        if (q.domain !== undefined) {
+          const parsed = tryNormaliseDomain(q.domain)
+          if (!parsed.ok) throw Boom.badRequest(parsed.error.message)
+          domain = parsed.domain
+        }
+        const page = await listOutages({
+          db,
+          domain,
+          ongoing: q.ongoing === '1',
+          limit: q.limit,
+          before: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+          now: now()
+        })
+        return { outages: page.outages, next_cursor: page.next ? encodeCursor(page.next) : null }
       }
-      const page = await listOutages({
-        db,
-        domain,
-        ongoing: q.ongoing === '1',
-        limit: q.limit,
-        before: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
-        now: now()
-      })
-      return { outages: page.outages, next_cursor: page.next ? encodeCursor(page.next) : null }
     }
-  }]
+  ]
 }

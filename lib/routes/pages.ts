@@ -26,10 +26,19 @@ function reply(h: ResponseToolkit, page: RenderedPage) {
  * from renders kept for up to a second (see {@link RenderCache}), so that their cost does not grow
  * with the request rate; what is cheap to answer (bad input, an untracked domain) is not kept.
  */
-export function pageRoutes(
-  { db, states, now, publicUrl, renders = new RenderCache() }:
-  { db: Db; states: SiteStates; now: () => Date; publicUrl: string; renders?: RenderCache }
-): ServerRoute[] {
+export function pageRoutes({
+  db,
+  states,
+  now,
+  publicUrl,
+  renders = new RenderCache()
+}: {
+  db: Db
+  states: SiteStates
+  now: () => Date
+  publicUrl: string
+  renders?: RenderCache
+}): ServerRoute[] {
   return [
     {
       method: 'GET',
@@ -42,7 +51,12 @@ export function pageRoutes(
         if (page > 1 && (page - 1) * SITES_PER_PAGE >= states.size) {
           return pageView(h, 'error', { title: 'Not found', message: 'there is no such page of sites' }, 404)
         }
-        return reply(h, await renders.get(`/?page=${page}`, () => render(request, 'index', siteListContext({ ...states.listPage(now(), page, SITES_PER_PAGE), page }))))
+        return reply(
+          h,
+          await renders.get(`/?page=${page}`, () =>
+            render(request, 'index', siteListContext({ ...states.listPage(now(), page, SITES_PER_PAGE), page }))
+          )
+        )
       }
     },
     {
@@ -54,18 +68,22 @@ export function pageRoutes(
         if (!parsed.ok) return pageView(h, 'error', { title: 'Bad request', message: parsed.error.message }, 400)
         const domain = parsed.domain
         if (!states.has(domain)) return pageView(h, 'error', { title: 'Not found', message: 'this site is not tracked here' }, 404)
-        return reply(h, await renders.get(`/sites/${domain}`, async () => {
-          const at = now()
-          const record = states.statusRecord(domain, at)
-          const siteId = states.siteId(domain)
-          // Removed while the render waited its turn: as if it had been asked a moment later.
-          if (record === null || siteId === undefined) return render(request, 'error', { title: 'Not found', message: 'this site is not tracked here' }, 404)
-          const [page, buckets] = await Promise.all([
-            listOutages({ db, domain, ongoing: false, limit: PAGE_OUTAGES, now: at }),
-            listResponseTimes({ db, siteId, from: new Date(at.getTime() - CHART_PERIOD_MS), to: at, bucketMs: CHART_BUCKET_MS })
-          ])
-          return render(request, 'site', sitePageContext({ record, outages: page.outages, buckets, publicUrl, now: at }))
-        }))
+        return reply(
+          h,
+          await renders.get(`/sites/${domain}`, async () => {
+            const at = now()
+            const record = states.statusRecord(domain, at)
+            const siteId = states.siteId(domain)
+            // Removed while the render waited its turn: as if it had been asked a moment later.
+            if (record === null || siteId === undefined)
+              return render(request, 'error', { title: 'Not found', message: 'this site is not tracked here' }, 404)
+            const [page, buckets] = await Promise.all([
+              listOutages({ db, domain, ongoing: false, limit: PAGE_OUTAGES, now: at }),
+              listResponseTimes({ db, siteId, from: new Date(at.getTime() - CHART_PERIOD_MS), to: at, bucketMs: CHART_BUCKET_MS })
+            ])
+            return render(request, 'site', sitePageContext({ record, outages: page.outages, buckets, publicUrl, now: at }))
+          })
+        )
       }
     },
     {

@@ -8,17 +8,19 @@ import type { SiteStates } from '../monitoring/site-state.js'
  * record serialised once per state and second (see SiteStates.statusJson).
  */
 export function statusRoutes({ states, now }: { states: SiteStates; now: () => Date }): ServerRoute[] {
-  return [{
-    method: 'GET',
-    path: '/api/v1/status/{domain}',
-    handler: (request, h) => {
-      // Clients almost always ask with the normalised name a response gave them: no parsing needed.
-      const raw = request.params.domain as string
-      const parsed = states.has(raw) ? { ok: true as const, domain: raw } : tryNormaliseDomain(raw)
-      if (!parsed.ok) throw Boom.badRequest(parsed.error.message)
-      const json = states.statusJson(parsed.domain, now())
-      if (json === null) throw Boom.notFound('site is not tracked')
-      return h.response(json).type('application/json; charset=utf-8')
+  return [
+    {
+      method: 'GET',
+      path: '/api/v1/status/{domain}',
+      handler: (request, h) => {
+        // Clients almost always ask with the normalised name a response gave them: no parsing needed.
+        const raw = request.params.domain as string
+        const parsed = states.has(raw) ? { ok: true as const, domain: raw } : tryNormaliseDomain(raw)
+        if (!parsed.ok) throw Boom.badRequest(parsed.error.message)
+        const json = states.statusJson(parsed.domain, now())
+        if (json === null) throw Boom.notFound('site is not tracked')
+        return h.response(json).type('application/json; charset=utf-8')
+      }
     }
-  }]
+  ]
 }

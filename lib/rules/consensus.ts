@@ -28,9 +28,7 @@ function median(values: readonly number[]): number | null {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = sorted.length >> 1
   const at = (i: number): number => sorted[i] ?? 0 // every index used is inside the non-empty array
-  const m = sorted.length % 2 === 1
-    ? at(mid)
-    : (at(mid - 1) + at(mid)) / 2
+  const m = sorted.length % 2 === 1 ? at(mid) : (at(mid - 1) + at(mid)) / 2
   return Math.round(m * 10) / 10
 }
 

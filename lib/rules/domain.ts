@@ -19,14 +19,13 @@ const MESSAGES: Record<DomainErrorCode, string> = {
   empty: 'domain must not be empty',
   too_long: 'domain must be at most 253 characters long',
   label_too_long: 'domain labels (the parts between dots) must be at most 63 characters long',
-  invalid_characters:
-    'domain may contain only letters, digits, hyphens and dots; labels must not be empty or start or end with a hyphen',
+  invalid_characters: 'domain may contain only letters, digits, hyphens and dots; labels must not be empty or start or end with a hyphen',
   port: 'domain must not include a port',
   userinfo: 'domain must not include a username or password',
   path: 'domain must not include a path, query string or fragment',
   scheme: 'domain must be a hostname or an http:// or https:// URL',
   ip_literal: 'domain must be a hostname, not an IP address',
-  single_label: 'domain must be a fully qualified name such as example.com',
+  single_label: 'domain must be a fully qualified name such as example.com'
 }
 
 export class DomainError extends Error {
@@ -88,8 +87,7 @@ export function normaliseDomain(input: unknown): string {
     // "localhost:8080" or "example.com:abc" is a port: schemes have no dots, ports start with a digit.
     const before = authority.slice(0, colon)
     const after = rest.slice(colon + 1)
-    const looksLikeScheme =
-      !scheme && SCHEME_PREFIX.test(before) && !before.includes('.') && after !== '' && !/^\d/.test(after)
+    const looksLikeScheme = !scheme && SCHEME_PREFIX.test(before) && !before.includes('.') && after !== '' && !/^\d/.test(after)
     throw new DomainError(looksLikeScheme ? 'scheme' : 'port')
   }
 

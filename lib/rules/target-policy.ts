@@ -49,7 +49,11 @@ export interface TargetPolicy {
 }
 
 /** A policy from its fields one by one, as callers not yet passing a {@link TargetPolicy} still give them. */
-export function policyOf(fields: { allowPrivate?: boolean; allowRanges?: readonly string[]; denyRanges?: readonly string[] }): TargetPolicy {
+export function policyOf(fields: {
+  allowPrivate?: boolean
+  allowRanges?: readonly string[]
+  denyRanges?: readonly string[]
+}): TargetPolicy {
   return { allowPrivate: fields.allowPrivate ?? false, allowRanges: fields.allowRanges ?? [], denyRanges: fields.denyRanges ?? [] }
 }
 
@@ -90,22 +94,36 @@ export function judgesAddresses(policy: TargetPolicy): boolean {
 }
 
 /** Outcome of {@link checkHost}: the addresses to connect to, or why not. `code` is set for DNS failures. */
-export type HostCheck =
-  | { ok: true; addresses: string[] }
-  | { ok: false; reason: 'non_public' | 'dns'; error: string; code?: string }
+export type HostCheck = { ok: true; addresses: string[] } | { ok: false; reason: 'non_public' | 'dns'; error: string; code?: string }
 
 const V4_RANGES: ReadonlyArray<readonly [string, number]> = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
   ['169.254.0.0', 16], // link-local, includes the 169.254.169.254 metadata service
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24],
-  ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4], ['255.255.255.255', 32]
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+  ['255.255.255.255', 32]
 ]
 
 const V6_RANGES: ReadonlyArray<readonly [string, number]> = [
-  ['::', 128], ['::1', 128],
+  ['::', 128],
+  ['::1', 128],
   ['fc00::', 7], // unique local, includes the AWS metadata fd00:ec2::254
-  ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['100::', 64],
   ['2001::', 23], // IETF protocol assignments, includes Teredo 2001::/32 whose embedded v4 is obfuscated
   ['64:ff9b:1::', 48] // local-use NAT64 (RFC 8215): may embed v4 anywhere, never global
 ]

@@ -59,7 +59,15 @@ const checkKey = (siteId: number, at: number, source: string): string => `${site
  * Stores a check, updates the site's current state and opens or closes its outage, all in one
  * transaction (see `recordChecks`). Throws `site not found` when the site's row is gone.
  */
-export async function recordCheck({ db, check, retried = false }: { db: Db; check: CheckRecord; retried?: boolean }): Promise<RecordedCheck> {
+export async function recordCheck({
+  db,
+  check,
+  retried = false
+}: {
+  db: Db
+  check: CheckRecord
+  retried?: boolean
+}): Promise<RecordedCheck> {
   const [recorded] = await recordChecks({ db, checks: [check], retried })
   if (!recorded) throw new Error('site not found')
   return recorded
@@ -77,9 +85,15 @@ export async function recordCheck({ db, check, retried = false }: { db: Db; chec
  * after that attempt's commit, so checks already stored are not stored twice, and what the
  * committed attempt did is read back and reported again.
  */
-export async function recordChecks(
-  { db, checks, retried = false }: { db: Db; checks: readonly CheckRecord[]; retried?: boolean }
-): Promise<Array<RecordedCheck | null>> {
+export async function recordChecks({
+  db,
+  checks,
+  retried = false
+}: {
+  db: Db
+  checks: readonly CheckRecord[]
+  retried?: boolean
+}): Promise<Array<RecordedCheck | null>> {
   if (checks.length === 0) return []
   const mysql = db.client.config.client === 'mysql2'
   return db.transaction(async (trx) => {
@@ -90,11 +104,14 @@ export async function recordChecks(
       // Concurrent writers of one site queue on its row (SQLite has a single connection anyway).
       for (const row of await (mysql ? query.forUpdate() : query)) sites.set(Number(row.id), row)
     }
-    const live = checks.filter((c) => { const site = sites.get(c.siteId); return site !== undefined && site.removed_at === null })
+    const live = checks.filter((c) => {
+      const site = sites.get(c.siteId)
+      return site !== undefined && site.removed_at === null
+    })
     const stored = retried ? await storedChecks(trx, live) : new Map<string, number>()
     if (live.length > 0 && stored.size >= live.length) {
       const replayed = await replayCommitted(trx, live, sites, stored)
-      return checks.map((c) => (sites.get(c.siteId) === undefined ? null : replayed.get(c) ?? NOT_CURRENT))
+      return checks.map((c) => (sites.get(c.siteId) === undefined ? null : (replayed.get(c) ?? NOT_CURRENT)))
     }
 
     const open = new Map<number, { id: number; started_at: Date }>()
@@ -111,7 +128,10 @@ export async function recordChecks(
     for (const check of live) {
       const site = sites.get(check.siteId)
       const last = newest.get(check.siteId)?.checkedAt ?? toDate(site?.checked_at)
-      if (last !== null && last.getTime() > check.checkedAt.getTime()) { results.set(check, NOT_CURRENT); continue }
+      if (last !== null && last.getTime() > check.checkedAt.getTime()) {
+        results.set(check, NOT_CURRENT)
+        continue
+      }
       newest.set(check.siteId, check)
       const outage = open.get(check.siteId)
       const step = outageStep(outage !== undefined, check.status)
@@ -128,7 +148,7 @@ export async function recordChecks(
       }
     }
     await updateSites(trx, [...newest.values()])
-    return checks.map((c) => (sites.get(c.siteId) === undefined ? null : results.get(c) ?? NOT_CURRENT))
+    return checks.map((c) => (sites.get(c.siteId) === undefined ? null : (results.get(c) ?? NOT_CURRENT)))
   })
 }
 
@@ -149,7 +169,12 @@ async function updateSites(trx: Db, newest: readonly CheckRecord[]): Promise<voi
       bindings.push(column, 'id')
       for (const c of part) bindings.push(c.siteId, value(c))
     }
-    await trx.raw(`update ?? set ${sets} where ?? in (${part.map(() => '?').join(', ')})`, ['sites', ...bindings, 'id', ...part.map((c) => c.siteId)])
+    await trx.raw(`update ?? set ${sets} where ?? in (${part.map(() => '?').join(', ')})`, [
+      'sites',
+      ...bindings,
+      'id',
+      ...part.map((c) => c.siteId)
+    ])
   }
 }
 
@@ -159,7 +184,8 @@ async function storedChecks(trx: Db, checks: readonly CheckRecord[]): Promise<Ma
   const wanted = new Set(checks.map((c) => checkKey(c.siteId, c.checkedAt.getTime(), c.source)))
   for (const part of chunks(checks, ID_CHUNK)) {
     const times = part.map((c) => c.checkedAt.getTime())
-    const rows = await trx('checks').whereIn('site_id', [...new Set(part.map((c) => c.siteId))])
+    const rows = await trx('checks')
+      .whereIn('site_id', [...new Set(part.map((c) => c.siteId))])
       .whereBetween('checked_at', [new Date(Math.min(...times)), new Date(Math.max(...times))])
       .select('id', 'site_id', 'checked_at', 'source')
     for (const r of rows) {
@@ -177,13 +203,20 @@ async function storedChecks(trx: Db, checks: readonly CheckRecord[]): Promise<Ma
  * earlier one of the batch, is newer.
  */
 async function replayCommitted(
-  trx: Db, checks: readonly CheckRecord[], sites: Map<number, { added_at: unknown }>, stored: Map<string, number>
+  trx: Db,
+  checks: readonly CheckRecord[],
+  sites: Map<number, { added_at: unknown }>,
+  stored: Map<string, number>
 ): Promise<Map<CheckRecord, RecordedCheck>> {
   const batchIds = [...stored.values()]
   const newest = new Map<number, number>()
   for (const id of new Set(checks.map((c) => c.siteId))) {
-    const row = await trx('checks').where({ site_id: id }).where('checked_at', '>=', toDate(sites.get(id)?.added_at) as Date)
-      .whereNotIn('id', batchIds).max({ at: 'checked_at' }).first()
+    const row = await trx('checks')
+      .where({ site_id: id })
+      .where('checked_at', '>=', toDate(sites.get(id)?.added_at) as Date)
+      .whereNotIn('id', batchIds)
+      .max({ at: 'checked_at' })
+      .first()
     const at = toDate(row?.at)
     if (at !== null) newest.set(id, at.getTime())
   }
@@ -191,12 +224,21 @@ async function replayCommitted(
   for (const check of checks) {
     const at = check.checkedAt.getTime()
     const last = newest.get(check.siteId)
-    if (last !== undefined && last > at) { results.set(check, NOT_CURRENT); continue }
+    if (last !== undefined && last > at) {
+      results.set(check, NOT_CURRENT)
+      continue
+    }
     newest.set(check.siteId, at)
-    const row = await trx('outages').where({ site_id: check.siteId })
-      .andWhere((q) => { q.where('started_at', check.checkedAt).orWhere('ended_at', check.checkedAt) })
+    const row = await trx('outages')
+      .where({ site_id: check.siteId })
+      .andWhere((q) => {
+        q.where('started_at', check.checkedAt).orWhere('ended_at', check.checkedAt)
+      })
       .first('id', 'started_at', 'ended_at')
-    if (!row) { results.set(check, { current: true, step: 'none', outage: null }); continue }
+    if (!row) {
+      results.set(check, { current: true, step: 'none', outage: null })
+      continue
+    }
     const endedAt = toDate(row.ended_at)
     const closed = endedAt !== null && endedAt.getTime() === at
     // An outage this check opened reads as it was then: open (a later check may have closed it).
@@ -210,7 +252,9 @@ async function replayCommitted(
 export async function pruneChecks({ db, before, batch = 5000 }: { db: Db; before: Date; batch?: number }): Promise<number> {
   let total = 0
   for (;;) {
-    const ids = (await db('checks').where('checked_at', '<', before).orderBy('checked_at').limit(batch).pluck('id')) as Array<number | string>
+    const ids = (await db('checks').where('checked_at', '<', before).orderBy('checked_at').limit(batch).pluck('id')) as Array<
+      number | string
+    >
     if (ids.length === 0) return total
     total += await db('checks').whereIn('id', ids).delete()
     if (ids.length < batch) return total

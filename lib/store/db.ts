@@ -13,8 +13,12 @@ const ACQUIRE_TIMEOUT_MS = 3000
  */
 const quiet = { warn() {}, error() {}, deprecate() {}, debug() {} }
 
-interface SqliteConnection { pragma(sql: string): unknown }
-interface MysqlConnection { query(sql: string, cb: (err: Error | null) => void): void }
+interface SqliteConnection {
+  pragma(sql: string): unknown
+}
+interface MysqlConnection {
+  query(sql: string, cb: (err: Error | null) => void): void
+}
 
 /** Pool settings a test or a tool may narrow; the defaults are the service's. */
 export interface PoolOptions {
@@ -75,7 +79,9 @@ export function openDb(databaseUrl: string, { max = 10, acquireTimeoutMs = ACQUI
         // mysql2's `timezone` only converts on the client; the session zone must match so that
         // NOW() and DATETIME comparisons done by the server agree with it.
         afterCreate(conn: MysqlConnection, done: (err: Error | null, conn: unknown) => void) {
-          conn.query("SET time_zone = '+00:00'", (err) => { done(err, conn); })
+          conn.query("SET time_zone = '+00:00'", (err) => {
+            done(err, conn)
+          })
         }
       }
     })
@@ -84,9 +90,21 @@ export function openDb(databaseUrl: string, { max = 10, acquireTimeoutMs = ACQUI
 }
 
 const CONNECTION_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE',
-  'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED', 'ER_ACCESS_DENIED_ERROR',
-  'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_IOERR'
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CONNECTION_KILLED',
+  'ER_ACCESS_DENIED_ERROR',
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_CANTOPEN',
+  'SQLITE_IOERR'
 ])
 
 /** Errors that mean "the database cannot be reached right now" rather than "this code is wrong". */
@@ -115,8 +133,15 @@ const PING_TIMEOUT_MS = 1000
 /** True when the database answers a trivial query within `timeoutMs`. */
 export async function pingDatabase(db: Db, timeoutMs = PING_TIMEOUT_MS): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<boolean>((resolve) => { timer = setTimeout(() => { resolve(false); }, timeoutMs) })
-  const ping = db.raw('select 1').then(() => true, () => false)
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(false)
+    }, timeoutMs)
+  })
+  const ping = db.raw('select 1').then(
+    () => true,
+    () => false
+  )
   try {
     return await Promise.race([ping, timeout])
   } finally {

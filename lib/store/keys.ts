@@ -12,9 +12,19 @@ function toKeyRow(r: Record<string, unknown>): ApiKeyRow {
   }
 }
 
-export async function createKey(
-  { db, name, keyHash, rateLimit, now }: { db: Db; name: string; keyHash: string; rateLimit: number | null; now: Date }
-): Promise<ApiKeyRow> {
+export async function createKey({
+  db,
+  name,
+  keyHash,
+  rateLimit,
+  now
+}: {
+  db: Db
+  name: string
+  keyHash: string
+  rateLimit: number | null
+  now: Date
+}): Promise<ApiKeyRow> {
   const [id] = await db('api_keys').insert({ name, key_hash: keyHash, rate_limit: rateLimit, created_at: now })
   return { id: Number(id), name, key_hash: keyHash, rate_limit: rateLimit, created_at: now, revoked_at: null }
 }

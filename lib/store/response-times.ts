@@ -19,9 +19,19 @@ export interface ResponseTimeBucket {
  * check are left out. Bucketing happens in the database, so a day of checks at a short interval
  * never crosses the wire row by row; the (site_id, checked_at) index bounds the scan.
  */
-export async function listResponseTimes(
-  { db, siteId, from, to, bucketMs }: { db: Db; siteId: number; from: Date; to: Date; bucketMs: number }
-): Promise<ResponseTimeBucket[]> {
+export async function listResponseTimes({
+  db,
+  siteId,
+  from,
+  to,
+  bucketMs
+}: {
+  db: Db
+  siteId: number
+  from: Date
+  to: Date
+  bucketMs: number
+}): Promise<ResponseTimeBucket[]> {
   const mysql = db.client.config.client === 'mysql2'
   const bucket = mysql
     ? db.raw('FLOOR(TIMESTAMPDIFF(MICROSECOND, ?, checked_at) / ?)', [from, bucketMs * 1000])

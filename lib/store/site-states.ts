@@ -25,13 +25,19 @@ export async function loadSiteStates({ db, since, siteIds }: { db: Db; since: Da
   const sites = (await scope(db('sites').whereNull('removed_at'), 'id').select('*')).map(toSiteRow)
   const states = new Map<number, StoredSiteState>(sites.map((site) => [site.id, { site, outages: [], lastOutage: null }]))
   const recent = await scope(db('outages'), 'site_id')
-    .where((q) => { q.whereNull('ended_at').orWhere('ended_at', '>=', since) })
+    .where((q) => {
+      q.whereNull('ended_at').orWhere('ended_at', '>=', since)
+    })
     .orderBy([{ column: 'started_at' }, { column: 'id' }])
     .select('site_id', 'started_at', 'ended_at')
   for (const r of recent) states.get(Number(r.site_id))?.outages.push(span(r))
-  const newestIds = (await scope(db('outages'), 'site_id').groupBy('site_id').select(db.raw('max(id) as id'))).map((r: { id: number }) => r.id)
+  const newestIds = (await scope(db('outages'), 'site_id').groupBy('site_id').select(db.raw('max(id) as id'))).map(
+    (r: { id: number }) => r.id
+  )
   for (let i = 0; i < newestIds.length; i += 500) {
-    const rows = await db('outages').whereIn('id', newestIds.slice(i, i + 500)).select('site_id', 'started_at', 'ended_at')
+    const rows = await db('outages')
+      .whereIn('id', newestIds.slice(i, i + 500))
+      .select('site_id', 'started_at', 'ended_at')
     for (const r of rows) {
       const state = states.get(Number(r.site_id))
       if (state) state.lastOutage = span(r)

@@ -16,7 +16,10 @@ export function toSiteRow(r: Record<string, unknown>): SiteRow {
   }
 }
 
-export interface SiteEntry { domain: string; name: string | null }
+export interface SiteEntry {
+  domain: string
+  name: string | null
+}
 export type AddOutcome = 'added' | 'resumed' | 'already'
 
 /**
@@ -33,20 +36,42 @@ export async function addSites({ db, entries, now }: { db: Db; entries: readonly
   if (entries.length === 0) return []
   return db.transaction(async (trx) => {
     const existing = new Map<string, { removed: boolean }>()
-    const rows = await trx('sites').whereIn('domain', entries.map((e) => e.domain)).select('domain', 'removed_at')
+    const rows = await trx('sites')
+      .whereIn(
+        'domain',
+        entries.map((e) => e.domain)
+      )
+      .select('domain', 'removed_at')
     for (const r of rows) existing.set(String(r.domain), { removed: r.removed_at !== null })
     const fresh = entries.filter((e) => !existing.has(e.domain))
     for (let i = 0; i < fresh.length; i += 200) {
-      await trx('sites').insert(fresh.slice(i, i + 200).map((e) => ({ domain: e.domain, name: e.name ?? e.domain, added_at: now, changed_at: now })))
+      await trx('sites').insert(
+        fresh.slice(i, i + 200).map((e) => ({ domain: e.domain, name: e.name ?? e.domain, added_at: now, changed_at: now }))
+      )
     }
     const outcomes: AddOutcome[] = []
     for (const e of entries) {
       const found = existing.get(e.domain)
-      if (!found) { outcomes.push('added'); continue }
+      if (!found) {
+        outcomes.push('added')
+        continue
+      }
       const patch: Record<string, unknown> = {}
       if (e.name !== null) patch.name = e.name
-      if (found.removed) Object.assign(patch, { removed_at: null, added_at: now, status: 'unavailable', blocked: false, partial: false, response_ms: null, checked_at: null })
-      if (Object.keys(patch).length > 0) await trx('sites').where({ domain: e.domain }).update({ ...patch, changed_at: now })
+      if (found.removed)
+        Object.assign(patch, {
+          removed_at: null,
+          added_at: now,
+          status: 'unavailable',
+          blocked: false,
+          partial: false,
+          response_ms: null,
+          checked_at: null
+        })
+      if (Object.keys(patch).length > 0)
+        await trx('sites')
+          .where({ domain: e.domain })
+          .update({ ...patch, changed_at: now })
       outcomes.push(found.removed ? 'resumed' : 'already')
     }
     return outcomes
@@ -69,7 +94,9 @@ export async function removeSite({ db, domain, now }: { db: Db; domain: string; 
     const open = await trx('outages').where({ open_site_id: site.id }).first('id', 'started_at')
     if (open) {
       const started = toDate(open.started_at) as Date
-      await trx('outages').where({ id: open.id }).update({ ended_at: started > now ? started : now, open_site_id: null })
+      await trx('outages')
+        .where({ id: open.id })
+        .update({ ended_at: started > now ? started : now, open_site_id: null })
     }
     return true
   })

@@ -3,9 +3,23 @@ import { join } from 'node:path'
 import { ConfigError, loadConfig, parseConnectTo, type Config, type ConnectToRule } from '../../config/index.js'
 
 const VARIABLES = [
-  'PORT', 'HOST', 'PUBLIC_URL', 'DATABASE_URL', 'LOCATIONS', 'CHECK_INTERVAL_S', 'CHECK_RETENTION_DAYS', 'PROBE_TIMEOUT_MS',
-  'CACHE_TTL_S', 'RATE_LIMIT_PER_MIN', 'ALLOW_PRIVATE_TARGETS', 'CONNECT_TO', 'LOG_LEVEL', 'DNS_SERVERS', 'MAX_CHECKS_IN_FLIGHT',
-  'MAX_KEY_SHARE', 'DENY_TARGETS'
+  'PORT',
+  'HOST',
+  'PUBLIC_URL',
+  'DATABASE_URL',
+  'LOCATIONS',
+  'CHECK_INTERVAL_S',
+  'CHECK_RETENTION_DAYS',
+  'PROBE_TIMEOUT_MS',
+  'CACHE_TTL_S',
+  'RATE_LIMIT_PER_MIN',
+  'ALLOW_PRIVATE_TARGETS',
+  'CONNECT_TO',
+  'LOG_LEVEL',
+  'DNS_SERVERS',
+  'MAX_CHECKS_IN_FLIGHT',
+  'MAX_KEY_SHARE',
+  'DENY_TARGETS'
 ]
 
 /** Runs loadConfig on a bad env and returns the ConfigError's message (fails the test when it does not throw one). */
@@ -34,37 +48,54 @@ const direct = (label: string): { label: string; proxy: null; resolve: 'local' }
 
 t.test('an empty environment gives the documented defaults', async (t) => {
   const c = loadConfig({})
-  t.strictSame({ ...c, locations: [...c.locations], connectTo: [...c.connectTo], dnsServers: [...c.dnsServers] }, {
-    port: 3000,
-    host: '127.0.0.1',
-    publicUrl: 'http://127.0.0.1:3000',
-    databaseUrl: 'sqlite:data/site-status.sqlite',
-    locations: [direct('Local 1, Local'), direct('Local 2, Local'), direct('Local 3, Local')],
-    checkIntervalS: 60,
-    checkRetentionDays: 35,
-    probeTimeoutMs: 10000,
-    cacheTtlS: 60,
-    rateLimitPerMin: 60,
-    allowPrivateTargets: false,
-    allowedTargetRanges: [],
-    deniedTargetRanges: [],
-    connectTo: [],
-    logLevel: 'info',
-    dnsServers: [],
-    maxChecksInFlight: 4000,
-    maxKeyShare: 0.5
-  })
+  t.strictSame(
+    { ...c, locations: [...c.locations], connectTo: [...c.connectTo], dnsServers: [...c.dnsServers] },
+    {
+      port: 3000,
+      host: '127.0.0.1',
+      publicUrl: 'http://127.0.0.1:3000',
+      databaseUrl: 'sqlite:data/site-status.sqlite',
+      locations: [direct('Local 1, Local'), direct('Local 2, Local'), direct('Local 3, Local')],
+      checkIntervalS: 60,
+      checkRetentionDays: 35,
+      probeTimeoutMs: 10000,
+      cacheTtlS: 60,
+      rateLimitPerMin: 60,
+      allowPrivateTargets: false,
+      allowedTargetRanges: [],
+      deniedTargetRanges: [],
+      connectTo: [],
+      logLevel: 'info',
+      dnsServers: [],
+      maxChecksInFlight: 4000,
+      maxKeyShare: 0.5
+    }
+  )
 })
 
 t.test('the configuration is frozen all the way down', async (t) => {
   const c = loadConfig({ CONNECT_TO: 'example.com:443:127.0.0.1:8443' })
   t.ok(Object.isFrozen(c), 'the object')
   t.ok(Object.isFrozen(c.locations), 'the locations array')
-  t.ok(c.locations.every((l) => Object.isFrozen(l)), 'each location')
+  t.ok(
+    c.locations.every((l) => Object.isFrozen(l)),
+    'each location'
+  )
   t.ok(Object.isFrozen(c.connectTo), 'the connectTo array')
-  t.ok(c.connectTo.every((r) => Object.isFrozen(r)), 'each connectTo rule')
-  t.throws(() => { (c as { port: number }).port = 1 }, TypeError, 'assigning a field throws in strict mode')
-  t.throws(() => { (c.locations[0] as { label: string }).label = 'Hacked 1, Nowhere' }, TypeError)
+  t.ok(
+    c.connectTo.every((r) => Object.isFrozen(r)),
+    'each connectTo rule'
+  )
+  t.throws(
+    () => {
+      ;(c as { port: number }).port = 1
+    },
+    TypeError,
+    'assigning a field throws in strict mode'
+  )
+  t.throws(() => {
+    ;(c.locations[0] as { label: string }).label = 'Hacked 1, Nowhere'
+  }, TypeError)
   t.equal(loadConfig({}).locations[0]?.label, 'Local 1, Local', 'the defaults are not shared mutable state')
 })
 
@@ -85,7 +116,11 @@ t.test('good values of each variable are taken and converted', async (t) => {
     ['an IPv6 HOST', { HOST: '::' }, { host: '::' }],
     ['a host name HOST', { HOST: 'status-1.internal' }, { host: 'status-1.internal' }],
     ['a single-label HOST', { HOST: 'localhost' }, { host: 'localhost' }],
-    ['a mysql DATABASE_URL without a port', { DATABASE_URL: 'mysql://u@db.internal/site_status' }, { databaseUrl: 'mysql://u@db.internal/site_status' }],
+    [
+      'a mysql DATABASE_URL without a port',
+      { DATABASE_URL: 'mysql://u@db.internal/site_status' },
+      { databaseUrl: 'mysql://u@db.internal/site_status' }
+    ],
     ['a mysql DATABASE_URL', { DATABASE_URL: 'mysql://u:p@db:3306/site' }, { databaseUrl: 'mysql://u:p@db:3306/site' }],
     ['a sqlite DATABASE_URL', { DATABASE_URL: 'sqlite::memory:' }, { databaseUrl: 'sqlite::memory:' }],
     ['CHECK_INTERVAL_S', { CHECK_INTERVAL_S: '300' }, { checkIntervalS: 300 }],
@@ -94,19 +129,29 @@ t.test('good values of each variable are taken and converted', async (t) => {
     ['CACHE_TTL_S of 0', { CACHE_TTL_S: '0' }, { cacheTtlS: 0 }],
     ['RATE_LIMIT_PER_MIN', { RATE_LIMIT_PER_MIN: '600' }, { rateLimitPerMin: 600 }],
     ['LOG_LEVEL', { LOG_LEVEL: 'debug' }, { logLevel: 'debug' }],
-    ['DNS_SERVERS', { DNS_SERVERS: '10.0.0.2, 10.0.0.3:5353,[fd00::53]:53,fd00::54' },
-      { dnsServers: ['10.0.0.2', '10.0.0.3:5353', '[fd00::53]:53', 'fd00::54'] }],
+    [
+      'DNS_SERVERS',
+      { DNS_SERVERS: '10.0.0.2, 10.0.0.3:5353,[fd00::53]:53,fd00::54' },
+      { dnsServers: ['10.0.0.2', '10.0.0.3:5353', '[fd00::53]:53', 'fd00::54'] }
+    ],
     ['an empty DNS_SERVERS', { DNS_SERVERS: '' }, { dnsServers: [] }],
     ['MAX_CHECKS_IN_FLIGHT', { MAX_CHECKS_IN_FLIGHT: '20000' }, { maxChecksInFlight: 20000 }],
     ['MAX_KEY_SHARE', { MAX_KEY_SHARE: '0.25' }, { maxKeyShare: 0.25 }],
     ['MAX_KEY_SHARE of 1', { MAX_KEY_SHARE: '1' }, { maxKeyShare: 1 }],
-    ['DENY_TARGETS', { DENY_TARGETS: '203.0.113.0/24, 2001:db8::/32,198.51.100.7' }, { deniedTargetRanges: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7'] }],
+    [
+      'DENY_TARGETS',
+      { DENY_TARGETS: '203.0.113.0/24, 2001:db8::/32,198.51.100.7' },
+      { deniedTargetRanges: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7'] }
+    ],
     ['ALLOW_PRIVATE_TARGETS=1', { ALLOW_PRIVATE_TARGETS: '1' }, { allowPrivateTargets: true }],
     ['ALLOW_PRIVATE_TARGETS=true', { ALLOW_PRIVATE_TARGETS: 'true' }, { allowPrivateTargets: true }],
     ['ALLOW_PRIVATE_TARGETS=0', { ALLOW_PRIVATE_TARGETS: '0' }, { allowPrivateTargets: false }],
     ['ALLOW_PRIVATE_TARGETS=false', { ALLOW_PRIVATE_TARGETS: 'false' }, { allowPrivateTargets: false }],
-    ['ALLOW_PRIVATE_TARGETS as CIDR ranges', { ALLOW_PRIVATE_TARGETS: '10.20.0.0/16, 127.0.0.2/32,fd00::/8,192.168.1.7' },
-      { allowPrivateTargets: false, allowedTargetRanges: ['10.20.0.0/16', '127.0.0.2/32', 'fd00::/8', '192.168.1.7'] }]
+    [
+      'ALLOW_PRIVATE_TARGETS as CIDR ranges',
+      { ALLOW_PRIVATE_TARGETS: '10.20.0.0/16, 127.0.0.2/32,fd00::/8,192.168.1.7' },
+      { allowPrivateTargets: false, allowedTargetRanges: ['10.20.0.0/16', '127.0.0.2/32', 'fd00::/8', '192.168.1.7'] }
+    ]
   ]
   for (const [title, env, expected] of cases) {
     t.test(`${title} is accepted`, async (t) => {
@@ -122,7 +167,11 @@ t.test('PUBLIC_URL', async (t) => {
     ['defaults to a host name', { HOST: 'status.internal' }, 'http://status.internal:3000'],
     ['puts brackets around an IPv6 HOST', { HOST: '::1', PORT: '4000' }, 'http://[::1]:4000'],
     ['is taken as given', { PUBLIC_URL: 'https://status.example.com' }, 'https://status.example.com'],
-    ['is preferred over HOST and PORT', { PUBLIC_URL: 'https://status.example.com', HOST: '0.0.0.0', PORT: '9000' }, 'https://status.example.com'],
+    [
+      'is preferred over HOST and PORT',
+      { PUBLIC_URL: 'https://status.example.com', HOST: '0.0.0.0', PORT: '9000' },
+      'https://status.example.com'
+    ],
     ['loses a trailing slash', { PUBLIC_URL: 'https://status.example.com/' }, 'https://status.example.com'],
     ['loses several trailing slashes', { PUBLIC_URL: 'https://status.example.com//' }, 'https://status.example.com'],
     ['keeps a base path without its trailing slash', { PUBLIC_URL: 'https://example.com/status/' }, 'https://example.com/status']
@@ -138,7 +187,11 @@ t.test('LOCATIONS', async (t) => {
   const frankfurt = { label: 'Frankfurt 1, Germany', proxy: 'http://10.0.0.5:3128' }
   const ashburn = { label: 'Ashburn 1, United States', proxy: 'https://proxy.example.net:8443' }
   const direct1 = { label: 'Paris 1, France' }
-  const expected = [{ ...frankfurt, resolve: 'local' }, { ...ashburn, resolve: 'local' }, { label: 'Paris 1, France', proxy: null, resolve: 'local' }]
+  const expected = [
+    { ...frankfurt, resolve: 'local' },
+    { ...ashburn, resolve: 'local' },
+    { label: 'Paris 1, France', proxy: null, resolve: 'local' }
+  ]
   const json = JSON.stringify([frankfurt, ashburn, direct1])
   const dir = t.testdir({ 'locations.json': json, 'broken.json': '[{"label":' })
 
@@ -155,7 +208,10 @@ t.test('LOCATIONS', async (t) => {
   })
 
   t.test('an explicit null proxy means direct', async (t) => {
-    t.strictSame([...loadConfig({ LOCATIONS: '[{"label":"Oslo 2, Norway","proxy":null}]' }).locations], [{ label: 'Oslo 2, Norway', proxy: null, resolve: 'local' }])
+    t.strictSame(
+      [...loadConfig({ LOCATIONS: '[{"label":"Oslo 2, Norway","proxy":null}]' }).locations],
+      [{ label: 'Oslo 2, Norway', proxy: null, resolve: 'local' }]
+    )
   })
 
   t.test('resolve: "proxy" lets the proxy resolve; anything else is refused', async (t) => {
@@ -274,8 +330,12 @@ t.test('a good variable beside a bad one is not blamed', async (t) => {
 })
 
 t.test('CONNECT_TO follows curl --connect-to', async (t) => {
-  const rule = (host1: string | null, port1: number | null, host2: string | null, port2: number | null): ConnectToRule =>
-    ({ host1, port1, host2, port2 })
+  const rule = (host1: string | null, port1: number | null, host2: string | null, port2: number | null): ConnectToRule => ({
+    host1,
+    port1,
+    host2,
+    port2
+  })
   const cases: Array<[string, string, ConnectToRule[]]> = [
     ['a full entry', 'example.com:443:127.0.0.1:8443', [rule('example.com', 443, '127.0.0.1', 8443)]],
     ['an empty HOST1 matching any host', ':443:127.0.0.1:8443', [rule(null, 443, '127.0.0.1', 8443)]],
@@ -286,12 +346,16 @@ t.test('CONNECT_TO follows curl --connect-to', async (t) => {
     ['a bracketed IPv6 HOST2', 'example.com:443:[::1]:8443', [rule('example.com', 443, '::1', 8443)]],
     ['a bracketed IPv6 HOST1', '[2001:db8::1]:80:127.0.0.1:8080', [rule('2001:db8::1', 80, '127.0.0.1', 8080)]],
     ['an upper-case host, lower-cased', 'Example.COM:443:LoopBack.Test:8443', [rule('example.com', 443, 'loopback.test', 8443)]],
-    ['several entries, in order', 'b.test:443:127.0.0.1:1,a.test:80:127.0.0.2:2,:443:127.0.0.3:3', [
-      rule('b.test', 443, '127.0.0.1', 1), rule('a.test', 80, '127.0.0.2', 2), rule(null, 443, '127.0.0.3', 3)
-    ]],
-    ['spaces around entries and empty entries', '  a.test:443:127.0.0.1:8443 ,, b.test:80:127.0.0.1:8080  ', [
-      rule('a.test', 443, '127.0.0.1', 8443), rule('b.test', 80, '127.0.0.1', 8080)
-    ]],
+    [
+      'several entries, in order',
+      'b.test:443:127.0.0.1:1,a.test:80:127.0.0.2:2,:443:127.0.0.3:3',
+      [rule('b.test', 443, '127.0.0.1', 1), rule('a.test', 80, '127.0.0.2', 2), rule(null, 443, '127.0.0.3', 3)]
+    ],
+    [
+      'spaces around entries and empty entries',
+      '  a.test:443:127.0.0.1:8443 ,, b.test:80:127.0.0.1:8080  ',
+      [rule('a.test', 443, '127.0.0.1', 8443), rule('b.test', 80, '127.0.0.1', 8080)]
+    ],
     ['an empty value', '', []],
     ['only spaces and commas', ' , ', []]
   ]

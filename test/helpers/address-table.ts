@@ -48,9 +48,9 @@ export const ADDRESSES: ReadonlyArray<readonly [string, boolean, string]> = [
 ]
 
 /** The table's non-public addresses, with why each is not public. */
-export const NON_PUBLIC_ADDRESSES: ReadonlyArray<readonly [string, string]> = ADDRESSES
-  .filter(([ip, isPublic]) => !isPublic && ip !== 'example.com')
-  .map(([ip, , why]) => [ip, why] as const)
+export const NON_PUBLIC_ADDRESSES: ReadonlyArray<readonly [string, string]> = ADDRESSES.filter(
+  ([ip, isPublic]) => !isPublic && ip !== 'example.com'
+).map(([ip, , why]) => [ip, why] as const)
 
 /** Names that stand for a non-public address wherever they are resolved. */
 export const NON_PUBLIC_NAMES: readonly string[] = ['localhost']

@@ -20,14 +20,22 @@ export function chromiumMissing(): string | null {
 /** Real headless Chromium, closed at teardown. Playwright gives every launch a fresh temporary profile. */
 export async function launchChromium(t: Test): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does this) to run the browser tests`)
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does this) to run the browser tests`
+    )
   }
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic',
-      '--no-first-run', '--disable-component-update', '--disable-sync'
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-component-update',
+      '--disable-sync'
     ],
     timeout: 60_000
   })
@@ -40,6 +48,10 @@ export async function freePort(): Promise<number> {
   const server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as { port: number }
-  await new Promise<void>((resolve) => server.close(() => { resolve(); }))
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve()
+    })
+  )
   return port
 }

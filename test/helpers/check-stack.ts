@@ -13,17 +13,35 @@ export interface CheckStack {
   pools: LocationPools
   key: string
   results: CheckResult[]
-  check(domain: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Record<string, unknown>; res: ServerInjectResponse }>
+  check(
+    domain: unknown,
+    headers?: Record<string, string>
+  ): Promise<{ status: number; body: any; headers: Record<string, unknown>; res: ServerInjectResponse }>
 }
 
 /** The real check path: location actors in Piscina pools, the supervisor and the HTTP route, on loopback only. */
 export async function checkStack(
   t: Test,
-  { proxies, connectTo, timeoutMs = 1500, cacheTtlS = 60, actorFile, keyLimit = 100_000 }:
-  { proxies: Array<number | null>; connectTo: string; timeoutMs?: number; cacheTtlS?: number; actorFile?: string; keyLimit?: number }
+  {
+    proxies,
+    connectTo,
+    timeoutMs = 1500,
+    cacheTtlS = 60,
+    actorFile,
+    keyLimit = 100_000
+  }: { proxies: Array<number | null>; connectTo: string; timeoutMs?: number; cacheTtlS?: number; actorFile?: string; keyLimit?: number }
 ): Promise<CheckStack> {
-  const locations = proxies.map((port, i) => ({ label: `Proxy ${i + 1}, Testland`, ...(port === null ? {} : { proxy: `http://127.0.0.1:${port}` }) }))
-  const env = { LOCATIONS: JSON.stringify(locations), CONNECT_TO: connectTo, ALLOW_PRIVATE_TARGETS: '1', PROBE_TIMEOUT_MS: String(timeoutMs), CACHE_TTL_S: String(cacheTtlS) }
+  const locations = proxies.map((port, i) => ({
+    label: `Proxy ${i + 1}, Testland`,
+    ...(port === null ? {} : { proxy: `http://127.0.0.1:${port}` })
+  }))
+  const env = {
+    LOCATIONS: JSON.stringify(locations),
+    CONNECT_TO: connectTo,
+    ALLOW_PRIVATE_TARGETS: '1',
+    PROBE_TIMEOUT_MS: String(timeoutMs),
+    CACHE_TTL_S: String(cacheTtlS)
+  }
   const config = loadConfig(env)
   const results: CheckResult[] = []
   const { pools, checks } = createProbing(config, {

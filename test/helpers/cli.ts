@@ -23,8 +23,16 @@ export interface CliResult {
  * takes several seconds), quiet logs, and whatever the test sets.
  */
 export function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const loader = Object.entries(process.env).filter(([k]) => k.startsWith('_TAPJS_PROCESSINFO_') || k.startsWith('TS_NODE_') || k === 'TAP_TYPE_STRIP_ONLY')
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...Object.fromEntries(loader), TS_NODE_TRANSPILE_ONLY: '1', LOG_LEVEL: 'silent', ...extra }
+  const loader = Object.entries(process.env).filter(
+    ([k]) => k.startsWith('_TAPJS_PROCESSINFO_') || k.startsWith('TS_NODE_') || k === 'TAP_TYPE_STRIP_ONLY'
+  )
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    ...Object.fromEntries(loader),
+    TS_NODE_TRANSPILE_ONLY: '1',
+    LOG_LEVEL: 'silent',
+    ...extra
+  }
 }
 
 /**
@@ -34,7 +42,12 @@ export function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
  */
 export function spawnCli(
   args: string[],
-  { env, input, script = 'lib/cli/index.ts', closeStdout = false }: { env: Record<string, string>; input?: string; script?: string; closeStdout?: boolean }
+  {
+    env,
+    input,
+    script = 'lib/cli/index.ts',
+    closeStdout = false
+  }: { env: Record<string, string>; input?: string; script?: string; closeStdout?: boolean }
 ): Promise<CliResult> {
   const started = Date.now()
   const nodeArgs = script.endsWith('.ts') ? [...process.execArgv, script, ...args] : [script, ...args]
@@ -42,8 +55,13 @@ export function spawnCli(
   let stdout = ''
   let stderr = ''
   if (closeStdout) child.stdout.destroy()
-  else child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+  else
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d
+    })
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d
+  })
   child.stdin.on('error', () => {})
   child.stdin.end(input)
   return new Promise((resolve, reject) => {
@@ -105,20 +123,35 @@ export async function startServe(
 ): Promise<{ child: ChildProcess; uri: string; output: () => string }> {
   const file = resolve(ROOT, script)
   const args = script.endsWith('.ts') ? [...process.execArgv, file, 'serve'] : [file, 'serve']
-  const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { PATH: process.env.PATH, PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL')
+  })
   recordOutputOf(child.stdout)
   recordOutputOf(child.stderr)
   let out = ''
-  child.stderr.on('data', (c: Buffer) => { out += c.toString() })
+  child.stderr.on('data', (c: Buffer) => {
+    out += c.toString()
+  })
   const uri = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => { reject(new Error(`serve did not start: ${out}`)); }, 20_000)
+    const timer = setTimeout(() => {
+      reject(new Error(`serve did not start: ${out}`))
+    }, 20_000)
     child.stdout.on('data', (c: Buffer) => {
       out += c.toString()
       const m = /"uri":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(out)
-      if (m) { clearTimeout(timer); resolve(m[1] as string) }
+      if (m) {
+        clearTimeout(timer)
+        resolve(m[1] as string)
+      }
     })
-    child.once('exit', () => { reject(new Error(`serve exited early: ${out}`)); })
+    child.once('exit', () => {
+      reject(new Error(`serve exited early: ${out}`))
+    })
   })
   return { child, uri, output: () => out }
 }

@@ -24,7 +24,13 @@ export function engines(): Array<'sqlite' | 'mysql'> {
 export async function createTestDatabase(engine: 'sqlite' | 'mysql'): Promise<TestDatabase> {
   if (engine === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'site-status-test-'))
-    return { engine, url: `sqlite:${join(dir, 'test.sqlite')}`, cleanup: async () => { rmSync(dir, { recursive: true, force: true }); } }
+    return {
+      engine,
+      url: `sqlite:${join(dir, 'test.sqlite')}`,
+      cleanup: async () => {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }
   }
   const base = process.env.TEST_MYSQL_URL
   if (!base) throw new Error('TEST_MYSQL_URL is not set')
@@ -42,7 +48,11 @@ export async function createTestDatabase(engine: 'sqlite' | 'mysql'): Promise<Te
     url: url.toString(),
     cleanup: async () => {
       const db = openDb(base)
-      try { await db.raw(`DROP DATABASE IF EXISTS \`${name}\``) } finally { await db.destroy() }
+      try {
+        await db.raw(`DROP DATABASE IF EXISTS \`${name}\``)
+      } finally {
+        await db.destroy()
+      }
     }
   }
 }
@@ -51,7 +61,10 @@ export async function createTestDatabase(engine: 'sqlite' | 'mysql'): Promise<Te
 export async function migratedDb(engine: 'sqlite' | 'mysql', t: { teardown(fn: () => unknown): void }): Promise<{ db: Db; url: string }> {
   const test = await createTestDatabase(engine)
   const db = openDb(test.url)
-  t.teardown(async () => { await db.destroy(); await test.cleanup() })
+  t.teardown(async () => {
+    await db.destroy()
+    await test.cleanup()
+  })
   await migrateLatest(db)
   return { db, url: test.url }
 }

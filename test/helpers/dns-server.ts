@@ -8,7 +8,11 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 
 export type DnsAnswer = string[] | 'nxdomain' | 'servfail' | 'drop'
-export interface DnsRule { suffix: string; A: DnsAnswer; AAAA: DnsAnswer }
+export interface DnsRule {
+  suffix: string
+  A: DnsAnswer
+  AAAA: DnsAnswer
+}
 
 export interface DnsServer {
   /** `127.0.0.1:port`, as DNS_SERVERS takes it. */

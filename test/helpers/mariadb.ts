@@ -62,36 +62,63 @@ export async function startPrivateMariaDb({ databases = [] }: { databases?: stri
   const datadir = join(dir, 'data')
   const errorLog = join(dir, 'error.log')
   try {
-    await run(installer, [
-      '--no-defaults', `--datadir=${datadir}`, '--user=root', '--auth-root-authentication-method=normal',
-      '--skip-test-db', '--skip-name-resolve'
-    ], { timeout: 60_000 })
+    await run(
+      installer,
+      [
+        '--no-defaults',
+        `--datadir=${datadir}`,
+        '--user=root',
+        '--auth-root-authentication-method=normal',
+        '--skip-test-db',
+        '--skip-name-resolve'
+      ],
+      { timeout: 60_000 }
+    )
   } catch (err) {
     rmSync(dir, { recursive: true, force: true })
     throw new Error(`mariadb-install-db failed: ${(err as Error).message.split('\n')[0]}`)
   }
   const port = await closedPort()
   const args = [
-    '--no-defaults', `--datadir=${datadir}`, `--socket=${join(dir, 'mysqld.sock')}`, `--pid-file=${join(dir, 'mysqld.pid')}`,
-    `--port=${port}`, '--bind-address=127.0.0.1', '--user=root', `--log-error=${errorLog}`, '--skip-name-resolve',
+    '--no-defaults',
+    `--datadir=${datadir}`,
+    `--socket=${join(dir, 'mysqld.sock')}`,
+    `--pid-file=${join(dir, 'mysqld.pid')}`,
+    `--port=${port}`,
+    '--bind-address=127.0.0.1',
+    '--user=root',
+    `--log-error=${errorLog}`,
+    '--skip-name-resolve',
     // Small and quick: the tests write little, and a stop must not wait for a large buffer pool.
-    '--innodb-buffer-pool-size=16M', '--max-connections=100'
+    '--innodb-buffer-pool-size=16M',
+    '--max-connections=100'
   ]
   let child: ChildProcess | null = null
   let exited: Promise<void> = Promise.resolve()
   // A test process that dies must not leave a server behind.
-  const killOnExit = (): void => { child?.kill('SIGKILL') }
+  const killOnExit = (): void => {
+    child?.kill('SIGKILL')
+  }
   process.once('exit', killOnExit)
 
   const tail = (): string => {
-    try { return readFileSync(errorLog, 'utf8').trim().split('\n').slice(-5).join(' | ') } catch { return '(no error log)' }
+    try {
+      return readFileSync(errorLog, 'utf8').trim().split('\n').slice(-5).join(' | ')
+    } catch {
+      return '(no error log)'
+    }
   }
 
   const start = async (): Promise<void> => {
     if (child !== null) throw new Error('the private MariaDB is already running')
     const proc = spawn(server, args, { stdio: 'ignore' })
     child = proc
-    exited = new Promise<void>((resolve) => proc.once('exit', () => { if (child === proc) child = null; resolve() }))
+    exited = new Promise<void>((resolve) =>
+      proc.once('exit', () => {
+        if (child === proc) child = null
+        resolve()
+      })
+    )
     const deadline = Date.now() + 60_000
     for (;;) {
       if (child !== proc) throw new Error(`the private MariaDB exited while starting: ${tail()}`)

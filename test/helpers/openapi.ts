@@ -35,8 +35,11 @@ export function schemaAt(pointer: string): ValidateFunction {
 /** Follows a `$ref` inside the document; returns the object and where it lives. */
 function resolve(node: Json, pointer: string): { node: Json; pointer: string } {
   if (typeof node.$ref !== 'string') return { node, pointer }
-  const target = (node.$ref).slice(1)
-  const found = target.split('/').slice(1).reduce<Json>((n, s) => n[s.replace(/~1/g, '/').replace(/~0/g, '~')], document)
+  const target = node.$ref.slice(1)
+  const found = target
+    .split('/')
+    .slice(1)
+    .reduce<Json>((n, s) => n[s.replace(/~1/g, '/').replace(/~0/g, '~')], document)
   return resolve(found, target)
 }
 
@@ -99,7 +102,10 @@ export function openApiProblems(res: ServerInjectResponse): string[] {
     if (res.payload !== '') problems.push('a body where the document says there is none')
     return problems
   }
-  const type = String(res.headers['content-type'] ?? '').split(';')[0]?.trim() ?? ''
+  const type =
+    String(res.headers['content-type'] ?? '')
+      .split(';')[0]
+      ?.trim() ?? ''
   if (!response.content[type]) return [...problems, `content type ${type} is not documented (${Object.keys(response.content).join(', ')})`]
   if (type === 'application/json') {
     const validate = schemaAt(`${at}/content/${escape(type)}/schema`)
@@ -110,5 +116,9 @@ export function openApiProblems(res: ServerInjectResponse): string[] {
 
 /** Asserts that a real response matches the OpenAPI document. */
 export function matchesOpenApi(t: Test, res: ServerInjectResponse, what?: string): void {
-  t.same(openApiProblems(res), [], `${what ?? `${res.request.method.toUpperCase()} ${res.request.path} ${res.statusCode}`} matches the OpenAPI document`)
+  t.same(
+    openApiProblems(res),
+    [],
+    `${what ?? `${res.request.method.toUpperCase()} ${res.request.path} ${res.statusCode}`} matches the OpenAPI document`
+  )
 }

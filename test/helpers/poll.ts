@@ -13,5 +13,10 @@ export async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, 
 
 /** Polls until `cond` holds; false when `ms` have passed first. */
 export async function holds(cond: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  return until(async () => cond(), (v) => v, ms, 50)
+  return until(
+    async () => cond(),
+    (v) => v,
+    ms,
+    50
+  )
 }

@@ -31,13 +31,27 @@ export interface TestServer {
   issueKey: (options?: { name?: string; limit?: number | null }) => Promise<string>
 }
 
-export async function testServer(
-  { db, env = {}, now, limiter, checks, states, badges, timeouts, schedule }:
-  {
-    db: Db; env?: Record<string, string>; now?: () => Date; limiter?: RateLimiter; checks?: CheckSupervisor; states?: SiteStates; badges?: BadgeRenderer
-    timeouts?: ServerTimeouts; schedule?: () => 'ok' | 'behind'
-  }
-): Promise<TestServer> {
+export async function testServer({
+  db,
+  env = {},
+  now,
+  limiter,
+  checks,
+  states,
+  badges,
+  timeouts,
+  schedule
+}: {
+  db: Db
+  env?: Record<string, string>
+  now?: () => Date
+  limiter?: RateLimiter
+  checks?: CheckSupervisor
+  states?: SiteStates
+  badges?: BadgeRenderer
+  timeouts?: ServerTimeouts
+  schedule?: () => 'ok' | 'behind'
+}): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
   const logger = createLogger({ level: config.logLevel, stream: logs })

@@ -18,7 +18,12 @@ export interface TrackedServer extends TestServer {
   /** The clock the server reads; tests move it. */
   clock: { now: number }
   /** Records a check of a tracked site through the real recorder and store, and waits until it is committed. */
-  feed(domain: string, status: CheckResult['status'], at: number, extra?: { blocked?: boolean; partial?: boolean; responseMs?: number | null }): Promise<void>
+  feed(
+    domain: string,
+    status: CheckResult['status'],
+    at: number,
+    extra?: { blocked?: boolean; partial?: boolean; responseMs?: number | null }
+  ): Promise<void>
 }
 
 /**
@@ -28,8 +33,19 @@ export interface TrackedServer extends TestServer {
  */
 export async function trackedServer(
   t: Test,
-  { engine = 'sqlite', sites, start, env = {}, badges = new BadgeRenderer() }:
-  { engine?: 'sqlite' | 'mysql'; sites: Array<{ domain: string; name: string | null }>; start: number; env?: Record<string, string>; badges?: BadgeRenderer }
+  {
+    engine = 'sqlite',
+    sites,
+    start,
+    env = {},
+    badges = new BadgeRenderer()
+  }: {
+    engine?: 'sqlite' | 'mysql'
+    sites: Array<{ domain: string; name: string | null }>
+    start: number
+    env?: Record<string, string>
+    badges?: BadgeRenderer
+  }
 ): Promise<TrackedServer> {
   const { db, url } = await migratedDb(engine, t)
   const publicUrl = env.PUBLIC_URL ?? 'https://status.example.net'
@@ -53,18 +69,21 @@ export async function trackedServer(
     clock,
     feed: async (domain, status, at, { blocked = false, partial = false, responseMs } = {}) => {
       const answered = status === 'unavailable' ? 0 : status === 'unconfirmed' ? 1 : 3
-      recorder.record({
-        domain,
-        status,
-        locations_answered: answered,
-        locations_total: 3,
-        response_ms: responseMs !== undefined ? responseMs : answered === 0 ? null : 120,
-        cached: false,
-        locations: [],
-        checked_at: new Date(at).toISOString(),
-        partial,
-        blocked
-      }, 'schedule')
+      recorder.record(
+        {
+          domain,
+          status,
+          locations_answered: answered,
+          locations_total: 3,
+          response_ms: responseMs !== undefined ? responseMs : answered === 0 ? null : 120,
+          cached: false,
+          locations: [],
+          checked_at: new Date(at).toISOString(),
+          partial,
+          blocked
+        },
+        'schedule'
+      )
       if (!(await recorder.flush(10_000))) throw new Error('the check was not recorded')
     }
   }

@@ -33,20 +33,36 @@ export function squidMissing(): string | null {
  * network knows), the loopback ports the test's servers listen on, and `exceptions`, addresses
  * that stand in for public sites (the test network has only loopback, which the config denies).
  */
-export async function startSquid(t: Test, { hosts, ports, exceptions }: { hosts: Record<string, string>; ports: number[]; exceptions: string[] }): Promise<Squid> {
+export async function startSquid(
+  t: Test,
+  { hosts, ports, exceptions }: { hosts: Record<string, string>; ports: number[]; exceptions: string[] }
+): Promise<Squid> {
   const dir = mkdtempSync(join(tmpdir(), 'squid-'))
   // Squid drops root for its own user, which must still write its logs and pid here.
   chmodSync(dir, 0o777)
   const port = await freePort()
-  writeFileSync(join(dir, 'hosts'), Object.entries(hosts).map(([name, ip]) => `${ip} ${name}\n`).join(''))
+  writeFileSync(
+    join(dir, 'hosts'),
+    Object.entries(hosts)
+      .map(([name, ip]) => `${ip} ${name}\n`)
+      .join('')
+  )
   const shipped = readFileSync(SHIPPED, 'utf8')
-  if (!/^http_port 3128$/m.test(shipped) || !/^acl web_ports port 80 443$/m.test(shipped) || !/^http_access deny nonpublic$/m.test(shipped)) {
+  if (
+    !/^http_port 3128$/m.test(shipped) ||
+    !/^acl web_ports port 80 443$/m.test(shipped) ||
+    !/^http_access deny nonpublic$/m.test(shipped)
+  ) {
     throw new Error('deploy/squid.conf changed shape: update test/helpers/squid.ts')
   }
-  const config = shipped
-    .replace(/^http_port 3128$/m, `http_port 127.0.0.1:${port}`)
-    .replace(/^acl web_ports port 80 443$/m, `acl web_ports port 80 443 ${ports.join(' ')}`)
-    .replace(/^http_access deny nonpublic$/m, `acl test_sites dst ${exceptions.join(' ')}\nhttp_access allow CONNECT test_sites web_ports\nhttp_access deny nonpublic`) +
+  const config =
+    shipped
+      .replace(/^http_port 3128$/m, `http_port 127.0.0.1:${port}`)
+      .replace(/^acl web_ports port 80 443$/m, `acl web_ports port 80 443 ${ports.join(' ')}`)
+      .replace(
+        /^http_access deny nonpublic$/m,
+        `acl test_sites dst ${exceptions.join(' ')}\nhttp_access allow CONNECT test_sites web_ports\nhttp_access deny nonpublic`
+      ) +
     [
       `pid_filename ${join(dir, 'squid.pid')}`,
       `access_log stdio:${join(dir, 'access.log')}`,
@@ -60,7 +76,9 @@ export async function startSquid(t: Test, { hosts, ports, exceptions }: { hosts:
   writeFileSync(join(dir, 'squid.conf'), config)
   const child: ChildProcess = spawn(SQUID, ['-N', '-f', join(dir, 'squid.conf')], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
-  child.stderr?.on('data', (c: Buffer) => { stderr += c.toString() })
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString()
+  })
   t.teardown(async () => {
     if (child.exitCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -69,12 +87,20 @@ export async function startSquid(t: Test, { hosts, ports, exceptions }: { hosts:
     }
     rmSync(dir, { recursive: true, force: true })
   })
-  const accepting = () => new Promise<boolean>((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port }, () => { s.destroy(); resolve(true) })
-    s.on('error', () => { resolve(false); })
-  })
+  const accepting = () =>
+    new Promise<boolean>((resolve) => {
+      const s = net.connect({ host: '127.0.0.1', port }, () => {
+        s.destroy()
+        resolve(true)
+      })
+      s.on('error', () => {
+        resolve(false)
+      })
+    })
   if (!(await holds(async () => child.exitCode === null && (await accepting()), 30_000))) {
-    throw new Error(`squid did not start: ${stderr}${existsSync(join(dir, 'cache.log')) ? readFileSync(join(dir, 'cache.log'), 'utf8') : ''}`)
+    throw new Error(
+      `squid did not start: ${stderr}${existsSync(join(dir, 'cache.log')) ? readFileSync(join(dir, 'cache.log'), 'utf8') : ''}`
+    )
   }
   return { port, log: () => (existsSync(join(dir, 'access.log')) ? readFileSync(join(dir, 'access.log'), 'utf8') : '') }
 }

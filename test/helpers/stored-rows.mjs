@@ -8,13 +8,30 @@ const SOURCES = new Set(['schedule', 'demand'])
 /** Sites, checks (in replay order) and outages as plain values; timestamps in ms since the epoch. */
 export async function readStoredRows(db, toDate) {
   const ms = (v) => toDate(v)?.getTime() ?? null
-  const sites = (await db('sites').select('id', 'domain', 'status', 'checked_at'))
-    .map((s) => ({ id: Number(s.id), domain: s.domain, status: s.status, at: ms(s.checked_at) }))
-  const checks = (await db('checks').orderBy([{ column: 'site_id' }, { column: 'checked_at' }, { column: 'id' }])
-    .select('site_id', 'checked_at', 'status', 'source', 'locations', 'locations_answered', 'locations_total'))
-    .map((c) => ({ site: Number(c.site_id), at: ms(c.checked_at), status: c.status, source: c.source, locations: String(c.locations), answered: Number(c.locations_answered), total: Number(c.locations_total) }))
-  const outages = (await db('outages').orderBy([{ column: 'site_id' }, { column: 'started_at' }]).select('site_id', 'started_at', 'ended_at', 'open_site_id'))
-    .map((o) => ({ site: Number(o.site_id), start: ms(o.started_at), end: ms(o.ended_at), open: o.open_site_id }))
+  const sites = (await db('sites').select('id', 'domain', 'status', 'checked_at')).map((s) => ({
+    id: Number(s.id),
+    domain: s.domain,
+    status: s.status,
+    at: ms(s.checked_at)
+  }))
+  const checks = (
+    await db('checks')
+      .orderBy([{ column: 'site_id' }, { column: 'checked_at' }, { column: 'id' }])
+      .select('site_id', 'checked_at', 'status', 'source', 'locations', 'locations_answered', 'locations_total')
+  ).map((c) => ({
+    site: Number(c.site_id),
+    at: ms(c.checked_at),
+    status: c.status,
+    source: c.source,
+    locations: String(c.locations),
+    answered: Number(c.locations_answered),
+    total: Number(c.locations_total)
+  }))
+  const outages = (
+    await db('outages')
+      .orderBy([{ column: 'site_id' }, { column: 'started_at' }])
+      .select('site_id', 'started_at', 'ended_at', 'open_site_id')
+  ).map((o) => ({ site: Number(o.site_id), start: ms(o.started_at), end: ms(o.ended_at), open: o.open_site_id }))
   return { sites, checks, outages }
 }
 
@@ -35,8 +52,13 @@ export function incompleteCheck(c) {
   if (!STATUSES.has(c.status)) return `status ${c.status}`
   if (!SOURCES.has(c.source)) return `source ${c.source}`
   let locations
-  try { locations = JSON.parse(c.locations) } catch { return 'locations not JSON' }
-  if (!Array.isArray(locations) || locations.length !== c.total) return `${Array.isArray(locations) ? locations.length : 'no'} locations of ${c.total}`
+  try {
+    locations = JSON.parse(c.locations)
+  } catch {
+    return 'locations not JSON'
+  }
+  if (!Array.isArray(locations) || locations.length !== c.total)
+    return `${Array.isArray(locations) ? locations.length : 'no'} locations of ${c.total}`
   if (c.answered > c.total) return `${c.answered} of ${c.total} answered`
   if (locations.some((l) => typeof l?.location !== 'string' || typeof l?.status !== 'string')) return 'a location without its result'
   return null
@@ -56,15 +78,20 @@ export function storedRowProblems({ sites, checks, outages }, outageStep) {
   }
   for (const o of outages) {
     if (o.end !== null && o.end < o.start) problems.push(`outage of site ${o.site} ends before it starts`)
-    if ((o.end === null) !== (o.open !== null)) problems.push(`outage of site ${o.site} at ${o.start}: open_site_id ${o.open} with end ${o.end}`)
+    if ((o.end === null) !== (o.open !== null))
+      problems.push(`outage of site ${o.site} at ${o.start}: open_site_id ${o.open} with end ${o.end}`)
   }
   for (const site of sites) {
     const own = checks.filter((c) => c.site === site.id)
     const newest = own.at(-1)
-    if (newest && (site.at !== newest.at || site.status !== newest.status)) problems.push(`${site.domain}: the site row (${site.status} at ${site.at}) is not its newest check (${newest.status} at ${newest.at})`)
+    if (newest && (site.at !== newest.at || site.status !== newest.status))
+      problems.push(
+        `${site.domain}: the site row (${site.status} at ${site.at}) is not its newest check (${newest.status} at ${newest.at})`
+      )
     const stored = outages.filter((o) => o.site === site.id).map((o) => ({ start: o.start, end: o.end }))
     const expected = replayOutages(own, outageStep)
-    if (JSON.stringify(stored) !== JSON.stringify(expected)) problems.push(`${site.domain}: outages ${JSON.stringify(stored)} where its checks give ${JSON.stringify(expected)}`)
+    if (JSON.stringify(stored) !== JSON.stringify(expected))
+      problems.push(`${site.domain}: outages ${JSON.stringify(stored)} where its checks give ${JSON.stringify(expected)}`)
   }
   return problems
 }

@@ -64,8 +64,17 @@ export function findSecrets(lines: ReadonlyArray<{ file: string; line: string }>
 
 export function readSuiteLog(): Array<{ file: string; line: string }> {
   let files: string[]
-  try { files = readdirSync(SUITE_LOG_DIR) } catch { return [] }
-  return files.flatMap((f) => readFileSync(join(SUITE_LOG_DIR, f), 'utf8').split('\n').filter(Boolean).map((line) => ({ file: f, line })))
+  try {
+    files = readdirSync(SUITE_LOG_DIR)
+  } catch {
+    return []
+  }
+  return files.flatMap((f) =>
+    readFileSync(join(SUITE_LOG_DIR, f), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => ({ file: f, line }))
+  )
 }
 
 export function clearSuiteLog(): void {

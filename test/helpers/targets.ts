@@ -17,7 +17,13 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-export interface Hit { host: string; path: string; userAgent: string; remotePort: number; connection: string }
+export interface Hit {
+  host: string
+  path: string
+  userAgent: string
+  remotePort: number
+  connection: string
+}
 
 export interface Target {
   port: number
@@ -32,17 +38,36 @@ export interface Target {
   close: () => Promise<void>
 }
 
-export interface Cert { key: string; cert: string }
+export interface Cert {
+  key: string
+  cert: string
+}
 
 /** A fresh self-signed certificate for localhost, 127.0.0.1 and *.site.test, made with openssl. */
 export function makeCert(): Cert {
   const dir = mkdtempSync(join(tmpdir(), 'probe-cert-'))
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1',
-      '-addext', 'subjectAltName=DNS:localhost,DNS:*.site.test,IP:127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')
-    ], { stdio: 'ignore' })
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        '/CN=localhost',
+        '-days',
+        '1',
+        '-addext',
+        'subjectAltName=DNS:localhost,DNS:*.site.test,IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem')
+      ],
+      { stdio: 'ignore' }
+    )
     return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') }
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -55,10 +80,13 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, target: Targ
   const path = req.url ?? '/'
   const n = Number(/(\d+)$/.exec(path)?.[1] ?? 0)
   switch (label) {
-    case 'ok': case 'internal':
-      res.writeHead(200, { 'content-type': 'text/plain' }).end(`hello from ${host}`); return
+    case 'ok':
+    case 'internal':
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`hello from ${host}`)
+      return
     case 'fail':
-      res.writeHead(503, { 'content-type': 'text/plain' }).end('maintenance'); return
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('maintenance')
+      return
     case 'hang':
       return
     case 'reset': {
@@ -68,16 +96,24 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, target: Targ
       return
     }
     case 'chain':
-      if (n >= 3) { res.writeHead(200).end('arrived'); return }
-      res.writeHead([302, 301, 307][n] ?? 302, { location: `/hop/${n + 1}` }).end(); return
+      if (n >= 3) {
+        res.writeHead(200).end('arrived')
+        return
+      }
+      res.writeHead([302, 301, 307][n] ?? 302, { location: `/hop/${n + 1}` }).end()
+      return
     case 'loop':
-      res.writeHead(302, { location: `/loop/${n + 1}` }).end(); return
+      res.writeHead(302, { location: `/loop/${n + 1}` }).end()
+      return
     case 'jump':
-      res.writeHead(302, { location: 'http://internal.site.test/' }).end(); return
+      res.writeHead(302, { location: 'http://internal.site.test/' }).end()
+      return
     case 'elsewhere':
-      res.writeHead(302, { location: 'ftp://files.site.test/' }).end('moved'); return
+      res.writeHead(302, { location: 'ftp://files.site.test/' }).end('moved')
+      return
     case 'garbled':
-      res.writeHead(302, { location: 'http://[oops/' }).end('moved'); return
+      res.writeHead(302, { location: 'http://[oops/' }).end('moved')
+      return
     case 'hints':
       res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' })
       setTimeout(() => res.writeHead(503, { 'content-type': 'text/plain' }).end('maintenance'), 100)
@@ -89,17 +125,23 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, target: Targ
       res.writeHead(200, { 'content-type': 'text/plain' })
       let left = 40
       const timer = setInterval(() => {
-        if (res.destroyed || left-- === 0) { clearInterval(timer); res.end(); return }
+        if (res.destroyed || left-- === 0) {
+          clearInterval(timer)
+          res.end()
+          return
+        }
         res.write('.')
       }, 50)
       return
     }
     case 'challenge':
-      res.writeHead(403, { 'content-type': 'text/html', 'cf-mitigated': 'challenge', server: 'cloudflare' })
+      res
+        .writeHead(403, { 'content-type': 'text/html', 'cf-mitigated': 'challenge', server: 'cloudflare' })
         .end('<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>window._cf_chl_opt={}</body></html>')
       return
     case 'forbidden':
-      res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden'); return
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('Forbidden')
+      return
     case 'big': {
       // 10 MB in 64 KiB chunks, 1 ms apart, so a client that stops early is visibly early.
       const chunk = Buffer.alloc(65536, 97)
@@ -108,7 +150,12 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, target: Targ
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(chunk.length * left) })
       const next = (): void => {
         if (res.destroyed) return
-        if (left-- === 0) { res.end(() => { target.bigFinished[index] = true }); return }
+        if (left-- === 0) {
+          res.end(() => {
+            target.bigFinished[index] = true
+          })
+          return
+        }
         res.write(chunk, () => setTimeout(next, 1))
       }
       next()
@@ -135,7 +182,11 @@ async function listen(server: net.Server, target: Omit<Target, 'port' | 'close'>
     open: () => sockets.size,
     close: async () => {
       for (const s of sockets) s.destroy()
-      await new Promise<void>((resolve) => server.close(() => { resolve(); }))
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve()
+        })
+      )
     }
   })
 }
@@ -172,7 +223,11 @@ export async function closedPort(): Promise<number> {
   const server = net.createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as net.AddressInfo).port
-  await new Promise<void>((resolve) => server.close(() => { resolve(); }))
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve()
+    })
+  )
   return port
 }
 
@@ -194,8 +249,13 @@ export interface Proxy {
 export async function startProxy(opts: { refuse?: number; names?: Record<string, string> } = {}): Promise<Proxy> {
   const connects: string[] = []
   const sockets = new Set<net.Socket>()
-  const server = http.createServer((_req, res) => { res.writeHead(405).end() })
-  server.on('connection', (s: net.Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
+  const server = http.createServer((_req, res) => {
+    res.writeHead(405).end()
+  })
+  server.on('connection', (s: net.Socket) => {
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+  })
   server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     const wanted = req.url ?? ''
     connects.push(wanted)
@@ -203,13 +263,24 @@ export async function startProxy(opts: { refuse?: number; names?: Record<string,
     const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(wanted)
     const asked = m?.[1] ?? m?.[2] ?? ''
     const host = opts.names?.[asked] ?? asked
-    if (opts.refuse !== undefined) { client.end(`HTTP/1.1 ${opts.refuse} Refused\r\n\r\n`); return }
-    if (!/^127\.\d+\.\d+\.\d+$/.test(host) && host !== 'localhost') { client.end('HTTP/1.1 403 Forbidden\r\n\r\n'); return }
+    if (opts.refuse !== undefined) {
+      client.end(`HTTP/1.1 ${opts.refuse} Refused\r\n\r\n`)
+      return
+    }
+    if (!/^127\.\d+\.\d+\.\d+$/.test(host) && host !== 'localhost') {
+      client.end('HTTP/1.1 403 Forbidden\r\n\r\n')
+      return
+    }
     const upstream = net.connect({ host: host === 'localhost' ? '127.0.0.1' : host, port: Number(m?.[3]) })
     let tunnelled = false
     sockets.add(upstream)
-    upstream.on('close', () => { sockets.delete(upstream); if (tunnelled) client.destroy() })
-    upstream.on('error', () => { if (!tunnelled) client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n') })
+    upstream.on('close', () => {
+      sockets.delete(upstream)
+      if (tunnelled) client.destroy()
+    })
+    upstream.on('error', () => {
+      if (!tunnelled) client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n')
+    })
     upstream.on('connect', () => {
       tunnelled = true
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
@@ -226,7 +297,11 @@ export async function startProxy(opts: { refuse?: number; names?: Record<string,
     open: () => sockets.size,
     close: async () => {
       for (const s of sockets) s.destroy()
-      await new Promise<void>((resolve) => server.close(() => { resolve(); }))
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve()
+        })
+      )
     }
   }
 }
@@ -256,7 +331,11 @@ export async function startSilentServer(): Promise<SilentServer> {
     open: () => sockets.size,
     close: async () => {
       for (const s of sockets) s.destroy()
-      await new Promise<void>((resolve) => server.close(() => { resolve(); }))
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve()
+        })
+      )
     }
   }
 }
@@ -277,7 +356,19 @@ export interface InternalService {
 /** What an SSRF attack is after: a service on 127.0.0.1 that answers anyone who reaches it. */
 export async function startInternalService(): Promise<InternalService> {
   const hits: string[] = []
-  const server = http.createServer((req, res) => { hits.push(req.headers.host ?? ''); res.end('internal secret') })
+  const server = http.createServer((req, res) => {
+    hits.push(req.headers.host ?? '')
+    res.end('internal secret')
+  })
   const port = await listenOn(server, '127.0.0.1')
-  return { port, hits, close: () => new Promise<void>((resolve) => server.close(() => { resolve(); })) }
+  return {
+    port,
+    hits,
+    close: () =>
+      new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve()
+        })
+      )
+  }
 }

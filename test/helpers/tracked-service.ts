@@ -42,7 +42,13 @@ export interface TargetPorts {
  */
 export async function startTrackedService(
   t: Test,
-  { engine, site, env, hang, sites = [] }: {
+  {
+    engine,
+    site,
+    env,
+    hang,
+    sites = []
+  }: {
     engine: 'sqlite' | 'mysql'
     site: { domain: string; name: string }
     /** Settings over the defaults; a function gets the target's ports (to write its own CONNECT_TO). */
@@ -66,10 +72,15 @@ export async function startTrackedService(
     res.writeHead(healthy ? 200 : 503).end(healthy ? 'ok' : 'down')
   })
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => {
-    target.closeAllConnections()
-    target.close(() => { resolve(); })
-  }))
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        target.closeAllConnections()
+        target.close(() => {
+          resolve()
+        })
+      })
+  )
   const port = (target.address() as AddressInfo).port
   const closed = await closedPort()
 
@@ -92,5 +103,17 @@ export async function startTrackedService(
   })
   const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
   t.teardown(() => service.stop())
-  return { service, config, key, setHealthy: (h) => { healthy = h }, userAgents, hosts, onRequest: (l) => { listeners.push(l) } }
+  return {
+    service,
+    config,
+    key,
+    setHealthy: (h) => {
+      healthy = h
+    },
+    userAgents,
+    hosts,
+    onRequest: (l) => {
+      listeners.push(l)
+    }
+  }
 }

@@ -7,7 +7,7 @@ import real, { type ProbeTask } from '../../workers/location-actor.js'
 function nextConnection(): Promise<void> {
   return new Promise((resolve) => {
     const onSocket = (message: unknown): void => {
-      (message as { socket: Socket }).socket.once('connect', () => {
+      ;(message as { socket: Socket }).socket.once('connect', () => {
         dc.unsubscribe('net.client.socket', onSocket)
         resolve()
       })

@@ -13,7 +13,9 @@ import { PassThrough } from 'node:stream'
  */
 function fakeClock(t: Test): Clock {
   const clock = FakeTimers.install({ toFake: ['performance', 'setTimeout', 'clearTimeout'] })
-  t.teardown(() => { clock.uninstall() })
+  t.teardown(() => {
+    clock.uninstall()
+  })
   // lru-cache takes a start time of 0 for "no TTL": the fake clock must not begin there.
   clock.tick(1000)
   return clock
@@ -85,7 +87,11 @@ t.test('keys revoked with the operator tool stop working in the running server w
   const io = { stdout: out, stderr: new PassThrough(), env: { DATABASE_URL: url }, now: () => new Date() }
   t.equal(await run(['keys', 'create', '--name', 'tool'], io), 0)
   const key = chunks.join('').trim().split('\n').pop() as string
-  t.equal((await server.inject({ url: '/api/v1/rate_limit', headers: bearer(key) })).statusCode, 200, 'a key created with the tool works at once')
+  t.equal(
+    (await server.inject({ url: '/api/v1/rate_limit', headers: bearer(key) })).statusCode,
+    200,
+    'a key created with the tool works at once'
+  )
   const id = (await listKeys({ db })).find((k) => k.name === 'tool')?.id as number
   t.equal(await run(['keys', 'revoke', String(id)], io), 0)
   await clock.tickAsync(1000)
@@ -102,7 +108,11 @@ t.test('while key lookups fail, a key seen before keeps working and an unseen on
   await db.schema.renameTable('api_keys', 'api_keys_away')
   t.teardown(() => db.schema.renameTable('api_keys_away', 'api_keys'))
   await clock.tickAsync(600)
-  t.equal((await server.inject({ url: '/api/v1/rate_limit', headers: bearer(known) })).statusCode, 200, 'the known key still works after its cache entry went stale')
+  t.equal(
+    (await server.inject({ url: '/api/v1/rate_limit', headers: bearer(known) })).statusCode,
+    200,
+    'the known key still works after its cache entry went stale'
+  )
   const res = await server.inject({ url: '/api/v1/rate_limit', headers: bearer(unseen) })
   t.equal(res.statusCode, 503, 'a key never seen cannot be checked')
   t.same(JSON.parse(res.payload), { error: 'database unavailable' })

@@ -13,7 +13,13 @@ const CAPACITY = { MAX_CHECKS_IN_FLIGHT: '12', PROBE_TIMEOUT_MS: '3000', CACHE_T
 const TRACKED = { domain: 'tracked.example.com', name: 'Tracked' }
 const hanging = (host: string): boolean => host.endsWith('.hang.test')
 
-interface Answer { status: number; body: any; headers: Record<string, unknown>; ms: number; res: ServerInjectResponse }
+interface Answer {
+  status: number
+  body: any
+  headers: Record<string, unknown>
+  ms: number
+  res: ServerInjectResponse
+}
 
 async function extraKey(tracked: TrackedService, name: string): Promise<string> {
   const key = generateKey()
@@ -38,10 +44,12 @@ function checker(tracked: TrackedService) {
 function arrivals(tracked: TrackedService, hosts: string[]): Promise<void> {
   const waiting = new Set(hosts.filter((h) => !tracked.hosts.includes(h)))
   if (waiting.size === 0) return Promise.resolve()
-  return new Promise((resolve) => { tracked.onRequest((host) => {
-    waiting.delete(host)
-    if (waiting.size === 0) resolve()
-  }); })
+  return new Promise((resolve) => {
+    tracked.onRequest((host) => {
+      waiting.delete(host)
+      if (waiting.size === 0) resolve()
+    })
+  })
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
@@ -61,7 +69,7 @@ t.test('MAX_CHECKS_IN_FLIGHT: over it an on-demand check is refused at once, sch
 
   const budget = (answer: Answer) => Number(answer.headers['ratelimit-remaining'])
   const overKey = await check(a, 'more.hang.test')
-  t.equal(overKey.status, 503, "a key over its share gets 503")
+  t.equal(overKey.status, 503, 'a key over its share gets 503')
   t.match(overKey.body, { error: /this key has too many checks in flight/ })
   t.ok(Number(overKey.headers['retry-after']) >= 1, `with Retry-After (${String(overKey.headers['retry-after'])})`)
   t.same(openApiProblems(overKey.res), [], 'the 503 matches the OpenAPI document')
@@ -71,11 +79,17 @@ t.test('MAX_CHECKS_IN_FLIGHT: over it an on-demand check is refused at once, sch
   for (const r of refusals) {
     t.equal(r.status, 503)
     t.match(r.body, { error: /too many checks in flight/ })
-    t.ok(Number(r.headers['retry-after']) >= 1 && Number(r.headers['retry-after']) <= 5, 'Retry-After: when the oldest hanging check ends at the latest')
+    t.ok(
+      Number(r.headers['retry-after']) >= 1 && Number(r.headers['retry-after']) <= 5,
+      'Retry-After: when the oldest hanging check ends at the latest'
+    )
   }
   t.ok(median(refusals.map((r) => r.ms)) < 100, `refused at once (median ${median(refusals.map((r) => r.ms)).toFixed(1)} ms)`)
   t.equal(budget(refusals[1] as Answer), budget(refusals[0] as Answer), 'a refused check costs the key nothing')
-  t.notOk(tracked.hosts.some((h) => h.startsWith('over')), 'nothing refused was probed')
+  t.notOk(
+    tracked.hosts.some((h) => h.startsWith('over')),
+    'nothing refused was probed'
+  )
 
   // A check of a domain already being probed joins that run and needs no slot of its own.
   const joined = check(c, 'h8.hang.test')
@@ -86,12 +100,17 @@ t.test('MAX_CHECKS_IN_FLIGHT: over it an on-demand check is refused at once, sch
   const pending = await Promise.race([Promise.all(held).then(() => 'done'), Promise.resolve('pending')])
   t.equal(pending, 'pending', 'while the hanging checks still hold every on-demand slot')
   t.equal(tracked.service.monitoring.scheduler.stats().late, 0, 'and none of them started late')
-  const status = JSON.parse((await tracked.service.server.inject({ url: '/api/v1/status/tracked.example.com', headers: { authorization: `Bearer ${a}` } })).payload)
+  const status = JSON.parse(
+    (await tracked.service.server.inject({ url: '/api/v1/status/tracked.example.com', headers: { authorization: `Bearer ${a}` } })).payload
+  )
   t.equal(status.status, 'up')
 
   // Capacity comes back once the hanging probes reach their deadline.
   const ended = await Promise.all(held)
-  t.same(ended.map((r) => r.status), names.map(() => 200))
+  t.same(
+    ended.map((r) => r.status),
+    names.map(() => 200)
+  )
   t.same(new Set(ended.map((r) => r.body.status)), new Set(['down']), 'the hanging sites are down (timeout)')
   t.equal(tracked.service.admission.stats().demand, 0)
   t.match(await joined, { status: 200, body: { status: 'down' } }, 'the check that joined a run under way was not refused')
@@ -109,13 +128,23 @@ t.test('a client that goes away: its check completes, is cached and recorded, an
   })
   await tracked.service.server.start()
   const { port } = tracked.service.server.listener.address() as AddressInfo
-  const abandon = (domain: string): Promise<void> => new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/check', headers: { authorization: `Bearer ${tracked.key}`, 'content-type': 'application/json' } })
-    req.on('error', () => {})
-    req.end(JSON.stringify({ domain }))
-    // Gone as soon as the target sees the probe: the check is under way.
-    void arrivals(tracked, [domain]).then(() => { req.destroy(); resolve() })
-  })
+  const abandon = (domain: string): Promise<void> =>
+    new Promise((resolve) => {
+      const req = http.request({
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/api/v1/check',
+        headers: { authorization: `Bearer ${tracked.key}`, 'content-type': 'application/json' }
+      })
+      req.on('error', () => {})
+      req.end(JSON.stringify({ domain }))
+      // Gone as soon as the target sees the probe: the check is under way.
+      void arrivals(tracked, [domain]).then(() => {
+        req.destroy()
+        resolve()
+      })
+    })
   await abandon('slow.hang.test')
   const demandRows = () => tracked.service.db('checks').where({ source: 'demand' }).count({ n: '*' }).first()
   t.ok(await holds(async () => Number((await demandRows())?.n) === 1, 15_000), 'the abandoned check of a tracked site was recorded')

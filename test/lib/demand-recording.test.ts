@@ -14,11 +14,17 @@ for (const engine of engines()) {
     const headers = { authorization: `Bearer ${key}` }
     const api = async (url: string) => JSON.parse((await service.server.inject({ url, headers })).payload)
     const check = async (domain: string) => {
-      const res = await service.server.inject({ method: 'POST', url: '/api/v1/check', headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify({ domain }) })
+      const res = await service.server.inject({
+        method: 'POST',
+        url: '/api/v1/check',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: JSON.stringify({ domain })
+      })
       t.equal(res.statusCode, 200, `checked ${domain}`)
       return JSON.parse(res.payload)
     }
-    const demandChecks = () => service.db('checks').where({ source: 'demand' }).orderBy('checked_at').select('status', 'checked_at', 'locations_answered')
+    const demandChecks = () =>
+      service.db('checks').where({ source: 'demand' }).orderBy('checked_at').select('status', 'checked_at', 'locations_answered')
     const status = () => api('/api/v1/status/tracked.example.com')
 
     t.equal((await status()).status, 'unavailable', 'never checked yet')
@@ -42,8 +48,11 @@ for (const engine of engines()) {
     const open = await service.db('outages').whereNotNull('open_site_id').select('started_at')
     t.equal(open.length, 1, 'one open outage in the database')
     t.equal(new Date(open[0].started_at).toISOString(), second.checked_at, 'started at the down check')
-    t.match((await api('/api/v1/outages?ongoing=1')).outages, [{ domain: 'tracked.example.com', started_at: second.checked_at, ended_at: null }],
-      'listed as ongoing')
+    t.match(
+      (await api('/api/v1/outages?ongoing=1')).outages,
+      [{ domain: 'tracked.example.com', started_at: second.checked_at, ended_at: null }],
+      'listed as ongoing'
+    )
 
     setHealthy(true)
     const third = await check('tracked.example.com')

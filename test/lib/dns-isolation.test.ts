@@ -41,31 +41,44 @@ for (const engine of engines()) {
       return { status: res.statusCode, body: JSON.parse(res.payload) }
     }
     const stats = () => monitoring.scheduler.stats()
-    t.ok(await holds(() => tracked.hosts.includes('up1.good.test') && tracked.hosts.includes('up2.good.test'), 10_000),
-      'the tracked sites were reached through the loopback resolver')
+    t.ok(
+      await holds(() => tracked.hosts.includes('up1.good.test') && tracked.hosts.includes('up2.good.test'), 10_000),
+      'the tracked sites were reached through the loopback resolver'
+    )
 
     const names = Array.from({ length: FLOOD }, (_, i) => `h${i}.hang.test`)
     let floodOver = false
-    const flood = Promise.all(names.map(check)).finally(() => { floodOver = true })
-    t.ok(await holds(async () => {
-      const asked = new Set(await dns.queries())
-      return names.every((n) => asked.has(`A ${n}`))
-    }, 10_000), `${FLOOD} look-ups are pending`)
+    const flood = Promise.all(names.map(check)).finally(() => {
+      floodOver = true
+    })
+    t.ok(
+      await holds(async () => {
+        const asked = new Set(await dns.queries())
+        return names.every((n) => asked.has(`A ${n}`))
+      }, 10_000),
+      `${FLOOD} look-ups are pending`
+    )
     const before = stats()
 
     const fastStarted = performance.now()
     const fast = await Promise.all(Array.from({ length: 20 }, (_, i) => check(`f${i}.good.test`)))
     t.comment(`20 checks of answering names took ${Math.round(performance.now() - fastStarted)} ms`)
-    t.same(fast.map((r) => [r.status, r.body.status, r.body.locations?.map((l: { error: string | null }) => l.error)]),
-      fast.map(() => [200, 'up', [null, null, null]]), 'checks of answering names are up')
+    t.same(
+      fast.map((r) => [r.status, r.body.status, r.body.locations?.map((l: { error: string | null }) => l.error)]),
+      fast.map(() => [200, 'up', [null, null, null]]),
+      'checks of answering names are up'
+    )
     t.notOk(floodOver, 'and answered while every never-answered look-up was still pending')
     t.ok(await holds(() => stats().started >= before.started + 2, 10_000), 'scheduled checks go on meanwhile (a round of both sites)')
     t.notOk(floodOver, 'still within the flood')
 
     const flooded = await flood
     t.same(new Set(flooded.map((r) => r.status)), new Set([200]))
-    t.same(new Set(flooded.flatMap((r) => r.body.locations.map((l: { error: string }) => l.error))), new Set(['dns: TIMEOUT']),
-      'each never-answered name cost its probes their DNS timeout and is reported as such')
+    t.same(
+      new Set(flooded.flatMap((r) => r.body.locations.map((l: { error: string }) => l.error))),
+      new Set(['dns: TIMEOUT']),
+      'each never-answered name cost its probes their DNS timeout and is reported as such'
+    )
     t.equal(stats().late, 0, 'no scheduled check started late')
     t.equal(stats().skipped, 0, 'none was skipped')
 

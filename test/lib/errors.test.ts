@@ -20,7 +20,13 @@ t.test('every error is JSON with the right status and no internals', async (t) =
       },
       handler: (request) => request.payload as object
     },
-    { method: 'GET', path: '/api/v1/crash', handler: () => { throw new Error("select * from api_keys where key_hash = 'deadbeef' - exploded") } },
+    {
+      method: 'GET',
+      path: '/api/v1/crash',
+      handler: () => {
+        throw new Error("select * from api_keys where key_hash = 'deadbeef' - exploded")
+      }
+    },
     { method: 'GET', path: '/api/v1/sql', handler: async () => db.raw('select secret_column from no_such_table') }
   ])
   const key = await issueKey({ limit: 1000 })
@@ -28,15 +34,35 @@ t.test('every error is JSON with the right status and no internals', async (t) =
   const json = { ...auth, 'content-type': 'application/json' }
 
   const cases: Array<[string, Exclude<Parameters<typeof server.inject>[0], string>, number, RegExp]> = [
-    ['a validation failure', { method: 'POST', url: '/api/v1/echo', headers: json, payload: '{"domain": 5}' }, 400, /"domain" must be a string/],
-    ['an extra field', { method: 'POST', url: '/api/v1/echo', headers: json, payload: '{"domain": "a.com", "x": 1}' }, 400, /"x" is not allowed/],
+    [
+      'a validation failure',
+      { method: 'POST', url: '/api/v1/echo', headers: json, payload: '{"domain": 5}' },
+      400,
+      /"domain" must be a string/
+    ],
+    [
+      'an extra field',
+      { method: 'POST', url: '/api/v1/echo', headers: json, payload: '{"domain": "a.com", "x": 1}' },
+      400,
+      /"x" is not allowed/
+    ],
     ['malformed JSON', { method: 'POST', url: '/api/v1/echo', headers: json, payload: '{"domain": ' }, 400, /JSON/],
     ['a missing key', { method: 'GET', url: '/api/v1/rate_limit' }, 401, /missing API key/],
     ['an unknown route', { method: 'GET', url: '/api/v1/nothing-here', headers: auth }, 404, /not found/],
     ['an unknown route outside the API', { method: 'GET', url: '/wp-login.php' }, 404, /not found/],
     ['a wrong method', { method: 'DELETE', url: '/api/v1/rate_limit', headers: auth }, 405, /not allowed/],
-    ['a body over 4 KiB', { method: 'POST', url: '/api/v1/echo', headers: json, payload: JSON.stringify({ domain: 'a'.repeat(5000) }) }, 413, /greater than maximum/],
-    ['a wrong content type', { method: 'POST', url: '/api/v1/echo', headers: { ...auth, 'content-type': 'text/plain' }, payload: 'domain=a.com' }, 415, /Unsupported Media Type/],
+    [
+      'a body over 4 KiB',
+      { method: 'POST', url: '/api/v1/echo', headers: json, payload: JSON.stringify({ domain: 'a'.repeat(5000) }) },
+      413,
+      /greater than maximum/
+    ],
+    [
+      'a wrong content type',
+      { method: 'POST', url: '/api/v1/echo', headers: { ...auth, 'content-type': 'text/plain' }, payload: 'domain=a.com' },
+      415,
+      /Unsupported Media Type/
+    ],
     ['a handler crash', { method: 'GET', url: '/api/v1/crash', headers: auth }, 500, /^internal server error$/],
     ['a failing query', { method: 'GET', url: '/api/v1/sql', headers: auth }, 500, /^internal server error$/]
   ]
@@ -51,7 +77,8 @@ t.test('every error is JSON with the right status and no internals', async (t) =
       t.notMatch(res.payload, STACK_LINE, 'no stack trace')
       t.notMatch(res.payload, /select|secret_column|deadbeef/i, 'no SQL')
       // The echo, crash and sql routes exist only in this test; the rest are documented.
-      if (typeof request.url === 'string' && !/\/api\/v1\/(echo|crash|sql)$/.test(request.url)) t.same(openApiProblems(res), [], 'matches the OpenAPI document')
+      if (typeof request.url === 'string' && !/\/api\/v1\/(echo|crash|sql)$/.test(request.url))
+        t.same(openApiProblems(res), [], 'matches the OpenAPI document')
     })
   }
 

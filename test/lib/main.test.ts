@@ -16,16 +16,24 @@ const CLI = resolve('lib/cli/index.ts')
 
 t.test('stop lets in-flight requests finish, then refuses new ones and closes the database', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-main-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
+  t.teardown(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
   const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` })
   const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
   let arrived!: () => void
-  const handlerRunning = new Promise<void>((resolve) => { arrived = resolve })
+  const handlerRunning = new Promise<void>((resolve) => {
+    arrived = resolve
+  })
   service.server.route({
     method: 'GET',
     path: '/slow',
     options: { auth: false },
-    handler: async () => { arrived(); await new Promise((r) => setTimeout(r, 300)); return { done: true } }
+    handler: async () => {
+      arrived()
+      await new Promise((r) => setTimeout(r, 300))
+      return { done: true }
+    }
   })
   const uri = service.server.info.uri
   const inFlight = fetch(`${uri}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }))
@@ -39,7 +47,9 @@ t.test('stop lets in-flight requests finish, then refuses new ones and closes th
 
 t.test('a request arriving on an open connection just as the stop begins is answered, not run and dropped', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-main-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
+  t.teardown(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
   const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` })
   const service = await startService({ config, logger: createLogger({ level: 'silent' }) })
   let ran = 0
@@ -47,13 +57,19 @@ t.test('a request arriving on an open connection just as the stop begins is answ
     method: 'GET',
     path: '/slow',
     options: { auth: false },
-    handler: async () => { ran++; await new Promise((r) => setTimeout(r, 100)); return { done: true } }
+    handler: async () => {
+      ran++
+      await new Promise((r) => setTimeout(r, 100))
+      return { done: true }
+    }
   })
   // The connection is open before the stop; its request is on the wire as the stop begins.
   const socket = net.connect({ host: '127.0.0.1', port: service.server.info.port as number })
   await once(socket, 'connect')
   let reply = ''
-  socket.setEncoding('utf8').on('data', (d: string) => { reply += d })
+  socket.setEncoding('utf8').on('data', (d: string) => {
+    reply += d
+  })
   socket.on('error', () => {})
   const closed = once(socket, 'close')
   const stopped = service.stop()
@@ -78,7 +94,9 @@ function serve(t: Test, env: Record<string, string>, cwd: string) {
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   t.test(`serve starts on a fresh SQLite file with no DATABASE_URL and exits 0 on ${signal}`, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'site-status-serve-'))
-    t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
+    t.teardown(() => {
+      rmSync(dir, { recursive: true, force: true })
+    })
     const { child, uri, output } = await serve(t, {}, dir)
     const health = await fetch(`${uri}/healthz`)
     t.equal(health.status, 200)
@@ -91,11 +109,16 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 
 t.test('serve refuses to start with a bad setting and names it', async (t) => {
-  const child = spawn(process.execPath, [...process.execArgv, CLI, 'serve'], { env: { PATH: process.env.PATH, PORT: 'eighty' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...process.execArgv, CLI, 'serve'], {
+    env: { PATH: process.env.PATH, PORT: 'eighty' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
   recordOutputOf(child.stdout)
   recordOutputOf(child.stderr)
   let err = ''
-  child.stderr.on('data', (c: Buffer) => { err += c.toString() })
+  child.stderr.on('data', (c: Buffer) => {
+    err += c.toString()
+  })
   const [code] = await once(child, 'exit')
   t.not(code, 0)
   t.match(err, /^site-status: invalid configuration: PORT: .+\n$/, 'one line naming PORT')

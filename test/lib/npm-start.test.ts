@@ -12,23 +12,31 @@ import { recordOutputOf } from '../helpers/suite-log.js'
 // script, the shell becomes the service, which gets the signal and drains.
 t.test('npm start: SIGTERM to npm stops the service, which drains and exits', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-npm-start-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
+  t.teardown(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
   const npm = spawn('npm', ['start', '--silent'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` },
     stdio: ['ignore', 'pipe', 'pipe']
   })
-  t.teardown(() => { if (npm.exitCode === null) npm.kill('SIGKILL') })
+  t.teardown(() => {
+    if (npm.exitCode === null) npm.kill('SIGKILL')
+  })
   recordOutputOf(npm.stdout)
   recordOutputOf(npm.stderr)
   let out = ''
-  npm.stdout.on('data', (c: Buffer) => { out += c.toString() })
+  npm.stdout.on('data', (c: Buffer) => {
+    out += c.toString()
+  })
   const uri = await new Promise<string>((resolve, reject) => {
     npm.stdout.on('data', () => {
       const m = /"uri":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(out)
       if (m) resolve(m[1] as string)
     })
-    npm.once('exit', () => { reject(new Error(`npm start exited early: ${out}`)); })
+    npm.once('exit', () => {
+      reject(new Error(`npm start exited early: ${out}`))
+    })
   })
   t.equal((await fetch(`${uri}/healthz`)).status, 200, 'the service answers')
   const exited = once(npm, 'exit')

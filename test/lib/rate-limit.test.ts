@@ -3,7 +3,12 @@ import { RateLimiter } from '../../lib/rate-limit.js'
 
 function clock(start = 1_000_000) {
   let now = start
-  return { now: () => now, advance: (ms: number) => { now += ms } }
+  return {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms
+    }
+  }
 }
 
 t.test('admits up to the limit and refuses the next request', async (t) => {
@@ -50,7 +55,10 @@ t.test('no 60-second window ever holds more than the limit', async (t) => {
   const limiter = new RateLimiter(c)
   const admitted: number[] = []
   let seed = 7
-  const rand = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31 }
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31
+    return seed / 2 ** 31
+  }
   for (let i = 0; i < 20_000; i++) {
     c.advance(Math.floor(rand() * 40))
     const cost = rand() < 0.2 ? 5 : 1
@@ -67,7 +75,10 @@ t.test('no 60-second window ever holds more than the limit', async (t) => {
 t.test('retry-after is the true wait until the cost fits', async (t) => {
   const c = clock()
   const limiter = new RateLimiter(c)
-  for (let i = 0; i < 10; i++) { limiter.take('k', 10, 1); c.advance(1000) }
+  for (let i = 0; i < 10; i++) {
+    limiter.take('k', 10, 1)
+    c.advance(1000)
+  }
   // Units were spent at 0..9 s; now is 10 s. A cost of 3 fits once the three oldest age out (at 62 s).
   const refused = limiter.take('k', 10, 3)
   t.equal(refused.allowed, false)
@@ -103,7 +114,7 @@ t.test('a refund gives back exactly the units admitted then, and the window stay
   const second = limiter.take('k', 10, 5)
   t.equal(limiter.take('k', 10, 1).allowed, false, 'full')
   const after = limiter.refund('k', 10, first.admittedAt as number, first.cost as number)
-  t.equal(after.remaining, 5, 'the first request\'s 5 units are back')
+  t.equal(after.remaining, 5, "the first request's 5 units are back")
   t.equal(limiter.take('k', 10, 5).allowed, true, 'and can be spent')
   t.equal(limiter.take('k', 10, 1).allowed, false, 'but no more')
   // Nothing ages out at 60 s any more (the first request's units were refunded); the second

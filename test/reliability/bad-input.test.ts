@@ -19,7 +19,9 @@ const STACK_LINE = /\n\s+at |at .+\.(ts|js):\d+|node_modules/
 const SQL = /\b(select|insert into|update .+ set|delete from)\b|sqlite|mysql|knex/i
 
 // A real check path: three direct location actors whose every dial goes to one loopback target.
-const target = http.createServer((_req, res) => { res.writeHead(200).end('ok') })
+const target = http.createServer((_req, res) => {
+  res.writeHead(200).end('ok')
+})
 await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
 const env = {
   ALLOW_PRIVATE_TARGETS: '1',
@@ -37,19 +39,35 @@ const pools = new LocationPools({
   logger: createLogger({ level: 'silent' })
 })
 await pools.ready()
-t.teardown(async () => { await pools.close(); await new Promise((resolve) => target.close(resolve)) })
+t.teardown(async () => {
+  await pools.close()
+  await new Promise((resolve) => target.close(resolve))
+})
 
 /** What every answer to a malformed request must look like, whatever its exact status. */
-function checkShape(res: ServerInjectResponse | { statusCode: number; headers: Record<string, unknown>; payload: string }, key: string): string | null {
+function checkShape(
+  res: ServerInjectResponse | { statusCode: number; headers: Record<string, unknown>; payload: string },
+  key: string
+): string | null {
   if (res.statusCode >= 500) return `server error ${res.statusCode}: ${res.payload.slice(0, 200)}`
   if (res.statusCode < 400) return null
   if (!/^application\/json/.test(String(res.headers['content-type']))) return `not JSON: ${String(res.headers['content-type'])}`
   let body: unknown
-  try { body = JSON.parse(res.payload) } catch { return `unparseable body: ${res.payload.slice(0, 100)}` }
-  if (typeof body !== 'object' || body === null || Object.keys(body).join() !== 'error' || typeof (body as { error: unknown }).error !== 'string') {
+  try {
+    body = JSON.parse(res.payload)
+  } catch {
+    return `unparseable body: ${res.payload.slice(0, 100)}`
+  }
+  if (
+    typeof body !== 'object' ||
+    body === null ||
+    Object.keys(body).join() !== 'error' ||
+    typeof (body as { error: unknown }).error !== 'string'
+  ) {
     return `body is not exactly {"error": string}: ${res.payload.slice(0, 200)}`
   }
-  if (STACK_LINE.test(res.payload) || SQL.test(res.payload) || res.payload.includes(key)) return `internals in the body: ${res.payload.slice(0, 200)}`
+  if (STACK_LINE.test(res.payload) || SQL.test(res.payload) || res.payload.includes(key))
+    return `internals in the body: ${res.payload.slice(0, 200)}`
   if (res.statusCode === 401 && !/^Bearer/.test(String(res.headers['www-authenticate']))) return '401 without WWW-Authenticate: Bearer'
   if (res.statusCode === 405 && !res.headers.allow) return '405 without Allow'
   if (res.statusCode === 429 && !/^[1-9]\d*$/.test(String(res.headers['retry-after']))) return '429 without a positive Retry-After'
@@ -64,8 +82,10 @@ function checkPageShape(res: ServerInjectResponse, key: string): string | null {
   if (/^application\/json/.test(String(res.headers['content-type']))) return checkShape(res, key)
   if (res.statusCode >= 500) return `server error ${res.statusCode}`
   if (!/^text\/html/.test(String(res.headers['content-type']))) return `neither HTML nor JSON: ${String(res.headers['content-type'])}`
-  if (!/default-src 'none'/.test(String(res.headers['content-security-policy']))) return 'an HTML answer without its Content-Security-Policy'
-  if (STACK_LINE.test(res.payload) || SQL.test(res.payload) || res.payload.includes(key)) return `internals in the page: ${res.payload.slice(0, 200)}`
+  if (!/default-src 'none'/.test(String(res.headers['content-security-policy'])))
+    return 'an HTML answer without its Content-Security-Policy'
+  if (STACK_LINE.test(res.payload) || SQL.test(res.payload) || res.payload.includes(key))
+    return `internals in the page: ${res.payload.slice(0, 200)}`
   if (/<script>alert/.test(res.payload)) return 'input echoed into the page unescaped'
   return null
 }
@@ -106,12 +126,20 @@ t.test(`${INJECTED} malformed requests: no 5xx, every answer JSON with the right
   }
   t.equal(sent, INJECTED, `${sent} requests sent`)
   t.same(failures, [], 'every answer was well-formed and had the expected status')
-  t.notOk([...byStatus.keys()].some((s) => s >= 500), `statuses seen: ${JSON.stringify(Object.fromEntries([...byStatus].sort()))}`)
+  t.notOk(
+    [...byStatus.keys()].some((s) => s >= 500),
+    `statuses seen: ${JSON.stringify(Object.fromEntries([...byStatus].sort()))}`
+  )
   t.ok(byKind.size >= 8, `request kinds: ${JSON.stringify(Object.fromEntries(byKind))}`)
 
   const status = await server.inject({ url: '/api/v1/status/tracked.example.com', headers: bearer(key) })
   t.equal(status.statusCode, 200, 'a normal status request is served afterwards')
-  const check = await server.inject({ method: 'POST', url: '/api/v1/check', headers: { ...bearer(key), 'content-type': 'application/json' }, payload: { domain: 'after.example.com' } })
+  const check = await server.inject({
+    method: 'POST',
+    url: '/api/v1/check',
+    headers: { ...bearer(key), 'content-type': 'application/json' },
+    payload: { domain: 'after.example.com' }
+  })
   t.equal(check.statusCode, 200, 'and a normal check')
   t.match(JSON.parse(check.payload), { domain: 'after.example.com', status: 'up', locations_answered: 3 })
   t.same(await countRows(), before, 'nothing stored was added, lost or changed by the fuzz run')
@@ -140,23 +168,45 @@ const RAW: Array<[string, string, number]> = [
   ['a space before the colon', 'GET /healthz HTTP/1.1\r\nhost : x\r\n\r\n', 400],
   ['a non-numeric Content-Length', 'POST /api/v1/check HTTP/1.1\r\nhost: x\r\ncontent-length: ten\r\n\r\n', 400],
   ['two different Content-Lengths', 'POST /api/v1/check HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\nab', 400],
-  ['chunked framing and a length together', 'POST /api/v1/check HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\ncontent-length: 3\r\n\r\n0\r\n\r\n', 400],
-  ['a broken chunk size', 'POST /api/v1/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n', 400],
+  [
+    'chunked framing and a length together',
+    'POST /api/v1/check HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\ncontent-length: 3\r\n\r\n0\r\n\r\n',
+    400
+  ],
+  [
+    'a broken chunk size',
+    'POST /api/v1/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+    400
+  ],
   ['an oversized header', `GET /healthz HTTP/1.1\r\nhost: x\r\nx-junk: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
-  ['oversized headers in many lines', `GET /healthz HTTP/1.1\r\nhost: x\r\n${Array.from({ length: 400 }, (_, i) => `x-h${i}: ${'b'.repeat(60)}`).join('\r\n')}\r\n\r\n`, 431],
-  ['an oversized Authorization header', `GET /api/v1/rate_limit HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${'k'.repeat(17_000)}\r\n\r\n`, 431]
+  [
+    'oversized headers in many lines',
+    `GET /healthz HTTP/1.1\r\nhost: x\r\n${Array.from({ length: 400 }, (_, i) => `x-h${i}: ${'b'.repeat(60)}`).join('\r\n')}\r\n\r\n`,
+    431
+  ],
+  [
+    'an oversized Authorization header',
+    `GET /api/v1/rate_limit HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${'k'.repeat(17_000)}\r\n\r\n`,
+    431
+  ]
 ]
 
 function rawRequest(port: number, text: string): Promise<{ statusCode: number; headers: Record<string, string>; payload: string } | null> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1')
     const chunks: Buffer[] = []
-    socket.setTimeout(5000, () => { socket.destroy(); reject(new Error('no answer and no close within 5 s')) })
+    socket.setTimeout(5000, () => {
+      socket.destroy()
+      reject(new Error('no answer and no close within 5 s'))
+    })
     socket.on('data', (c) => chunks.push(c))
     socket.on('error', () => {}) // a reset after the answer is fine
     socket.on('close', () => {
       const text = Buffer.concat(chunks).toString('latin1')
-      if (text === '') { resolve(null); return }
+      if (text === '') {
+        resolve(null)
+        return
+      }
       const [head = '', payload = ''] = text.split('\r\n\r\n', 2)
       const [statusLine = '', ...lines] = head.split('\r\n')
       const headers: Record<string, string> = {}

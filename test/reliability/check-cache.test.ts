@@ -10,7 +10,12 @@ import { CheckSupervisor, type Prober } from '../../lib/probing/supervisor.js'
 const prober: Prober = {
   async probeAll(domain: string): Promise<LocationResult[]> {
     return [1, 2, 3].map((n) => ({
-      location: `L ${n}, X`, status: 'up', http_code: 200, response_ms: 10, error: null, final_url: `https://${domain}/`,
+      location: `L ${n}, X`,
+      status: 'up',
+      http_code: 200,
+      response_ms: 10,
+      error: null,
+      final_url: `https://${domain}/`,
       timings: { dns: 0, connect: 1, tls: 1, first_byte: 1, total: 10 }
     }))
   }
@@ -19,7 +24,9 @@ const prober: Prober = {
 /** The cache's clock (performance.now, and the timer lru-cache uses to refresh its reading) on a fake the test moves. */
 function fakeTimers(t: Test): Clock {
   const clock = FakeTimers.install({ toFake: ['performance', 'setTimeout', 'clearTimeout'] })
-  t.teardown(() => { clock.uninstall() })
+  t.teardown(() => {
+    clock.uninstall()
+  })
   // lru-cache takes a start time of 0 for "no TTL": the fake clock must not begin there.
   clock.tick(1000)
   return clock
@@ -54,5 +61,8 @@ t.test('with many new domains the cache holds about what two TTLs bring, not its
     most = Math.max(most, checks.cachedOutcomes())
     await clock.tickAsync(10)
   }
-  t.ok(most < n / 3, `the cache held at most ${most} results of ${n} checked over ${Math.round((performance.now() - started) / (ttlS * 1000))} TTLs`)
+  t.ok(
+    most < n / 3,
+    `the cache held at most ${most} results of ${n} checked over ${Math.round((performance.now() - started) / (ttlS * 1000))} TTLs`
+  )
 })

@@ -9,7 +9,11 @@ import { bearer, testServer } from '../helpers/server.js'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
-const heapAfterGc = (): number => { gc(); gc(); return process.memoryUsage().heapUsed }
+const heapAfterGc = (): number => {
+  gc()
+  gc()
+  return process.memoryUsage().heapUsed
+}
 
 const FLOOD = 100_000
 
@@ -20,11 +24,18 @@ for (const engine of engines()) {
     const issued = generateKey()
     await createKey({ db, name: 'real', keyHash: hashKey(issued), rateLimit: null, now: new Date() })
     let queries = 0
-    db.on('query', (q: { sql: string }) => { if (/^select/i.test(q.sql)) queries++ })
+    db.on('query', (q: { sql: string }) => {
+      if (/^select/i.test(q.sql)) queries++
+    })
     let refused = 0
     let fresh = ''
     for (let sent = 0; sent < FLOOD; sent += 5000) {
-      const batch = Array.from({ length: 5000 }, () => auth.authenticate(`Bearer ${generateKey()}`).then(() => 'accepted', (err: unknown) => (err as { output?: { statusCode?: number } }).output?.statusCode))
+      const batch = Array.from({ length: 5000 }, () =>
+        auth.authenticate(`Bearer ${generateKey()}`).then(
+          () => 'accepted',
+          (err: unknown) => (err as { output?: { statusCode?: number } }).output?.statusCode
+        )
+      )
       if (sent === FLOOD / 2) {
         // A key issued in the middle of the flood works on its first request.
         fresh = generateKey()

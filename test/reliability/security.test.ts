@@ -40,7 +40,11 @@ t.test('keys are stored as SHA-256 digests only, whoever created them', async (t
   const { issueKey } = await testServer({ db, env })
   const testKey = await issueKey({ name: 'issued' })
   const rows = await db('api_keys').select('*').orderBy('id')
-  t.same(rows.map((r) => r.key_hash), [sha256(cliKey), sha256(testKey)], 'each row holds the digest of its key')
+  t.same(
+    rows.map((r) => r.key_hash),
+    [sha256(cliKey), sha256(testKey)],
+    'each row holds the digest of its key'
+  )
   const stored = JSON.stringify(rows)
   for (const key of [cliKey, testKey]) {
     t.notOk(stored.includes(key), 'the key is nowhere in the table')
@@ -53,21 +57,37 @@ t.test('the suite-wide log check sees every logged line and recognises leaks', a
   const logger = createLogger({ level: 'info', stream: logs })
   const canary = `canary ${process.pid} ${Date.now()}`
   logger.info({ probe: 'suite-log' }, canary)
-  t.ok(readSuiteLog().some(({ line }) => line.includes(canary)), 'a line logged in a test reaches the suite log the after hook reads')
+  t.ok(
+    readSuiteLog().some(({ line }) => line.includes(canary)),
+    'a line logged in a test reaches the suite log the after hook reads'
+  )
   const key = `ssk_${'x'.repeat(43)}`
   const leaking = [`{"msg":"${key}"}`, '{"req":{"headers":{"Authorization":"x"}}}', '{"msg":"Bearer abc.def"}']
-  t.equal(findSecrets(leaking.map((line) => ({ file: 'f', line }))).length, 3, 'a key, an Authorization header and a bearer token are all caught')
+  t.equal(
+    findSecrets(leaking.map((line) => ({ file: 'f', line }))).length,
+    3,
+    'a key, an Authorization header and a bearer token are all caught'
+  )
   t.equal(findSecrets([{ file: 'f', line: '{"msg":"request failed","err":{"code":"E"}}' }]).length, 0, 'a clean line is not')
 })
 
 /** The lines this test process added to the suite log. */
-const ownSuiteLog = (): string[] => readSuiteLog().filter(({ file }) => file === `${process.pid}.log`).map(({ line }) => line)
+const ownSuiteLog = (): string[] =>
+  readSuiteLog()
+    .filter(({ file }) => file === `${process.pid}.log`)
+    .map(({ line }) => line)
 
 t.test('every line a spawned server writes reaches the suite log', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-suite-log-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
+  t.teardown(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
   // The build, as `npm start` runs it (see test/lib/main.test.ts).
-  const { child, uri } = await startServe(t, { script: 'dist/lib/cli/index.js', cwd: dir, env: { HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, LOG_LEVEL: 'info' } })
+  const { child, uri } = await startServe(t, {
+    script: 'dist/lib/cli/index.js',
+    cwd: dir,
+    env: { HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, LOG_LEVEL: 'info' }
+  })
   const canary = `canary-${process.pid}-${Date.now()}`
   const res = await fetch(`${uri}/${canary}`)
   await res.text()
@@ -75,29 +95,54 @@ t.test('every line a spawned server writes reaches the suite log', async (t) => 
   child.kill('SIGTERM')
   await closed
   const logged = ownSuiteLog()
-  t.ok(logged.some((l) => l.includes('"msg":"listening"')), 'its start')
-  t.ok(logged.some((l) => l.includes(canary) && l.includes('[response]')), 'the line of a request it answered')
-  t.ok(logged.some((l) => l.includes('"msg":"stopped"')), 'and its last line, written as it exited')
+  t.ok(
+    logged.some((l) => l.includes('"msg":"listening"')),
+    'its start'
+  )
+  t.ok(
+    logged.some((l) => l.includes(canary) && l.includes('[response]')),
+    'the line of a request it answered'
+  )
+  t.ok(
+    logged.some((l) => l.includes('"msg":"stopped"')),
+    'and its last line, written as it exited'
+  )
 
   // stderr too, whatever the lines look like, a last line without its newline included.
   const canary2 = `stderr-${process.pid}-${Date.now()}`
-  const noisy = spawn(process.execPath, ['-e', `process.stderr.write('not json ${canary2} 1\\nnot json ${canary2} 2')`], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const noisy = spawn(process.execPath, ['-e', `process.stderr.write('not json ${canary2} 1\\nnot json ${canary2} 2')`], {
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
   recordOutputOf(noisy.stdout)
   recordOutputOf(noisy.stderr)
   await once(noisy, 'close')
-  t.same(ownSuiteLog().filter((l) => l.includes(canary2)), [`not json ${canary2} 1`, `not json ${canary2} 2`], 'every stderr line, as written')
+  t.same(
+    ownSuiteLog().filter((l) => l.includes(canary2)),
+    [`not json ${canary2} 1`, `not json ${canary2} 2`],
+    'every stderr line, as written'
+  )
 })
 
 t.test('the after hook fails the run when any line of the suite log carries a secret', async (t) => {
   const runHook = async (logLines: string[]) => {
     const dir = mkdtempSync(join(tmpdir(), 'site-status-hook-'))
-    t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
+    t.teardown(() => {
+      rmSync(dir, { recursive: true, force: true })
+    })
     writeFileSync(join(dir, '4242.log'), logLines.map((l) => `${l}\n`).join(''))
     // The hook as tap runs it, through the same loader, on a log of planted lines.
-    const hook = spawn(process.execPath, [...process.execArgv, join(ROOT, 'test/hooks/after.ts')], { cwd: ROOT, env: cliEnv({ SUITE_LOG_DIR: dir }), stdio: ['ignore', 'pipe', 'pipe'] })
+    const hook = spawn(process.execPath, [...process.execArgv, join(ROOT, 'test/hooks/after.ts')], {
+      cwd: ROOT,
+      env: cliEnv({ SUITE_LOG_DIR: dir }),
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
     let out = ''
-    hook.stdout.setEncoding('utf8').on('data', (d: string) => { out += d })
-    hook.stderr.setEncoding('utf8').on('data', (d: string) => { out += d })
+    hook.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d
+    })
+    hook.stderr.setEncoding('utf8').on('data', (d: string) => {
+      out += d
+    })
     const [code] = (await once(hook, 'close')) as [number | null]
     return { code, out }
   }
@@ -118,7 +163,9 @@ t.test('a server that saw keys in every position logs none of them', async (t) =
   const { server, issueKey, logs } = await testServer({ db, env: { LOG_LEVEL: 'trace' } })
   const key = await issueKey()
   const revoked = await issueKey()
-  await db('api_keys').where({ key_hash: sha256(revoked) }).update({ revoked_at: new Date() })
+  await db('api_keys')
+    .where({ key_hash: sha256(revoked) })
+    .update({ revoked_at: new Date() })
   const requests = [
     { url: '/api/v1/rate_limit', headers: bearer(key) },
     { url: '/api/v1/rate_limit', headers: bearer(revoked) },
@@ -154,8 +201,17 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
   const port = (site.address() as AddressInfo).port
   const closed = await closedPort()
   const rules = DESTINATIONS.map((_, i) => `r${i}.site.test:443:127.0.0.2:${closed},r${i}.site.test:80:127.0.0.2:${port}`)
-  const locations = [{ label: 'Direct 1, Testland' }, ...proxies.map((p, i) => ({ label: `Proxy ${i + 1}, Testland`, proxy: `http://127.0.0.1:${p.port}` }))]
-  const env = { ALLOW_PRIVATE_TARGETS: '127.0.0.2/32', CONNECT_TO: rules.join(','), LOCATIONS: JSON.stringify(locations), PROBE_TIMEOUT_MS: '3000', CACHE_TTL_S: '0' }
+  const locations = [
+    { label: 'Direct 1, Testland' },
+    ...proxies.map((p, i) => ({ label: `Proxy ${i + 1}, Testland`, proxy: `http://127.0.0.1:${p.port}` }))
+  ]
+  const env = {
+    ALLOW_PRIVATE_TARGETS: '127.0.0.2/32',
+    CONNECT_TO: rules.join(','),
+    LOCATIONS: JSON.stringify(locations),
+    PROBE_TIMEOUT_MS: '3000',
+    CACHE_TTL_S: '0'
+  }
   const config = loadConfig(env)
   const logger = createLogger({ level: 'silent' })
   const { pools } = createProbing(config, { logger, userAgent: 'security-test' })
@@ -166,12 +222,22 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
   /** A check path on the same actors, its supervisor judging by `CONNECT_TO` (and `lookup`) instead. */
   const serve = async (connectTo: string, lookup?: (host: string) => Promise<string[]>) => {
     let probes = 0
-    const counted = (actors: LocationPools) => ({ probeAll: (domain: string) => { probes++; return actors.probeAll(domain) } })
+    const counted = (actors: LocationPools) => ({
+      probeAll: (domain: string) => {
+        probes++
+        return actors.probeAll(domain)
+      }
+    })
     const { checks } = createProbing(loadConfig({ ...env, CONNECT_TO: connectTo }), { logger, lookup, pools, prober: counted })
     const { server, issueKey } = await testServer({ db, env, checks })
     const key = await issueKey({ limit: 1_000_000 })
     const check = async (domain: string) => {
-      const res = await server.inject({ method: 'POST', url: '/api/v1/check', headers: { ...bearer(key), 'content-type': 'application/json' }, payload: { domain } })
+      const res = await server.inject({
+        method: 'POST',
+        url: '/api/v1/check',
+        headers: { ...bearer(key), 'content-type': 'application/json' },
+        payload: { domain }
+      })
       return { status: res.statusCode, body: JSON.parse(res.payload) }
     }
     return { check, probes: () => probes }
@@ -185,8 +251,11 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
       t.same(answer, { status: 400, body: REFUSED }, `a redirect to ${location} (${why}) is refused by every location`)
     } else {
       // No URL parser takes a zone, so no location can follow it: each reports the redirect itself.
-      t.match(answer, { status: 200, body: { locations: locations.map(() => ({ http_code: 302, final_url: `http://r${i}.site.test/` })) } },
-        `a redirect to ${location} (${why}), which is no URL, is not followed by any location`)
+      t.match(
+        answer,
+        { status: 200, body: { locations: locations.map(() => ({ http_code: 302, final_url: `http://r${i}.site.test/` })) } },
+        `a redirect to ${location} (${why}), which is no URL, is not followed by any location`
+      )
     }
   }
   t.equal(viaRedirects.probes(), DESTINATIONS.length, 'each first hop was allowed and fetched')
@@ -194,9 +263,8 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
 
   // The name checked resolves publicly; every other name (the destinations) through the system
   // resolver, which reads 2130706433 or 0x7f.0.0.1 as an address the way a dial would.
-  const publicLooking = async (host: string) => host === 'public-looking.example.com'
-    ? ['93.184.215.14']
-    : (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address)
+  const publicLooking = async (host: string) =>
+    host === 'public-looking.example.com' ? ['93.184.215.14'] : (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address)
   for (const { host, why } of DESTINATIONS) {
     const dest = host.includes(':') ? `[${host}]` : host
     const connectTo = `:443:${dest}:${port},:80:${dest}:${port}`
@@ -205,7 +273,11 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
       continue
     }
     const { check, probes } = await serve(connectTo, publicLooking)
-    t.same(await check('public-looking.example.com'), { status: 400, body: REFUSED }, `a public name sent to ${dest} (${why}) by CONNECT_TO is refused`)
+    t.same(
+      await check('public-looking.example.com'),
+      { status: 400, body: REFUSED },
+      `a public name sent to ${dest} (${why}) by CONNECT_TO is refused`
+    )
     t.equal(probes(), 0, 'before any location dials it')
   }
 })

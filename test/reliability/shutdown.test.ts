@@ -31,7 +31,14 @@ const TRACKED = ['flap.example.com', 'slowsite.example.com', ...Array.from({ len
 /** Connection-level failures: the request never got an answer because the connection was refused or closed. */
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'EPIPE'])
 
-interface Outcome { kind: string; sentAt: number; doneAt: number; status?: number; body?: any; error?: string }
+interface Outcome {
+  kind: string
+  sentAt: number
+  doneAt: number
+  status?: number
+  body?: any
+  error?: string
+}
 
 // Loopback targets, routed on the Host header: flap.example.com alternates between 200 and 503,
 // slow* answer after 400 ms, hang-* never answer, anything else is 200. First probe arrival per host is kept.
@@ -49,7 +56,14 @@ const target = http.createServer((req, res) => {
   }
 })
 await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
-t.teardown(() => { target.closeAllConnections(); return new Promise<void>((resolve) => target.close(() => { resolve(); })) })
+t.teardown(() => {
+  target.closeAllConnections()
+  return new Promise<void>((resolve) =>
+    target.close(() => {
+      resolve()
+    })
+  )
+})
 const targetPort = (target.address() as AddressInfo).port
 
 for (const engine of engines()) {
@@ -59,7 +73,9 @@ for (const engine of engines()) {
     const database = await createTestDatabase(engine)
     t.teardown(() => database.cleanup())
     const dir = mkdtempSync(join(tmpdir(), 'site-status-shutdown-'))
-    t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
+    t.teardown(() => {
+      rmSync(dir, { recursive: true, force: true })
+    })
     const port = await closedPort()
     const env = {
       DATABASE_URL: database.url,
@@ -85,17 +101,32 @@ for (const engine of engines()) {
     const tight = await cli('keys', 'create', '--name', 'tight', '--limit', '5')
     for (const domain of TRACKED) await cli('sites', 'add', domain)
 
-    const child = spawn(process.execPath, [SERVE, 'serve'], { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+    const child = spawn(process.execPath, [SERVE, 'serve'], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    t.teardown(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    })
     recordOutputOf(child.stdout)
     recordOutputOf(child.stderr)
     let stdout = ''
     let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d
+    })
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d
+    })
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
     const listening = new Promise<void>((resolve) => {
-      const seen = (): void => { if (stdout.includes('"msg":"listening"')) { child.stdout.off('data', seen); resolve() } }
+      const seen = (): void => {
+        if (stdout.includes('"msg":"listening"')) {
+          child.stdout.off('data', seen)
+          resolve()
+        }
+      }
       child.stdout.on('data', seen)
     })
     await Promise.race([listening, exited])
@@ -129,7 +160,10 @@ for (const engine of engines()) {
     t.teardown(() => probe.destroy())
     const flapOutages = await until(
       async () => ((await send(probe, 'outages', '/api/v1/outages?domain=flap.example.com', key)).body?.outages?.length ?? 0) as number,
-      (n) => n > 0, 30_000, 200)
+      (n) => n > 0,
+      30_000,
+      200
+    )
     t.ok(flapOutages > 0, 'the flapping site has had an outage before the load starts')
 
     let sigtermAt = 0
@@ -158,7 +192,10 @@ for (const engine of engines()) {
       ['status', 'outages', 'check', 'rate_limit'].every((kind) => outcomes.some((o) => o.kind === kind && o.status === 200)) &&
       outcomes.some((o) => o.status === 429) &&
       new Set(outcomes.filter((o) => o.kind === 'status' && o.body?.domain === TRACKED[2]).map((o) => o.body?.checked_at)).size >= 5
-    t.ok(await holds(loadRunning, 30_000), 'the load is under way: every kind of request answered, the tight key refused, the sites checked')
+    t.ok(
+      await holds(loadRunning, 30_000),
+      'the load is under way: every kind of request answered, the tight key refused, the sites checked'
+    )
     // Two checks that can only end because the stop cuts them short, sent just before SIGTERM.
     const hangClients = [new Client(base), new Client(base)]
     t.teardown(() => Promise.all(hangClients.map((c) => c.destroy())))
@@ -185,19 +222,39 @@ for (const engine of engines()) {
     const failed = outcomes.filter((o) => o.status === undefined)
     const logged = stdout.split('\n').filter((l) => l.includes('"msg":"[response] ')).length
     t.equal(answered.length, logged, `the server answered ${logged} requests and the clients received all ${answered.length}`)
-    t.same(answered.filter((o) => o.status !== 200 && o.status !== 429).map((o) => `${o.kind} ${o.status} ${JSON.stringify(o.body)}`), [],
-      'every answer is 200, or 429 for the tight key')
-    t.ok(answered.some((o) => o.status === 429), 'the tight key was rate limited')
-    t.same(failed.filter((o) => !CONNECTION_ERRORS.has(o.error ?? '')).map((o) => `${o.kind}: ${o.error}`), [],
-      'requests that got no answer were refused or found their connection closed')
+    t.same(
+      answered.filter((o) => o.status !== 200 && o.status !== 429).map((o) => `${o.kind} ${o.status} ${JSON.stringify(o.body)}`),
+      [],
+      'every answer is 200, or 429 for the tight key'
+    )
+    t.ok(
+      answered.some((o) => o.status === 429),
+      'the tight key was rate limited'
+    )
+    t.same(
+      failed.filter((o) => !CONNECTION_ERRORS.has(o.error ?? '')).map((o) => `${o.kind}: ${o.error}`),
+      [],
+      'requests that got no answer were refused or found their connection closed'
+    )
 
     // Checks whose probes had reached the targets before SIGTERM were in flight: each one completed.
     const inFlight = outcomes.filter((o) => o.kind.endsWith('check') && o.sentAt < sigtermAt && o.doneAt > sigtermAt)
     t.ok(inFlight.length >= 2, `${inFlight.length} checks were in flight at SIGTERM`)
-    t.same(inFlight.filter((o) => o.status !== 200).map((o) => o.kind), [], 'and all of them completed with 200')
+    t.same(
+      inFlight.filter((o) => o.status !== 200).map((o) => o.kind),
+      [],
+      'and all of them completed with 200'
+    )
     for (const hang of await Promise.all(hangs)) {
-      t.match(hang, { status: 200, body: { status: 'unavailable', locations_answered: 0 } }, 'a check stuck on a silent target answers at the stop grace')
-      t.same(hang.body?.locations?.map((l: { error: string }) => l.error), [STOPPING_ERROR, STOPPING_ERROR, STOPPING_ERROR])
+      t.match(
+        hang,
+        { status: 200, body: { status: 'unavailable', locations_answered: 0 } },
+        'a check stuck on a silent target answers at the stop grace'
+      )
+      t.same(
+        hang.body?.locations?.map((l: { error: string }) => l.error),
+        [STOPPING_ERROR, STOPPING_ERROR, STOPPING_ERROR]
+      )
     }
 
     // The database: no half-written check or outage.
@@ -206,23 +263,47 @@ for (const engine of engines()) {
     const rows = await readStoredRows(db, toDate)
     const { sites, checks, outages } = rows
     t.ok(checks.length > TRACKED.length * 3, `${checks.length} checks were recorded`)
-    t.same(checks.map(incompleteCheck).filter((why) => why !== null), [], 'every check row is whole')
-    t.notOk(checks.some((c) => c.locations.includes(STOPPING_ERROR)), 'no check cut short by the stop was recorded')
-    t.same(outages.filter((o) => o.end !== null && o.end < o.start), [], 'every closed outage ends after it starts')
-    t.same(outages.filter((o) => (o.end === null) !== (o.open !== null)), [], 'open_site_id is set exactly while an outage is open')
+    t.same(
+      checks.map(incompleteCheck).filter((why) => why !== null),
+      [],
+      'every check row is whole'
+    )
+    t.notOk(
+      checks.some((c) => c.locations.includes(STOPPING_ERROR)),
+      'no check cut short by the stop was recorded'
+    )
+    t.same(
+      outages.filter((o) => o.end !== null && o.end < o.start),
+      [],
+      'every closed outage ends after it starts'
+    )
+    t.same(
+      outages.filter((o) => (o.end === null) !== (o.open !== null)),
+      [],
+      'open_site_id is set exactly while an outage is open'
+    )
     for (const site of sites) {
       const own = checks.filter((c) => c.site === site.id)
       const newest = own.at(-1)
       t.equal(site.at, newest?.at, `${site.domain}: the site row is its newest check's time`)
       t.equal(site.status, newest?.status, `${site.domain}: and its status`)
       // Replaying the site's checks must give exactly its outages: no transition half-written or lost.
-      t.same(outages.filter((o) => o.site === site.id).map((o) => ({ start: o.start, end: o.end })), replayOutages(own, outageStep), `${site.domain}: its outages follow from its checks`)
+      t.same(
+        outages.filter((o) => o.site === site.id).map((o) => ({ start: o.start, end: o.end })),
+        replayOutages(own, outageStep),
+        `${site.domain}: its outages follow from its checks`
+      )
     }
     t.same(storedRowProblems(rows, outageStep), [], 'the shared consistency check (bench/load-mix uses it too) finds nothing')
-    t.ok(outages.some((o) => o.site === sites.find((s) => s.domain === 'flap.example.com')?.id), 'the flapping site has outages')
-    t.comment(`figures (${engine}): exit ${exitMs} ms after SIGTERM; ${answered.length} requests answered ` +
-      `(${answered.filter((o) => o.sentAt >= sigtermAt).length} of them sent after SIGTERM), ${failed.length} refused after the listener closed, ` +
-      `${inFlight.length} checks in flight at SIGTERM completed; ${checks.length} checks and ${outages.length} outages recorded; ` +
-      `${failed.filter((o) => o.sentAt < sigtermAt).length} unanswered requests were sent (not yet read) just before SIGTERM`)
+    t.ok(
+      outages.some((o) => o.site === sites.find((s) => s.domain === 'flap.example.com')?.id),
+      'the flapping site has outages'
+    )
+    t.comment(
+      `figures (${engine}): exit ${exitMs} ms after SIGTERM; ${answered.length} requests answered ` +
+        `(${answered.filter((o) => o.sentAt >= sigtermAt).length} of them sent after SIGTERM), ${failed.length} refused after the listener closed, ` +
+        `${inFlight.length} checks in flight at SIGTERM completed; ${checks.length} checks and ${outages.length} outages recorded; ` +
+        `${failed.filter((o) => o.sentAt < sigtermAt).length} unanswered requests were sent (not yet read) just before SIGTERM`
+    )
   })
 }

@@ -9,7 +9,7 @@ import { bearer, testServer } from '../helpers/server.js'
 // them. The timeouts are shortened here; the service's own are in SERVER_TIMEOUTS.
 const timeouts = { headersMs: 400, requestMs: 800, keepAliveMs: 400, checkEveryMs: 100 }
 
-t.test('the service sets its own timeouts, tighter than Node\'s defaults', async (t) => {
+t.test("the service sets its own timeouts, tighter than Node's defaults", async (t) => {
   t.ok(SERVER_TIMEOUTS.headersMs <= 10_000, 'headers within 10 s (Node: 60 s)')
   t.ok(SERVER_TIMEOUTS.requestMs <= 30_000, 'a whole request within 30 s (Node: 5 min)')
   t.ok(SERVER_TIMEOUTS.checkEveryMs <= 1000, 'checked every second (Node: 30 s)')
@@ -29,7 +29,9 @@ async function hold(port: number, text: string): Promise<string> {
   const socket = net.connect({ host: '127.0.0.1', port })
   await once(socket, 'connect')
   let reply = ''
-  socket.setEncoding('utf8').on('data', (d: string) => { reply += d })
+  socket.setEncoding('utf8').on('data', (d: string) => {
+    reply += d
+  })
   socket.on('error', () => {})
   socket.write(text)
   await once(socket, 'close')
@@ -46,7 +48,10 @@ t.test('headers that never end (slowloris) are cut with a JSON 408', async (t) =
 t.test('a body that never arrives in full is cut with a JSON 408', async (t) => {
   const { port, issueKey } = await started(t)
   const key = await issueKey()
-  const reply = await hold(port, `POST /api/v1/check HTTP/1.1\r\nhost: x\r\nauthorization: ${bearer(key).authorization}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"domain":`)
+  const reply = await hold(
+    port,
+    `POST /api/v1/check HTTP/1.1\r\nhost: x\r\nauthorization: ${bearer(key).authorization}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"domain":`
+  )
   t.match(reply, /^HTTP\/1\.1 408 /)
 })
 

@@ -6,50 +6,165 @@ import { createLocationDispatcher, probe, type ProbeResult } from '../../workers
 import { closedPort } from '../helpers/targets.js'
 
 type Headers = Record<string, string>
-interface Row { name: string; status: number; headers?: Headers; body?: string; want: { vendor: string; kind: string } | null }
+interface Row {
+  name: string
+  status: number
+  headers?: Headers
+  body?: string
+  want: { vendor: string; kind: string } | null
+}
 
-const akamaiErrorPage = '<HTML><HEAD><TITLE>Service Unavailable</TITLE></HEAD><BODY>An error occurred while processing your request.<p>Reference&#32;&#35;97&#46;1a2b3c&#46;1700000000&#46;abc<P>https&#58;&#47;&#47;errors&#46;edgesuite&#46;net&#47;97</BODY></HTML>'
-const cloudflareOriginDown = '<html><head><title>example.com | 521: Web server is down</title></head><body><div id="cf-error-details" class="cf-error-details-wrapper">Web server is down</div></body></html>'
-const pxPage = '<html><head><script>window._pxAppId = "PXabc123";</script><script src="//client.perimeterx.net/PXabc123/main.min.js"></script></head><body>Down for maintenance</body></html>'
+const akamaiErrorPage =
+  '<HTML><HEAD><TITLE>Service Unavailable</TITLE></HEAD><BODY>An error occurred while processing your request.<p>Reference&#32;&#35;97&#46;1a2b3c&#46;1700000000&#46;abc<P>https&#58;&#47;&#47;errors&#46;edgesuite&#46;net&#47;97</BODY></HTML>'
+const cloudflareOriginDown =
+  '<html><head><title>example.com | 521: Web server is down</title></head><body><div id="cf-error-details" class="cf-error-details-wrapper">Web server is down</div></body></html>'
+const pxPage =
+  '<html><head><script>window._pxAppId = "PXabc123";</script><script src="//client.perimeterx.net/PXabc123/main.min.js"></script></head><body>Down for maintenance</body></html>'
 
 // Every signature, and the markers that only name a vendor: those must never turn a 503 (or a 401)
 // into a refusal, or a real outage behind that vendor would read as "not down".
 const rows: Row[] = [
-  { name: 'cf-mitigated: challenge alone', status: 403, headers: { 'cf-mitigated': 'challenge' }, want: { vendor: 'cloudflare', kind: 'challenge' } },
-  { name: 'cf-mitigated: challenge on a 503', status: 503, headers: { 'cf-mitigated': 'challenge' }, want: { vendor: 'cloudflare', kind: 'challenge' } },
+  {
+    name: 'cf-mitigated: challenge alone',
+    status: 403,
+    headers: { 'cf-mitigated': 'challenge' },
+    want: { vendor: 'cloudflare', kind: 'challenge' }
+  },
+  {
+    name: 'cf-mitigated: challenge on a 503',
+    status: 503,
+    headers: { 'cf-mitigated': 'challenge' },
+    want: { vendor: 'cloudflare', kind: 'challenge' }
+  },
   { name: 'cf-mitigated: block', status: 403, headers: { 'cf-mitigated': 'block' }, want: { vendor: 'cloudflare', kind: 'denied' } },
-  { name: 'Cloudflare interstitial body on a 503', status: 503, body: '<title>Just a moment...</title>', want: { vendor: 'cloudflare', kind: 'challenge' } },
-  { name: 'Cloudflare managed challenge script', status: 403, body: '<script src="/cdn-cgi/challenge-platform/h/b/orchestrate/chl_page/v1"></script>', want: { vendor: 'cloudflare', kind: 'challenge' } },
-  { name: 'Cloudflare block page', status: 403, body: '<title>Attention Required! | Cloudflare</title>', want: { vendor: 'cloudflare', kind: 'denied' } },
-  { name: 'Cloudflare error layout on a 403 names the vendor', status: 403, body: cloudflareOriginDown, want: { vendor: 'cloudflare', kind: 'denied' } },
+  {
+    name: 'Cloudflare interstitial body on a 503',
+    status: 503,
+    body: '<title>Just a moment...</title>',
+    want: { vendor: 'cloudflare', kind: 'challenge' }
+  },
+  {
+    name: 'Cloudflare managed challenge script',
+    status: 403,
+    body: '<script src="/cdn-cgi/challenge-platform/h/b/orchestrate/chl_page/v1"></script>',
+    want: { vendor: 'cloudflare', kind: 'challenge' }
+  },
+  {
+    name: 'Cloudflare block page',
+    status: 403,
+    body: '<title>Attention Required! | Cloudflare</title>',
+    want: { vendor: 'cloudflare', kind: 'denied' }
+  },
+  {
+    name: 'Cloudflare error layout on a 403 names the vendor',
+    status: 403,
+    body: cloudflareOriginDown,
+    want: { vendor: 'cloudflare', kind: 'denied' }
+  },
   { name: 'Cloudflare error layout on a 503 is an outage', status: 503, body: cloudflareOriginDown, want: null },
-  { name: 'AWS WAF challenge action on its 202', status: 202, headers: { 'x-amzn-waf-action': 'challenge' }, want: { vendor: 'aws-waf', kind: 'challenge' } },
-  { name: 'AWS WAF CAPTCHA action on its 405', status: 405, headers: { 'x-amzn-waf-action': 'captcha' }, want: { vendor: 'aws-waf', kind: 'challenge' } },
-  { name: 'AWS WAF integration script', status: 403, body: '<script src="https://abc.token.awswaf.com/abc/challenge.js"></script>', want: { vendor: 'aws-waf', kind: 'challenge' } },
+  {
+    name: 'AWS WAF challenge action on its 202',
+    status: 202,
+    headers: { 'x-amzn-waf-action': 'challenge' },
+    want: { vendor: 'aws-waf', kind: 'challenge' }
+  },
+  {
+    name: 'AWS WAF CAPTCHA action on its 405',
+    status: 405,
+    headers: { 'x-amzn-waf-action': 'captcha' },
+    want: { vendor: 'aws-waf', kind: 'challenge' }
+  },
+  {
+    name: 'AWS WAF integration script',
+    status: 403,
+    body: '<script src="https://abc.token.awswaf.com/abc/challenge.js"></script>',
+    want: { vendor: 'aws-waf', kind: 'challenge' }
+  },
   { name: 'a 202 without the AWS header is nothing', status: 202, body: 'accepted', want: null },
-  { name: 'AWS WAF challenge.js with awswaf after it', status: 503, body: '<script src="/x/challenge.js"></script><!-- awswaf -->', want: { vendor: 'aws-waf', kind: 'challenge' } },
-  { name: 'awswaf before challenge.js is not the AWS marker', status: 503, body: 'awswaf <script src="/challenge.js"></script>', want: null },
+  {
+    name: 'AWS WAF challenge.js with awswaf after it',
+    status: 503,
+    body: '<script src="/x/challenge.js"></script><!-- awswaf -->',
+    want: { vendor: 'aws-waf', kind: 'challenge' }
+  },
+  {
+    name: 'awswaf before challenge.js is not the AWS marker',
+    status: 503,
+    body: 'awswaf <script src="/challenge.js"></script>',
+    want: null
+  },
   { name: 'Vercel challenge', status: 429, headers: { 'x-vercel-mitigated': 'challenge' }, want: { vendor: 'vercel', kind: 'challenge' } },
   { name: 'Vercel deny', status: 403, headers: { 'x-vercel-mitigated': 'deny' }, want: { vendor: 'vercel', kind: 'denied' } },
-  { name: 'Vercel challenge on a 503', status: 503, headers: { 'x-vercel-mitigated': 'challenge' }, want: { vendor: 'vercel', kind: 'challenge' } },
-  { name: 'DataDome CAPTCHA page', status: 403, body: '<script src="https://ct.captcha-delivery.com/c.js"></script>', want: { vendor: 'datadome', kind: 'challenge' } },
-  { name: 'DataDome header on a 403 names the vendor', status: 403, headers: { 'x-datadome': 'protected' }, want: { vendor: 'datadome', kind: 'challenge' } },
+  {
+    name: 'Vercel challenge on a 503',
+    status: 503,
+    headers: { 'x-vercel-mitigated': 'challenge' },
+    want: { vendor: 'vercel', kind: 'challenge' }
+  },
+  {
+    name: 'DataDome CAPTCHA page',
+    status: 403,
+    body: '<script src="https://ct.captcha-delivery.com/c.js"></script>',
+    want: { vendor: 'datadome', kind: 'challenge' }
+  },
+  {
+    name: 'DataDome header on a 403 names the vendor',
+    status: 403,
+    headers: { 'x-datadome': 'protected' },
+    want: { vendor: 'datadome', kind: 'challenge' }
+  },
   { name: 'DataDome header on a 503 is an outage', status: 503, headers: { 'x-datadome': 'protected' }, want: null },
-  { name: 'Kasada challenge page', status: 429, body: '<script src="/149e9513-01fa-4fb0-aad4-566afd725d1b/2d206a39-8ed7-437e-a3be-862e0f06eea3/ips.js?tkrm_alpekz_s1.3=0"></script>', want: { vendor: 'kasada', kind: 'challenge' } },
+  {
+    name: 'Kasada challenge page',
+    status: 429,
+    body: '<script src="/149e9513-01fa-4fb0-aad4-566afd725d1b/2d206a39-8ed7-437e-a3be-862e0f06eea3/ips.js?tkrm_alpekz_s1.3=0"></script>',
+    want: { vendor: 'kasada', kind: 'challenge' }
+  },
   { name: 'Kasada header on a 503 is an outage', status: 503, headers: { 'x-kpsdk-ct': 'token' }, want: null },
   { name: 'PerimeterX CAPTCHA', status: 403, body: '<div id="px-captcha"></div>', want: { vendor: 'perimeterx', kind: 'challenge' } },
   { name: 'PerimeterX sensor on a 503 maintenance page is an outage', status: 503, body: pxPage, want: null },
-  { name: 'Imperva challenge iframe', status: 503, body: '<iframe src="/_Incapsula_Resource?SWUDNSAI=31"></iframe>', want: { vendor: 'imperva', kind: 'challenge' } },
-  { name: 'Imperva block page', status: 403, body: 'Request unsuccessful. Incapsula incident ID: 1234-5678', want: { vendor: 'imperva', kind: 'challenge' } },
-  { name: 'Imperva header on a 503 is an outage', status: 503, headers: { 'x-iinfo': '9-1234-0 0NNN RT(1) q(0 -1 -1 -1) r(0 -1)' }, want: null },
+  {
+    name: 'Imperva challenge iframe',
+    status: 503,
+    body: '<iframe src="/_Incapsula_Resource?SWUDNSAI=31"></iframe>',
+    want: { vendor: 'imperva', kind: 'challenge' }
+  },
+  {
+    name: 'Imperva block page',
+    status: 403,
+    body: 'Request unsuccessful. Incapsula incident ID: 1234-5678',
+    want: { vendor: 'imperva', kind: 'challenge' }
+  },
+  {
+    name: 'Imperva header on a 503 is an outage',
+    status: 503,
+    headers: { 'x-iinfo': '9-1234-0 0NNN RT(1) q(0 -1 -1 -1) r(0 -1)' },
+    want: null
+  },
   { name: 'Imperva header on a 401 is no challenge', status: 401, headers: { 'x-iinfo': '9-1234-0' }, want: null },
   { name: 'Sucuri block header', status: 403, headers: { 'x-sucuri-block': 'BLK001' }, want: { vendor: 'sucuri', kind: 'denied' } },
-  { name: 'Sucuri block page', status: 403, body: '<title>Sucuri WebSite Firewall - Access Denied</title>', want: { vendor: 'sucuri', kind: 'denied' } },
-  { name: 'Akamai Bot Manager verification', status: 503, body: '<form id="bm-verify" method="post"></form>', want: { vendor: 'akamai', kind: 'challenge' } },
+  {
+    name: 'Sucuri block page',
+    status: 403,
+    body: '<title>Sucuri WebSite Firewall - Access Denied</title>',
+    want: { vendor: 'sucuri', kind: 'denied' }
+  },
+  {
+    name: 'Akamai Bot Manager verification',
+    status: 503,
+    body: '<form id="bm-verify" method="post"></form>',
+    want: { vendor: 'akamai', kind: 'challenge' }
+  },
   { name: 'Akamai error page on a 403 names the vendor', status: 403, body: akamaiErrorPage, want: { vendor: 'akamai', kind: 'denied' } },
   { name: 'Akamai error page on a 503 is an outage', status: 503, body: akamaiErrorPage, want: null },
   { name: 'a plain 503 is no challenge', status: 503, body: 'Service Unavailable', want: null },
-  { name: 'signatures only apply to refusal statuses', status: 200, headers: { 'cf-mitigated': 'challenge' }, body: '<title>Just a moment...</title>', want: null },
+  {
+    name: 'signatures only apply to refusal statuses',
+    status: 200,
+    headers: { 'cf-mitigated': 'challenge' },
+    body: '<title>Just a moment...</title>',
+    want: null
+  },
   { name: 'a 500 with a challenge body is not judged', status: 500, body: '<title>Just a moment...</title>', want: null }
 ]
 
@@ -80,7 +195,10 @@ const answers: Record<string, { status: number; headers?: Headers; body: string 
 }
 const server = http.createServer((req, res) => {
   const a = answers[(req.headers.host ?? '').split('.')[0] ?? '']
-  if (a === undefined) { res.writeHead(404).end(); return }
+  if (a === undefined) {
+    res.writeHead(404).end()
+    return
+  }
   res.writeHead(a.status, { 'content-type': 'text/html', ...a.headers }).end(a.body)
 })
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -120,7 +238,13 @@ t.test('every body pattern takes linear time: an adversarial 64 KiB body is judg
   // `challenge\.js.*awswaf` rescanned the rest of the body from each of 5,000 occurrences of its
   // first marker: about 330 ms of an actor's thread per such answer, past every probe deadline.
   const fill = (unit: string) => unit.repeat(Math.ceil(65536 / unit.length)).slice(0, 65536)
-  const bodies = [fill('challenge.js '), fill('Reference&#32;&#35;'), fill('errors&#46;edgesuite'), fill('a'), fill('<title>Just a moment..')]
+  const bodies = [
+    fill('challenge.js '),
+    fill('Reference&#32;&#35;'),
+    fill('errors&#46;edgesuite'),
+    fill('a'),
+    fill('<title>Just a moment..')
+  ]
   const started = performance.now()
   for (const status of [...CHALLENGE_STATUSES, 202, 405]) for (const body of bodies) matchChallenge(status, {}, body)
   const ms = performance.now() - started

@@ -60,7 +60,13 @@ t.test('a healthy site over https is up, with phase timings and the given user a
 
 t.test('a name is resolved through the location lookup and timed as dns', async (t) => {
   const asked: string[] = []
-  const dispatcher = location({ tls: { ca: cert.cert }, lookup: async (host) => { asked.push(host); return ['127.0.0.1'] } })
+  const dispatcher = location({
+    tls: { ca: cert.cert },
+    lookup: async (host) => {
+      asked.push(host)
+      return ['127.0.0.1']
+    }
+  })
   const r = await run('ok.site.test', { dispatcher, connectTo: [{ host1: null, port1: 443, host2: 'loopback.test', port2: secure.port }] })
   t.match(r, { status: 'up', http_code: 200 })
   t.same(asked, ['loopback.test'])
@@ -68,7 +74,11 @@ t.test('a name is resolved through the location lookup and timed as dns', async 
 })
 
 t.test('a name that does not resolve is down with dns: NXDOMAIN', async (t) => {
-  const dispatcher = location({ lookup: async () => { throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' }) } })
+  const dispatcher = location({
+    lookup: async () => {
+      throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' })
+    }
+  })
   const r = await run('nx.site.test', { dispatcher, connectTo: [] })
   t.match(r, { status: 'down', http_code: 0, code: 'dns_nxdomain', error: 'dns: NXDOMAIN', final_url: 'http://nx.site.test/' })
 })
@@ -81,13 +91,23 @@ t.test('headers that never come end the probe at the deadline', async (t) => {
   const started = performance.now()
   const r = await run('hang.site.test', { timeoutMs: 300 })
   const took = performance.now() - started
-  t.match(r, { status: 'down', http_code: 0, code: 'timeout', error: 'timeout: no response in 300 ms', final_url: 'https://hang.site.test/' })
+  t.match(r, {
+    status: 'down',
+    http_code: 0,
+    code: 'timeout',
+    error: 'timeout: no response in 300 ms',
+    final_url: 'https://hang.site.test/'
+  })
   t.ok(took >= 280 && took < 1000, `answered after ${took} ms`)
   t.ok(r.response_ms >= 280 && r.response_ms < 1000)
   // The abandoned request once left its Client asking to reconnect in a loop that froze the thread.
   let ticks = 0
-  const ticker = setInterval(() => { ticks++ }, 10)
-  t.teardown(() => { clearInterval(ticker); })
+  const ticker = setInterval(() => {
+    ticks++
+  }, 10)
+  t.teardown(() => {
+    clearInterval(ticker)
+  })
   t.match(await run('ok.site.test'), { status: 'up' }, 'the location probes on afterwards')
   t.ok(await holds(() => ticks >= 3, 1000), `the event loop kept turning (${ticks} ticks)`)
 })
@@ -104,13 +124,28 @@ t.test('a deadline that expires while connecting still ends the probe on time', 
 
 t.test('a connection that comes only after the deadline is closed unused', async (t) => {
   // https is refused at once; http://late.site.test/ resolves 400 ms into a 300 ms probe.
-  const dispatcher = location({ lookup: async () => { await new Promise((resolve) => setTimeout(resolve, 400)); return ['127.0.0.1'] } })
+  const dispatcher = location({
+    lookup: async () => {
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      return ['127.0.0.1']
+    }
+  })
   const before = web.accepted()
-  const r = await run('late.site.test', { dispatcher, timeoutMs: 300, connectTo: [
-    { host1: null, port1: 443, host2: '127.0.0.1', port2: nowhere },
-    { host1: null, port1: 80, host2: 'web.test', port2: web.port }
-  ] })
-  t.match(r, { status: 'down', http_code: 0, code: 'timeout', error: 'timeout: no response in 300 ms', final_url: 'http://late.site.test/' })
+  const r = await run('late.site.test', {
+    dispatcher,
+    timeoutMs: 300,
+    connectTo: [
+      { host1: null, port1: 443, host2: '127.0.0.1', port2: nowhere },
+      { host1: null, port1: 80, host2: 'web.test', port2: web.port }
+    ]
+  })
+  t.match(r, {
+    status: 'down',
+    http_code: 0,
+    code: 'timeout',
+    error: 'timeout: no response in 300 ms',
+    final_url: 'http://late.site.test/'
+  })
   await holds(() => web.accepted() !== before, 1000)
   t.equal(web.accepted() - before, 1, 'the late connection was made')
   await holds(() => web.open() === 0, 1000)
@@ -133,7 +168,11 @@ t.test('an informational 103 is not the answer: the final status after it is', a
   t.match(r, { status: 'down', http_code: 503, code: 'http_5xx', error: 'http: 503', final_url: 'https://hints.site.test/' })
   t.ok(r.timings.first_byte >= 90, `the wait for the first byte runs to the final answer (${r.timings.first_byte} ms)`)
   const hung = await run('hintsonly.site.test', { timeoutMs: 300 })
-  t.match(hung, { status: 'down', http_code: 0, code: 'timeout', error: 'timeout: no response in 300 ms' }, 'a 103 with no answer after it is no response')
+  t.match(
+    hung,
+    { status: 'down', http_code: 0, code: 'timeout', error: 'timeout: no response in 300 ms' },
+    'a 103 with no answer after it is no response'
+  )
 })
 
 t.test('a redirect that cannot be followed is the final answer', async (t) => {
@@ -164,14 +203,23 @@ t.test('redirects are followed hop by hop, each on its own connection', async (t
   const r = await run('chain.site.test')
   t.match(r, { status: 'up', http_code: 200, final_url: 'https://chain.site.test/hop/3' })
   const hops = hitsFor(secure, 'chain').slice(before)
-  t.same(hops.map((h) => h.path), ['/', '/hop/1', '/hop/2', '/hop/3'])
+  t.same(
+    hops.map((h) => h.path),
+    ['/', '/hop/1', '/hop/2', '/hop/3']
+  )
   t.equal(new Set(hops.map((h) => h.remotePort)).size, 4)
 })
 
 t.test('more than five redirects is down', async (t) => {
   const before = hitsFor(secure, 'loop').length
   const r = await run('loop.site.test')
-  t.match(r, { status: 'down', http_code: 302, code: 'too_many_redirects', error: 'http: too many redirects', final_url: 'https://loop.site.test/loop/5' })
+  t.match(r, {
+    status: 'down',
+    http_code: 302,
+    code: 'too_many_redirects',
+    error: 'http: too many redirects',
+    final_url: 'https://loop.site.test/loop/5'
+  })
   t.equal(hitsFor(secure, 'loop').length - before, 6, 'the first request and five redirects')
 })
 
@@ -185,7 +233,12 @@ t.test('a 10 MB body is capped and the connection dropped early', async (t) => {
 })
 
 t.test('a Cloudflare-style challenge is blocked', async (t) => {
-  t.match(await run('challenge.site.test'), { status: 'blocked', http_code: 403, code: 'blocked_challenge', error: 'blocked: challenge (cloudflare)' })
+  t.match(await run('challenge.site.test'), {
+    status: 'blocked',
+    http_code: 403,
+    code: 'blocked_challenge',
+    error: 'blocked: challenge (cloudflare)'
+  })
 })
 
 t.test('a plain 403 is blocked', async (t) => {
@@ -213,18 +266,30 @@ t.test('a direct location judges the very address it dials, so a name that rebin
   const rebinding = location({ tls: { ca: cert.cert }, allowAddress: publicOnly, lookup: async () => ['127.0.0.1'] })
   const to = (host2: string): ConnectToRule[] => [{ host1: null, port1: null, host2, port2: web.port }]
   const before = hitsFor(web, 'rebind').length
-  t.match(await run('rebind.site.test', { dispatcher: rebinding, connectTo: [] }),
-    { status: 'down', http_code: 0, code: 'policy_non_public', error: POLICY_REFUSAL }, 'a name resolving to loopback at dial time')
+  t.match(
+    await run('rebind.site.test', { dispatcher: rebinding, connectTo: [] }),
+    { status: 'down', http_code: 0, code: 'policy_non_public', error: POLICY_REFUSAL },
+    'a name resolving to loopback at dial time'
+  )
   const literal = location({ allowAddress: publicOnly, connectTo: to('127.0.0.1') })
-  t.match(await run('rebind.site.test', { dispatcher: literal, connectTo: [] }),
-    { status: 'down', code: 'policy_non_public', error: POLICY_REFUSAL }, 'a connect-to address literal')
+  t.match(
+    await run('rebind.site.test', { dispatcher: literal, connectTo: [] }),
+    { status: 'down', code: 'policy_non_public', error: POLICY_REFUSAL },
+    'a connect-to address literal'
+  )
   const mixed = location({ allowAddress: publicOnly, lookup: async () => ['93.184.215.14', '127.0.0.1'] })
-  t.match(await run('rebind.site.test', { dispatcher: mixed, connectTo: [] }),
-    { status: 'down', code: 'policy_non_public', error: POLICY_REFUSAL }, 'one private address among public ones')
+  t.match(
+    await run('rebind.site.test', { dispatcher: mixed, connectTo: [] }),
+    { status: 'down', code: 'policy_non_public', error: POLICY_REFUSAL },
+    'one private address among public ones'
+  )
   t.equal(hitsFor(web, 'rebind').length, before, 'nothing was fetched')
   const allowed = location({ allowAddress: () => true, connectTo: to('127.0.0.1') })
-  t.match(await run('rebind.site.test', { dispatcher: allowed, connectTo: [] }), { status: 'up', final_url: 'http://rebind.site.test/' },
-    'the same dial goes ahead when the policy allows it')
+  t.match(
+    await run('rebind.site.test', { dispatcher: allowed, connectTo: [] }),
+    { status: 'up', final_url: 'http://rebind.site.test/' },
+    'the same dial goes ahead when the policy allows it'
+  )
 })
 
 t.test('a probe through a CONNECT proxy is up and its tunnel is timed', async (t) => {
@@ -269,7 +334,9 @@ t.test('each probe opens a fresh connection and closes it afterwards', async (t)
   t.match(await run('ok.site.test', opts), { status: 'up' })
   t.match(await run('ok.site.test', opts), { status: 'up' })
   t.equal(web.accepted() - before, 2, 'two probes, two TCP connections')
-  const ports = hitsFor(web, 'ok').slice(-2).map((h) => h.remotePort)
+  const ports = hitsFor(web, 'ok')
+    .slice(-2)
+    .map((h) => h.remotePort)
   t.not(ports[0], ports[1])
   await holds(() => web.open() === 0, 1000)
   t.equal(web.open(), 0, 'no connection is left open')
@@ -279,10 +346,22 @@ t.test('concurrent probes of one origin each get a connection of their own, and 
   const dispatcher = location({ connectTo: rules(nowhere, web.port) })
   let connected = 0
   let gone = 0
-  dispatcher.on('connect', () => { connected++ }).on('disconnect', () => { gone++ }).on('connectionError', () => { gone++ })
+  dispatcher
+    .on('connect', () => {
+      connected++
+    })
+    .on('disconnect', () => {
+      gone++
+    })
+    .on('connectionError', () => {
+      gone++
+    })
   const before = web.accepted()
   const results = await Promise.all(Array.from({ length: 20 }, () => run('same.site.test', { dispatcher, connectTo: [] })))
-  t.ok(results.every((r) => r.status === 'up'), 'all 20 are up')
+  t.ok(
+    results.every((r) => r.status === 'up'),
+    'all 20 are up'
+  )
   t.equal(web.accepted() - before, 20, 'twenty connections at once, none waited in a queue for another')
   await holds(() => gone >= 40, 1000)
   t.equal(connected, 20, 'every connection was reported to the location agent')

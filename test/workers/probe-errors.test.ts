@@ -1,7 +1,8 @@
 import t from 'tap'
 import { classify, judge, laterStage, type Stage } from '../../workers/probe-errors.js'
 
-const coded = (code: string, extra: Record<string, unknown> = {}, message = 'boom'): Error => Object.assign(new Error(message), { code, ...extra })
+const coded = (code: string, extra: Record<string, unknown> = {}, message = 'boom'): Error =>
+  Object.assign(new Error(message), { code, ...extra })
 
 // [what, error, through a proxy, expected code, status, text, stage, http fallback]
 const cases: Array<[string, unknown, boolean, string, string, string, Stage, boolean]> = [
@@ -11,7 +12,16 @@ const cases: Array<[string, unknown, boolean, string, string, string, Stage, boo
   ['a resolver that fails', coded('ESERVFAIL'), false, 'dns_servfail', 'down', 'dns: SERVFAIL', 'dns', false],
   ['a resolver that refuses', coded('EREFUSED'), false, 'dns_refused', 'down', 'dns: REFUSED', 'dns', false],
   ['another getaddrinfo failure', coded('EAI_AGAIN'), false, 'dns_failed', 'down', 'dns: EAI_AGAIN', 'dns', true],
-  ['a proxied location that cannot resolve the site', coded('ERR_SITE_DNS', { dns: 'ENOTFOUND' }), true, 'dns_nxdomain', 'error', 'dns: NXDOMAIN', 'dns', true],
+  [
+    'a proxied location that cannot resolve the site',
+    coded('ERR_SITE_DNS', { dns: 'ENOTFOUND' }),
+    true,
+    'dns_nxdomain',
+    'error',
+    'dns: NXDOMAIN',
+    'dns',
+    true
+  ],
   ['a refused port', coded('ECONNREFUSED'), false, 'connect_refused', 'down', 'connect: ECONNREFUSED', 'connect', true],
   ['an unreachable host', coded('EHOSTUNREACH'), false, 'connect_unreachable', 'down', 'connect: EHOSTUNREACH', 'connect', true],
   ['another dial error', coded('EADDRNOTAVAIL'), false, 'connect_failed', 'down', 'connect: EADDRNOTAVAIL', 'connect', true],
@@ -21,10 +31,46 @@ const cases: Array<[string, unknown, boolean, string, string, string, Stage, boo
   ['a garbled response', coded('HPE_INVALID_CONSTANT'), false, 'http_protocol', 'down', 'http: HPE_INVALID_CONSTANT', 'response', true],
   ['an untrusted certificate', coded('DEPTH_ZERO_SELF_SIGNED_CERT'), false, 'tls', 'down', 'tls: DEPTH_ZERO_SELF_SIGNED_CERT', 'tls', true],
   ['a TLS protocol error', coded('ERR_SSL_WRONG_VERSION_NUMBER'), false, 'tls', 'down', 'tls: ERR_SSL_WRONG_VERSION_NUMBER', 'tls', true],
-  ['headers that never came', coded('UND_ERR_HEADERS_TIMEOUT'), false, 'timeout', 'down', 'timeout: no response in 5000 ms', 'deadline', false],
-  ['the policy refusing the address', coded('ERR_TARGET_POLICY'), false, 'policy_non_public', 'down', 'policy: domain resolves to a non-public address', 'response', false],
-  ['a proxy refusing the CONNECT', coded('UND_ERR_ABORTED', {}, 'Proxy response (502) !== 200 when HTTP Tunneling'), true, 'proxy_refused', 'down', 'proxy: 502', 'connect', true],
-  ['a proxy wanting credentials', coded('UND_ERR_ABORTED', {}, 'Proxy response (407) !== 200 when HTTP Tunneling'), true, 'proxy_auth', 'error', 'proxy: 407', 'connect', false],
+  [
+    'headers that never came',
+    coded('UND_ERR_HEADERS_TIMEOUT'),
+    false,
+    'timeout',
+    'down',
+    'timeout: no response in 5000 ms',
+    'deadline',
+    false
+  ],
+  [
+    'the policy refusing the address',
+    coded('ERR_TARGET_POLICY'),
+    false,
+    'policy_non_public',
+    'down',
+    'policy: domain resolves to a non-public address',
+    'response',
+    false
+  ],
+  [
+    'a proxy refusing the CONNECT',
+    coded('UND_ERR_ABORTED', {}, 'Proxy response (502) !== 200 when HTTP Tunneling'),
+    true,
+    'proxy_refused',
+    'down',
+    'proxy: 502',
+    'connect',
+    true
+  ],
+  [
+    'a proxy wanting credentials',
+    coded('UND_ERR_ABORTED', {}, 'Proxy response (407) !== 200 when HTTP Tunneling'),
+    true,
+    'proxy_auth',
+    'error',
+    'proxy: 407',
+    'connect',
+    false
+  ],
   ['a proxy that cannot be reached', coded('ECONNREFUSED'), true, 'location_egress', 'error', 'location: egress unreachable', 'dns', false],
   ['an error without a code', new Error('odd'), false, 'internal', 'error', 'internal: odd', 'dns', false],
   ['an unknown code', coded('WHATEVER'), false, 'internal', 'error', 'internal: WHATEVER', 'dns', false]
@@ -42,7 +88,11 @@ t.test('only an aborted tunnel is read for the proxy status: the same words unde
 })
 
 t.test('once the deadline has passed, whatever failed is a timeout', async (t) => {
-  t.match(classify(coded('ECONNREFUSED'), 300, false, true), { code: 'timeout', error: 'timeout: no response in 300 ms', stage: 'deadline' })
+  t.match(classify(coded('ECONNREFUSED'), 300, false, true), {
+    code: 'timeout',
+    error: 'timeout: no response in 300 ms',
+    stage: 'deadline'
+  })
 })
 
 t.test('stages are ordered from the look-up to the deadline', async (t) => {
@@ -57,5 +107,9 @@ t.test('a final answer is judged by its status and body', async (t) => {
   t.same(judge(200, {}, none), { status: 'up', code: null, error: null })
   t.same(judge(503, {}, none), { status: 'down', code: 'http_5xx', error: 'http: 503' })
   t.same(judge(429, {}, none), { status: 'blocked', code: 'blocked_status', error: 'blocked: http 429' })
-  t.same(judge(403, { 'cf-mitigated': 'challenge' }, none), { status: 'blocked', code: 'blocked_challenge', error: 'blocked: challenge (cloudflare)' })
+  t.same(judge(403, { 'cf-mitigated': 'challenge' }, none), {
+    status: 'blocked',
+    code: 'blocked_challenge',
+    error: 'blocked: challenge (cloudflare)'
+  })
 })

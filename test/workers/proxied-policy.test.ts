@@ -14,17 +14,30 @@ const listen = async (server: http.Server, host: string): Promise<number> => {
   return (server.address() as AddressInfo).port
 }
 const innerHits: string[] = []
-const inner = http.createServer((req, res) => { innerHits.push(req.headers.host ?? ''); res.end('internal') })
-const site = http.createServer((_req, res) => { res.writeHead(302, { location: 'http://inner.site.test/' }).end() })
+const inner = http.createServer((req, res) => {
+  innerHits.push(req.headers.host ?? '')
+  res.end('internal')
+})
+const site = http.createServer((_req, res) => {
+  res.writeHead(302, { location: 'http://inner.site.test/' }).end()
+})
 const innerPort = await listen(inner, '127.0.0.1')
 const sitePort = await listen(site, '127.0.0.2') // the one range the policy opens
 const closed = await closedPort()
 const proxies = await Promise.all([startProxy(), startProxy(), startProxy()])
-const connectTo = parseConnectTo([
-  `jump.site.test:443:127.0.0.2:${closed}`, `jump.site.test:80:127.0.0.2:${sitePort}`,
-  `inner.site.test:443:127.0.0.1:${closed}`, `inner.site.test:80:127.0.0.1:${innerPort}`
-].join(','))
-const locations = proxies.map((p, i) => ({ label: `Proxy ${i + 1}, Testland`, proxy: `http://127.0.0.1:${p.port}`, resolve: 'local' as const }))
+const connectTo = parseConnectTo(
+  [
+    `jump.site.test:443:127.0.0.2:${closed}`,
+    `jump.site.test:80:127.0.0.2:${sitePort}`,
+    `inner.site.test:443:127.0.0.1:${closed}`,
+    `inner.site.test:80:127.0.0.1:${innerPort}`
+  ].join(',')
+)
+const locations = proxies.map((p, i) => ({
+  label: `Proxy ${i + 1}, Testland`,
+  proxy: `http://127.0.0.1:${p.port}`,
+  resolve: 'local' as const
+}))
 
 const pools = (allowPrivate: boolean): LocationPools => {
   const p = new LocationPools({
@@ -52,12 +65,19 @@ t.test('a redirect into a non-public address is refused at every proxied locatio
   t.equal(results.length, 3)
   for (const r of results) {
     // As at a direct location, the refused hop is the last URL tried.
-    t.match(r, { status: 'down', http_code: 302, code: 'policy_non_public', error: POLICY_REFUSAL, final_url: 'http://inner.site.test/' }, r.location)
+    t.match(
+      r,
+      { status: 'down', http_code: 302, code: 'policy_non_public', error: POLICY_REFUSAL, final_url: 'http://inner.site.test/' },
+      r.location
+    )
   }
   t.same(innerHits, [], 'the internal server was never reached')
   for (const [i, p] of proxies.entries()) {
     t.ok(p.connects.includes(`127.0.0.2:${sitePort}`), `proxy ${i + 1} tunnelled to the allowed site`)
-    t.notOk(p.connects.some((c) => c.startsWith('127.0.0.1:')), `proxy ${i + 1} was never asked for the internal address`)
+    t.notOk(
+      p.connects.some((c) => c.startsWith('127.0.0.1:')),
+      `proxy ${i + 1} was never asked for the internal address`
+    )
   }
 })
 

@@ -34,7 +34,9 @@ const dns = await startDnsServer([
   { suffix: 'site.test', A: ['127.0.0.2'], AAAA: [] },
   { suffix: 'sneaky.test', A: ['127.0.0.1'], AAAA: [] }
 ])
-const proxies = await Promise.all([1, 2, 3].map(() => startProxy({ names: { redis: '127.0.0.1', 'sneaky.test': '127.0.0.1', 'sub.site.test': '127.0.0.2' } })))
+const proxies = await Promise.all(
+  [1, 2, 3].map(() => startProxy({ names: { redis: '127.0.0.1', 'sneaky.test': '127.0.0.1', 'sub.site.test': '127.0.0.2' } }))
+)
 t.teardown(async () => {
   for (const p of proxies) await p.close()
   await dns.close()
@@ -44,12 +46,16 @@ t.teardown(async () => {
 
 // Names are kept (so they are resolved), ports are mapped: https is refused, http reaches the site,
 // and port 80 of the internal names reaches the internal service.
-const connectTo = parseConnectTo([
-  `:443::${closed}`, `redis:80::${innerPort}`, `sneaky.test:80::${innerPort}`, `:80::${sitePort}`, `:22::${innerPort}`
-].join(','))
+const connectTo = parseConnectTo(
+  [`:443::${closed}`, `redis:80::${innerPort}`, `sneaky.test:80::${innerPort}`, `:80::${sitePort}`, `:22::${innerPort}`].join(',')
+)
 
 function pools(resolve: 'local' | 'proxy', allowPrivate = false): LocationPools {
-  const locations: LocationConfig[] = proxies.map((p, i) => ({ label: `Proxy ${i + 1}, Testland`, proxy: `http://127.0.0.1:${p.port}`, resolve }))
+  const locations: LocationConfig[] = proxies.map((p, i) => ({
+    label: `Proxy ${i + 1}, Testland`,
+    proxy: `http://127.0.0.1:${p.port}`,
+    resolve
+  }))
   const p = new LocationPools({
     locations,
     connectTo,
@@ -69,17 +75,28 @@ const asked = (what: (connect: string) => boolean) => proxies.some((p) => p.conn
 
 t.test('a name only the proxy can resolve is not passed to it: the location reports dns, not up', async (t) => {
   const results = await local.probeAll('proxyname.site.test')
-  for (const r of results) t.match(r, { status: 'error', http_code: 302, code: 'dns_nxdomain', error: 'dns: NXDOMAIN', final_url: 'http://redis/' }, r.location)
+  for (const r of results)
+    t.match(r, { status: 'error', http_code: 302, code: 'dns_nxdomain', error: 'dns: NXDOMAIN', final_url: 'http://redis/' }, r.location)
   t.same(innerHits, [], 'the internal service was never reached')
-  t.notOk(asked((c) => c.startsWith('redis')), 'no proxy was asked to CONNECT to the name')
-  t.ok(proxies.every((p) => p.connects.includes(`127.0.0.2:${sitePort}`)), 'the tunnels went to the vetted address, not the name')
+  t.notOk(
+    asked((c) => c.startsWith('redis')),
+    'no proxy was asked to CONNECT to the name'
+  )
+  t.ok(
+    proxies.every((p) => p.connects.includes(`127.0.0.2:${sitePort}`)),
+    'the tunnels went to the vetted address, not the name'
+  )
 })
 
 t.test('a name that resolves here to loopback is refused before any tunnel is asked for', async (t) => {
   const results = await local.probeAll('rebind.site.test')
-  for (const r of results) t.match(r, { status: 'down', code: 'policy_non_public', error: POLICY_REFUSAL, final_url: 'http://sneaky.test/' }, r.location)
+  for (const r of results)
+    t.match(r, { status: 'down', code: 'policy_non_public', error: POLICY_REFUSAL, final_url: 'http://sneaky.test/' }, r.location)
   t.same(innerHits, [])
-  t.notOk(asked((c) => c.startsWith('127.0.0.1') || c.startsWith('sneaky')), 'no proxy was asked for the internal address')
+  t.notOk(
+    asked((c) => c.startsWith('127.0.0.1') || c.startsWith('sneaky')),
+    'no proxy was asked for the internal address'
+  )
 })
 
 t.test('a redirect to another port of the site is refused, even where private targets are allowed', async (t) => {
@@ -103,5 +120,8 @@ t.test('resolve: "proxy" asks the proxy for the name itself (regional answers; i
   await byName.ready()
   const results = await byName.probeAll('sub.site.test')
   for (const r of results) t.match(r, { status: 'up', http_code: 200 }, r.location)
-  t.ok(proxies.every((p) => p.connects.includes(`sub.site.test:${sitePort}`)), 'the CONNECT line carries the name')
+  t.ok(
+    proxies.every((p) => p.connects.includes(`sub.site.test:${sitePort}`)),
+    'the CONNECT line carries the name'
+  )
 })

@@ -36,7 +36,11 @@ if (missing !== null) {
     ports: [sitePort, innerPort, closed],
     exceptions: ['127.0.0.2']
   })
-  const locations: LocationConfig[] = [1, 2, 3].map((n) => ({ label: `Squid ${n}, Testland`, proxy: `http://127.0.0.1:${squid.port}`, resolve: 'proxy' }))
+  const locations: LocationConfig[] = [1, 2, 3].map((n) => ({
+    label: `Squid ${n}, Testland`,
+    proxy: `http://127.0.0.1:${squid.port}`,
+    resolve: 'proxy'
+  }))
   const pools = new LocationPools({
     locations,
     connectTo: parseConnectTo(`:443::${closed},internal.corp:80::${innerPort},:80::${sitePort}`),
@@ -50,13 +54,18 @@ if (missing !== null) {
   await pools.ready()
 
   t.test('Squid tunnels to a public site by name', async (t) => {
-    for (const r of await pools.probeAll('ok.site.test')) t.match(r, { status: 'up', http_code: 200, final_url: 'http://ok.site.test/' }, r.location)
+    for (const r of await pools.probeAll('ok.site.test'))
+      t.match(r, { status: 'up', http_code: 200, final_url: 'http://ok.site.test/' }, r.location)
   })
 
   t.test('a redirect to a name that Squid resolves to a private address is refused by Squid: never up', async (t) => {
     const results = await pools.probeAll('jump.site.test')
     for (const r of results) {
-      t.match(r, { status: 'down', http_code: 302, code: 'proxy_refused', error: 'proxy: 403', final_url: 'http://internal.corp/' }, r.location)
+      t.match(
+        r,
+        { status: 'down', http_code: 302, code: 'proxy_refused', error: 'proxy: 403', final_url: 'http://internal.corp/' },
+        r.location
+      )
     }
     t.same(innerHits, [], 'the internal service was never reached')
     t.match(squid.log(), new RegExp(`TCP_DENIED/403 \\d+ CONNECT internal\\.corp:${innerPort}`), "Squid's log shows the refusal")

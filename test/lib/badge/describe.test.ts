@@ -1,7 +1,12 @@
 import t from 'tap'
 import { describeBadge, parseBadgeOptions } from '../../../lib/badge/describe.js'
 
-const site = (status: 'up' | 'down' | 'unconfirmed' | 'unavailable', blocked = false, partial = false, name = 'Shop') => ({ name, status, blocked, partial })
+const site = (status: 'up' | 'down' | 'unconfirmed' | 'unavailable', blocked = false, partial = false, name = 'Shop') => ({
+  name,
+  status,
+  blocked,
+  partial
+})
 
 t.test('label, message and colour per status', async (t) => {
   const cases: Array<[ReturnType<typeof site> | null, string, string, string]> = [

@@ -33,7 +33,14 @@ t.test('text from site names is escaped and control characters dropped', async (
 t.test("the endpoint form is shields.io's JSON", async (t) => {
   const renderer = new BadgeRenderer()
   t.same(JSON.parse(renderer.endpoint(up).body), { schemaVersion: 1, label: 'Shop', message: 'up', color: 'green', cacheSeconds: 300 })
-  t.same(JSON.parse(renderer.endpoint(up, 'for-the-badge').body), { schemaVersion: 1, label: 'Shop', message: 'up', color: 'green', cacheSeconds: 300, style: 'for-the-badge' })
+  t.same(JSON.parse(renderer.endpoint(up, 'for-the-badge').body), {
+    schemaVersion: 1,
+    label: 'Shop',
+    message: 'up',
+    color: 'green',
+    cacheSeconds: 300,
+    style: 'for-the-badge'
+  })
   t.not(renderer.endpoint(up).etag, renderer.svg(up, 'flat').etag)
 })
 

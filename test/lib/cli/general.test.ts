@@ -32,7 +32,10 @@ t.test('help', async (t) => {
       [['keys', 'create', '--help'], KEYS_SUBCOMMANDS],
       [['keys', 'revoke', '--help'], KEYS_SUBCOMMANDS],
       [['sites', '--help'], SITES_SUBCOMMANDS],
-      [['sites', 'import', '--help'], [...SITES_SUBCOMMANDS, 'FILE - reads standard input']],
+      [
+        ['sites', 'import', '--help'],
+        [...SITES_SUBCOMMANDS, 'FILE - reads standard input']
+      ],
       [['migrate', '--help'], ['usage: site-status migrate']],
       [['serve', '--help'], ['usage: site-status serve']]
     ]
@@ -60,7 +63,13 @@ t.test('unknown commands and options exit 2 with one line', async (t) => {
   t.equal(res.code, 2, 'an unknown command exits 2')
   t.equal(res.stderr, 'site-status: unknown command "frobnicate" (see site-status --help)\n')
   t.equal(res.stdout, '')
-  for (const args of [['keys', 'frobnicate'], ['sites', 'frobnicate'], ['keys', 'list', '--bogus'], ['sites', 'list', 'extra'], ['migrate', 'extra']]) {
+  for (const args of [
+    ['keys', 'frobnicate'],
+    ['sites', 'frobnicate'],
+    ['keys', 'list', '--bogus'],
+    ['sites', 'list', 'extra'],
+    ['migrate', 'extra']
+  ]) {
     const r = await runCli(args, { env: { DATABASE_URL: UNREACHABLE } })
     t.equal(r.code, 2, `${args.join(' ')}: exits 2`)
     t.equal(lines(r.stderr).length, 1, `${args.join(' ')}: one stderr line`)
@@ -70,7 +79,9 @@ t.test('unknown commands and options exit 2 with one line', async (t) => {
 
 t.test('a bad environment value stops every command with one line naming the variable', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-cli-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
+  t.teardown(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
   const file = join(dir, 'never.sqlite')
   const res = await spawnCli(['keys', 'list'], { env: { DATABASE_URL: `sqlite:${file}`, RATE_LIMIT_PER_MIN: 'abc' } })
   t.not(res.code, 0, 'exits non-zero')
@@ -102,7 +113,11 @@ for (const engine of engines()) {
     t.teardown(() => test.cleanup())
     const first = await spawnCli(['migrate'], { env: { DATABASE_URL: test.url } })
     t.equal(first.code, 0, 'the first run exits 0')
-    t.same(lines(first.stdout), migrations.map((m) => `applied ${m.name}`), 'and prints each migration it applied')
+    t.same(
+      lines(first.stdout),
+      migrations.map((m) => `applied ${m.name}`),
+      'and prints each migration it applied'
+    )
     t.equal(first.stderr, '')
     const second = await runCli(['migrate'], { env: { DATABASE_URL: test.url } })
     t.equal(second.code, 0, 'the second run exits 0')
@@ -124,7 +139,7 @@ t.test('a reader that closes the pipe early does not crash the command', async (
   const test = await createTestDatabase('sqlite')
   t.teardown(() => test.cleanup())
   const res = await spawnCli(['keys', 'list'], { env: { DATABASE_URL: test.url }, closeStdout: true })
-  t.equal(res.code, 0, 'exits with the command\'s own code, as with `| head -1`')
+  t.equal(res.code, 0, "exits with the command's own code, as with `| head -1`")
   t.notOk(hasStackTrace(res.stderr), 'no EPIPE stack trace')
 })
 
@@ -135,16 +150,22 @@ t.test('the package.json bin entry names the built command', async (t) => {
   t.same(pkg.bin, { 'site-status': 'dist/lib/cli/index.js' }, 'bin site-status points to dist/lib/cli/index.js')
 })
 
-t.test('the built command runs through a bin symlink, as npx runs it', {
-  skip: existsSync(BUILT) ? false : 'dist/lib/cli/index.js is missing: run `npm run build` to test the built command'
-}, async (t) => {
-  t.match(readFileSync(BUILT, 'utf8'), /^#!\/usr\/bin\/env node\n/, 'the built file starts with a node shebang')
-  // npx runs it through a node_modules/.bin symlink: the command must still see itself as invoked.
-  const dir = mkdtempSync(join(tmpdir(), 'site-status-bin-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
-  const link = join(dir, 'site-status')
-  symlinkSync(BUILT, link)
-  const res = await spawnCli(['--help'], { env: { DATABASE_URL: UNREACHABLE }, script: link })
-  t.equal(res.code, 0, 'the built command exits 0')
-  t.match(res.stdout, /usage: site-status COMMAND/, 'and prints its help')
-})
+t.test(
+  'the built command runs through a bin symlink, as npx runs it',
+  {
+    skip: existsSync(BUILT) ? false : 'dist/lib/cli/index.js is missing: run `npm run build` to test the built command'
+  },
+  async (t) => {
+    t.match(readFileSync(BUILT, 'utf8'), /^#!\/usr\/bin\/env node\n/, 'the built file starts with a node shebang')
+    // npx runs it through a node_modules/.bin symlink: the command must still see itself as invoked.
+    const dir = mkdtempSync(join(tmpdir(), 'site-status-bin-'))
+    t.teardown(() => {
+      rmSync(dir, { recursive: true, force: true })
+    })
+    const link = join(dir, 'site-status')
+    symlinkSync(BUILT, link)
+    const res = await spawnCli(['--help'], { env: { DATABASE_URL: UNREACHABLE }, script: link })
+    t.equal(res.code, 0, 'the built command exits 0')
+    t.match(res.stdout, /usage: site-status COMMAND/, 'and prints its help')
+  }
+)

@@ -52,8 +52,16 @@ for (const engine of engines()) {
       t.not(keyA, keyB, 'the keys differ')
       t.match(b.stderr, /limit of 77 requests\/minute \(the default\)/, 'the default limit comes from RATE_LIMIT_PER_MIN')
       const rows = await db('api_keys').whereIn('name', ['first', 'second']).orderBy('id')
-      t.same(rows.map((r) => r.key_hash), [sha256(keyA), sha256(keyB)], 'each key has its own hash')
-      t.same(rows.map((r) => r.rate_limit), [null, null], 'no --limit is stored as null (follow the default)')
+      t.same(
+        rows.map((r) => r.key_hash),
+        [sha256(keyA), sha256(keyB)],
+        'each key has its own hash'
+      )
+      t.same(
+        rows.map((r) => r.rate_limit),
+        [null, null],
+        'no --limit is stored as null (follow the default)'
+      )
     })
 
     t.test('a bad --limit or a missing --name is refused with one line and nothing stored', async (t) => {
@@ -127,7 +135,14 @@ for (const engine of engines()) {
         t.equal(lines(res.stderr).length, 1, `revoke ${JSON.stringify(args)}: one stderr line`)
         t.equal(res.stdout, '')
       }
-      t.equal(await db('api_keys').whereNotNull('revoked_at').count({ n: '*' }).then((r) => Number(r[0]?.n)), 1, 'only the one key was revoked')
+      t.equal(
+        await db('api_keys')
+          .whereNotNull('revoked_at')
+          .count({ n: '*' })
+          .then((r) => Number(r[0]?.n)),
+        1,
+        'only the one key was revoked'
+      )
     })
   })
 }

@@ -16,12 +16,18 @@ function bigImportFile(): { text: string; bad: string[] } {
     10: ['localhost', 'domain must be a fully qualified name such as example.com'],
     2500: ['127.0.0.1', 'domain must be a hostname, not an IP address'],
     5000: ['example.com:8080', 'domain must not include a port'],
-    9999: ['bad_domain!.com,Bad', 'domain may contain only letters, digits, hyphens and dots; labels must not be empty or start or end with a hyphen']
+    9999: [
+      'bad_domain!.com,Bad',
+      'domain may contain only letters, digits, hyphens and dots; labels must not be empty or start or end with a hyphen'
+    ]
   }
   for (let i = 0; i < 10_000; i++) {
     out.push(i % 1000 === 0 ? `${IMPORT_DOMAIN(i)},Site number ${i}` : IMPORT_DOMAIN(i))
     const reject = rejects[i]
-    if (reject) { out.push(reject[0]); bad.push(`line ${out.length}: ${reject[1]}`) }
+    if (reject) {
+      out.push(reject[0])
+      bad.push(`line ${out.length}: ${reject[1]}`)
+    }
     if (i === 20) out.push('SITE5.IMPORT-TEST.COM', '', '   # an indented comment', `https://${IMPORT_DOMAIN(6)}/`)
   }
   return { text: out.join('\n') + '\n', bad }
@@ -72,7 +78,9 @@ for (const engine of engines()) {
     })
 
     t.test('sites list, remove and add again', async (t) => {
-      await db('sites').where({ domain: BOOKS }).update({ status: 'down', blocked: true, partial: true, response_ms: 123.4, checked_at: new Date() })
+      await db('sites')
+        .where({ domain: BOOKS })
+        .update({ status: 'down', blocked: true, partial: true, response_ms: 123.4, checked_at: new Date() })
       const list = await spawnCli(['sites', 'list'], { env })
       t.equal(list.code, 0, 'list exits 0')
       const table = lines(list.stdout).map((l) => l.split(/ {2,}/))
@@ -110,22 +118,37 @@ for (const engine of engines()) {
       t.comment(`${engine}: importing 10,000 lines took ${res.ms} ms (process start-up included)`)
       t.ok(res.ms < 30_000, 'finishes within 30 s')
       t.equal(res.code, 3, 'exits 3 because some lines were rejected')
-      t.equal(res.stdout, 'added 10000, tracking again 0, already tracked 0, duplicate lines 2, rejected lines 4\n', 'stdout has the counts')
+      t.equal(
+        res.stdout,
+        'added 10000, tracking again 0, already tracked 0, duplicate lines 2, rejected lines 4\n',
+        'stdout has the counts'
+      )
       t.same(lines(res.stderr), bad, 'stderr lists each bad line by its number, and nothing else off a terminal')
-      t.equal(Number((await db('sites').where('domain', 'like', '%.import-test.com').count({ n: '*' }))[0]?.n), 10_000, 'all 10,000 are stored')
+      t.equal(
+        Number((await db('sites').where('domain', 'like', '%.import-test.com').count({ n: '*' }))[0]?.n),
+        10_000,
+        'all 10,000 are stored'
+      )
       t.equal((await siteRow(IMPORT_DOMAIN(3000)))?.name, 'Site number 3000', 'a domain,name line sets the name')
       t.equal((await siteRow(IMPORT_DOMAIN(7)))?.name, IMPORT_DOMAIN(7), 'a bare domain is named after itself')
 
       const again = await runCli(['sites', 'import', file], { env })
       t.equal(again.code, 3, 're-import exits 3 again')
-      t.equal(again.stdout, 'added 0, tracking again 0, already tracked 10000, duplicate lines 2, rejected lines 4\n', 're-import reports them as already tracked')
+      t.equal(
+        again.stdout,
+        'added 0, tracking again 0, already tracked 10000, duplicate lines 2, rejected lines 4\n',
+        're-import reports them as already tracked'
+      )
       t.equal(await siteCount(), 10_001, 'and stores nothing new')
     })
 
     t.test('sites import shows progress only on a terminal and exits 0 when every line is good', async (t) => {
       await runCli(['sites', 'remove', IMPORT_DOMAIN(3)], { env })
       const clean = Array.from({ length: 1200 }, (_, i) => `tty${i}.import-test.org`)
-      const dir = t.testdir({ 'tty.txt': clean.join('\n'), 'plain.txt': `${IMPORT_DOMAIN(3)}\n${IMPORT_DOMAIN(4)}\nplain.import-test.org\n` })
+      const dir = t.testdir({
+        'tty.txt': clean.join('\n'),
+        'plain.txt': `${IMPORT_DOMAIN(3)}\n${IMPORT_DOMAIN(4)}\nplain.import-test.org\n`
+      })
 
       const tty = await runCli(['sites', 'import', join(dir, 'tty.txt')], { env, stderrTTY: true })
       t.equal(tty.code, 0, 'exits 0 when no line was rejected')
@@ -136,12 +159,19 @@ for (const engine of engines()) {
       const plain = await runCli(['sites', 'import', join(dir, 'plain.txt')], { env })
       t.equal(plain.code, 0)
       t.equal(plain.stderr, '', 'off a terminal there is no progress')
-      t.equal(plain.stdout, 'added 1, tracking again 1, already tracked 1, duplicate lines 0, rejected lines 0\n', 'a removed site counts as tracked again')
+      t.equal(
+        plain.stdout,
+        'added 1, tracking again 1, already tracked 1, duplicate lines 0, rejected lines 0\n',
+        'a removed site counts as tracked again'
+      )
       t.equal((await siteRow(IMPORT_DOMAIN(3)))?.removed_at, null, 'and is tracked')
     })
 
     t.test('sites import - reads standard input', async (t) => {
-      const res = await spawnCli(['sites', 'import', '-'], { env, input: 'stdin1.import-test.net\n# comment\nstdin2.import-test.net,From stdin\n' })
+      const res = await spawnCli(['sites', 'import', '-'], {
+        env,
+        input: 'stdin1.import-test.net\n# comment\nstdin2.import-test.net,From stdin\n'
+      })
       t.equal(res.code, 0)
       t.equal(res.stdout, 'added 2, tracking again 0, already tracked 0, duplicate lines 0, rejected lines 0\n')
       t.equal(res.stderr, '', 'no progress without a terminal')
@@ -150,7 +180,10 @@ for (const engine of engines()) {
 
     t.test('sites import fails clearly on a file it cannot read', async (t) => {
       const dir = t.testdir({})
-      for (const [file, code] of [[join(dir, 'missing.txt'), 'ENOENT'], [dir, 'EISDIR']] as const) {
+      for (const [file, code] of [
+        [join(dir, 'missing.txt'), 'ENOENT'],
+        [dir, 'EISDIR']
+      ] as const) {
         const res = await runCli(['sites', 'import', file], { env })
         t.equal(res.code, 1, `${code}: exits 1`)
         t.equal(res.stderr, `site-status: cannot read ${file}: ${code}\n`, `${code}: one clear line`)
@@ -167,17 +200,36 @@ for (const engine of engines()) {
   t.test(`sites list shows a site without a fresh check as unavailable, like the status endpoint, on ${engine}`, async (t) => {
     const { db, url } = await migratedDb(engine, t)
     const checkedAt = new Date(Date.now() - 150_000)
-    await addSites({ db, entries: [{ domain: 'stale.example.com', name: 'Stale' }, { domain: 'never.example.com', name: 'Never' }], now: new Date(Date.now() - 3_600_000) })
-    await db('sites').where({ domain: 'stale.example.com' }).update({ status: 'down', blocked: true, partial: true, response_ms: 80, checked_at: checkedAt })
+    await addSites({
+      db,
+      entries: [
+        { domain: 'stale.example.com', name: 'Stale' },
+        { domain: 'never.example.com', name: 'Never' }
+      ],
+      now: new Date(Date.now() - 3_600_000)
+    })
+    await db('sites')
+      .where({ domain: 'stale.example.com' })
+      .update({ status: 'down', blocked: true, partial: true, response_ms: 80, checked_at: checkedAt })
     const list = async (interval: string): Promise<string[][]> =>
-      lines((await runCli(['sites', 'list'], { env: { DATABASE_URL: url, CHECK_INTERVAL_S: interval } })).stdout).slice(1).map((l) => l.split(/ {2,}/))
-    t.same(await list('60'), [
-      ['never.example.com', 'Never', 'unavailable', '-', '-'],
-      ['stale.example.com', 'Stale', 'down (blocked) (partial)', '80', checkedAt.toISOString()]
-    ], 'checked 150 s ago with a 60 s interval: still fresh')
-    t.same(await list('30'), [
-      ['never.example.com', 'Never', 'unavailable', '-', '-'],
-      ['stale.example.com', 'Stale', 'unavailable', '-', checkedAt.toISOString()]
-    ], 'with a 30 s interval that is over three intervals ago: unavailable, and when it was last checked')
+      lines((await runCli(['sites', 'list'], { env: { DATABASE_URL: url, CHECK_INTERVAL_S: interval } })).stdout)
+        .slice(1)
+        .map((l) => l.split(/ {2,}/))
+    t.same(
+      await list('60'),
+      [
+        ['never.example.com', 'Never', 'unavailable', '-', '-'],
+        ['stale.example.com', 'Stale', 'down (blocked) (partial)', '80', checkedAt.toISOString()]
+      ],
+      'checked 150 s ago with a 60 s interval: still fresh'
+    )
+    t.same(
+      await list('30'),
+      [
+        ['never.example.com', 'Never', 'unavailable', '-', '-'],
+        ['stale.example.com', 'Stale', 'unavailable', '-', checkedAt.toISOString()]
+      ],
+      'with a 30 s interval that is over three intervals ago: unavailable, and when it was last checked'
+    )
   })
 }

@@ -8,8 +8,16 @@ const MIN = 60_000
 
 function check(siteId: number, status: SiteStatus, minute: number): CheckRecord {
   return {
-    siteId, checkedAt: new Date(T0 + minute * MIN), status, blocked: false, partial: false, responseMs: null,
-    locationsAnswered: 3, locationsTotal: 3, source: 'schedule', locations: []
+    siteId,
+    checkedAt: new Date(T0 + minute * MIN),
+    status,
+    blocked: false,
+    partial: false,
+    responseMs: null,
+    locationsAnswered: 3,
+    locationsTotal: 3,
+    source: 'schedule',
+    locations: []
   }
 }
 
@@ -17,14 +25,66 @@ const closed: OutageContext = { open: false, at: -Infinity }
 
 t.test('a check is a transition when it would open or close an outage, as recorded in order', async (t) => {
   const cases: Array<[string, OutageContext, Array<[SiteStatus, number]>, boolean[]]> = [
-    ['down opens, repeats do nothing, up closes', closed, [['up', 0], ['down', 1], ['down', 2], ['up', 3]], [false, true, false, true]],
-    ['unconfirmed and unavailable say nothing', closed, [['down', 0], ['unconfirmed', 1], ['unavailable', 2], ['up', 3]], [true, false, false, true]],
-    ['an outage already open is closed by the first up', { open: true, at: T0 - MIN }, [['down', 0], ['up', 1]], [false, true]],
-    ['a check older than the newest changes nothing', closed, [['up', 2], ['down', 1], ['down', 3]], [false, false, true]],
-    ['nor does one older than the committed newest', { open: false, at: T0 + 5 * MIN }, [['down', 4], ['down', 6]], [false, true]]
+    [
+      'down opens, repeats do nothing, up closes',
+      closed,
+      [
+        ['up', 0],
+        ['down', 1],
+        ['down', 2],
+        ['up', 3]
+      ],
+      [false, true, false, true]
+    ],
+    [
+      'unconfirmed and unavailable say nothing',
+      closed,
+      [
+        ['down', 0],
+        ['unconfirmed', 1],
+        ['unavailable', 2],
+        ['up', 3]
+      ],
+      [true, false, false, true]
+    ],
+    [
+      'an outage already open is closed by the first up',
+      { open: true, at: T0 - MIN },
+      [
+        ['down', 0],
+        ['up', 1]
+      ],
+      [false, true]
+    ],
+    [
+      'a check older than the newest changes nothing',
+      closed,
+      [
+        ['up', 2],
+        ['down', 1],
+        ['down', 3]
+      ],
+      [false, false, true]
+    ],
+    [
+      'nor does one older than the committed newest',
+      { open: false, at: T0 + 5 * MIN },
+      [
+        ['down', 4],
+        ['down', 6]
+      ],
+      [false, true]
+    ]
   ]
   for (const [name, context, checks, expected] of cases) {
-    t.same(outageTransitions(context, checks.map(([s, m]) => check(1, s, m))).transitions, expected, name)
+    t.same(
+      outageTransitions(
+        context,
+        checks.map(([s, m]) => check(1, s, m))
+      ).transitions,
+      expected,
+      name
+    )
   }
 })
 
@@ -59,5 +119,9 @@ t.test('checks being written count against the bounds and are never dropped', as
   for (let m = 1; m <= 4; m++) backlog.add(check(1, 'up', m))
   t.equal(backlog.size, 3, 'one being written and two waiting')
   backlog.done(batch)
-  t.same(backlog.take(10).map((c) => c.checkedAt.getTime()), [T0 + 3 * MIN, T0 + 4 * MIN], 'the newest stayed')
+  t.same(
+    backlog.take(10).map((c) => c.checkedAt.getTime()),
+    [T0 + 3 * MIN, T0 + 4 * MIN],
+    'the newest stayed'
+  )
 })

@@ -22,8 +22,20 @@ for (const engine of engines()) {
     const states = new SiteStates({ intervalMs: 1000, publicUrl: 'http://x' })
     const probed: Array<{ domain: string; at: number }> = []
     // The monitoring side only asks the supervisor to probe; recording is not what this test is about.
-    const checks = { probeNow: async (domain: string) => { probed.push({ domain, at: Date.now() }); return {} } } as unknown as CheckSupervisor
-    const monitoring = await startMonitoring({ db, states, checks, intervalMs: 1000, retentionDays: 35, logger: createLogger({ level: 'silent' }) })
+    const checks = {
+      probeNow: async (domain: string) => {
+        probed.push({ domain, at: Date.now() })
+        return {}
+      }
+    } as unknown as CheckSupervisor
+    const monitoring = await startMonitoring({
+      db,
+      states,
+      checks,
+      intervalMs: 1000,
+      retentionDays: 35,
+      logger: createLogger({ level: 'silent' })
+    })
     t.teardown(() => monitoring.stop())
     const count = (domain: string): number => probed.filter((p) => p.domain === domain).length
 
@@ -41,7 +53,11 @@ for (const engine of engines()) {
     const noticedAt = Date.now()
     const existingBefore = count('existing.example.com')
     t.ok(await holds(() => count('existing.example.com') >= existingBefore + 2, 5000), 'the other site is still checked')
-    t.same(probed.filter((p) => p.domain === 'new.example.com' && p.at > noticedAt), [], 'while the removed site no longer is')
+    t.same(
+      probed.filter((p) => p.domain === 'new.example.com' && p.at > noticedAt),
+      [],
+      'while the removed site no longer is'
+    )
   })
 
   t.test(`the service prunes raw checks with the configured CHECK_RETENTION_DAYS soon after start, on ${engine}`, async (t) => {
@@ -53,8 +69,16 @@ for (const engine of engines()) {
     await addSite({ db: setup, entry: { domain: 'old.example.com', name: null }, now: new Date(now - 10 * DAY) })
     const site = await setup('sites').where({ domain: 'old.example.com' }).first('id')
     const row = (daysAgo: number) => ({
-      site_id: site.id, checked_at: new Date(now - daysAgo * DAY), status: 'up', blocked: false, partial: false, response_ms: 100,
-      locations_answered: 3, locations_total: 3, source: 'schedule', locations: '[]'
+      site_id: site.id,
+      checked_at: new Date(now - daysAgo * DAY),
+      status: 'up',
+      blocked: false,
+      partial: false,
+      response_ms: 100,
+      locations_answered: 3,
+      locations_total: 3,
+      source: 'schedule',
+      locations: '[]'
     })
     await setup('checks').insert([row(5), row(3), row(2.1), row(1.9), row(0.5)])
     await setup.destroy()
@@ -71,17 +95,32 @@ for (const engine of engines()) {
 
 t.test('while behind, one warning a minute gives the figures, and /healthz is told; not a word while keeping up', async (t) => {
   const clock = FakeTimers.install({ now: 1_000_000 * 60_000, toFake: ['setInterval', 'clearInterval'] })
-  t.teardown(() => { clock.uninstall(); })
+  t.teardown(() => {
+    clock.uninstall()
+  })
   const { db } = await migratedDb('sqlite', t)
   const domains = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ domain: `site${from + i}.example.com`, name: null }))
   await addSites({ db, entries: domains(30, 0), now: new Date(clock.now) })
   const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'http://x' })
   // One slot and a second of (fake) time per check: 60 checks a minute at most.
-  const checks = { probeNow: () => new Promise((resolve) => { clock.setTimeout(() => { resolve({}); }, 1000) }) } as unknown as CheckSupervisor
+  const checks = {
+    probeNow: () =>
+      new Promise((resolve) => {
+        clock.setTimeout(() => {
+          resolve({})
+        }, 1000)
+      })
+  } as unknown as CheckSupervisor
   const logs = new LogCapture()
   const monitoring = await startMonitoring({
-    db, states, checks, intervalMs: 60_000, retentionDays: 35, concurrency: 1,
-    logger: createLogger({ level: 'info', stream: logs }), now: () => new Date(clock.now)
+    db,
+    states,
+    checks,
+    intervalMs: 60_000,
+    retentionDays: 35,
+    concurrency: 1,
+    logger: createLogger({ level: 'info', stream: logs }),
+    now: () => new Date(clock.now)
   })
   t.teardown(async () => {
     const stopping = monitoring.stop()
@@ -104,11 +143,18 @@ t.test('while behind, one warning a minute gives the figures, and /healthz is to
   t.equal(monitoring.schedule(), 'behind', '120 sites a minute for 60 checks a minute')
   const said = warnings()
   const minutes = (clock.now - addedAt) / 60_000
-  t.ok(said.length >= 2 && said.length <= Math.floor(minutes) + 1, `${said.length} warnings in ${minutes.toFixed(1)} minutes, at most one a minute`)
+  t.ok(
+    said.length >= 2 && said.length <= Math.floor(minutes) + 1,
+    `${said.length} warnings in ${minutes.toFixed(1)} minutes, at most one a minute`
+  )
   const last = said.at(-1) as { duePerS: number; runPerS: number; shed: number; msg: string }
   t.match(last, { level: 40, seconds: 60 })
   t.ok(last.duePerS >= 1.9 && last.duePerS <= 2.1, `due per second ${last.duePerS}`)
   t.ok(last.runPerS >= 0.9 && last.runPerS <= 1.1, `run per second ${last.runPerS}`)
   t.ok(last.shed > 0, `${last.shed} shed`)
-  t.match(last.msg, new RegExp(`${last.duePerS} checks due per second, ${last.runPerS} run per second; in the last 60 s ${last.shed} shed`), 'the figures are in the text too')
+  t.match(
+    last.msg,
+    new RegExp(`${last.duePerS} checks due per second, ${last.runPerS} run per second; in the last 60 s ${last.shed} shed`),
+    'the figures are in the text too'
+  )
 })

@@ -39,7 +39,12 @@ for (const engine of engines()) {
     await states.refresh(db, clock())
     const logs = new LogCapture()
     const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'info', stream: logs }), retryDelaysMs: [50] })
-    const { server, issueKey } = await testServer({ db, env: { DATABASE_URL: url, PUBLIC_URL: 'https://status.example.net' }, now: clock, states })
+    const { server, issueKey } = await testServer({
+      db,
+      env: { DATABASE_URL: url, PUBLIC_URL: 'https://status.example.net' },
+      now: clock,
+      states
+    })
     const key = await issueKey({ limit: 1000 })
     const status = async (domain = 'shop.example.com') => {
       const res = await server.inject({ url: `/api/v1/status/${domain}`, headers: bearer(key) })
@@ -51,14 +56,25 @@ for (const engine of engines()) {
       t.ok(await recorder.flush(10_000), `recorded ${s}`)
     }
 
-    t.same(await status(), {
-      code: 200,
-      body: {
-        domain: 'shop.example.com', name: 'The Shop', status: 'unavailable', blocked: false, partial: false,
-        response_ms: null, checked_at: null, uptime_percent: { day: 100, week: 100, month: 100 }, last_outage: null,
-        url: 'https://status.example.net/sites/shop.example.com'
-      }
-    }, 'a tracked site never checked is unavailable')
+    t.same(
+      await status(),
+      {
+        code: 200,
+        body: {
+          domain: 'shop.example.com',
+          name: 'The Shop',
+          status: 'unavailable',
+          blocked: false,
+          partial: false,
+          response_ms: null,
+          checked_at: null,
+          uptime_percent: { day: 100, week: 100, month: 100 },
+          last_outage: null,
+          url: 'https://status.example.net/sites/shop.example.com'
+        }
+      },
+      'a tracked site never checked is unavailable'
+    )
 
     await feed('up', T0)
     await feed('unconfirmed', T0 + MIN)
@@ -68,7 +84,11 @@ for (const engine of engines()) {
     now = T0 + 4 * MIN + 30_000
     let s = await status()
     t.equal(s.body.status, 'down')
-    t.same(s.body.last_outage, { started_at: '2026-11-22T06:02:00.123Z', ended_at: null, duration_seconds: 149 }, 'ongoing outage, duration to now')
+    t.same(
+      s.body.last_outage,
+      { started_at: '2026-11-22T06:02:00.123Z', ended_at: null, duration_seconds: 149 },
+      'ongoing outage, duration to now'
+    )
     const ongoing = await db('outages').whereNull('ended_at')
     t.equal(ongoing.length, 1, 'one open outage')
     now += 10_000
@@ -143,7 +163,13 @@ t.test('pruning removes raw checks past their retention and keeps outages', asyn
   await states.refresh(db, new Date(T0))
   const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'silent' }) })
   const DAY = 24 * 60 * MIN
-  for (const [status, daysAgo] of [['down', 40], ['up', 39], ['up', 36], ['up', 34], ['up', 1]] as const) {
+  for (const [status, daysAgo] of [
+    ['down', 40],
+    ['up', 39],
+    ['up', 36],
+    ['up', 34],
+    ['up', 1]
+  ] as const) {
     recorder.record(result('old.example.com', status, T0 - daysAgo * DAY), 'schedule')
   }
   await recorder.flush(5000)

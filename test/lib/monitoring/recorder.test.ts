@@ -28,8 +28,16 @@ t.test('a full queue drops a check that cannot open or close an outage', async (
 
 function result(status: SiteStatus, at: number, domain = 'queue.example.com'): CheckResult {
   return {
-    domain, status, locations_answered: 3, locations_total: 3, response_ms: 10, cached: false,
-    locations: [], checked_at: new Date(at).toISOString(), partial: false, blocked: false
+    domain,
+    status,
+    locations_answered: 3,
+    locations_total: 3,
+    response_ms: 10,
+    cached: false,
+    locations: [],
+    checked_at: new Date(at).toISOString(),
+    partial: false,
+    blocked: false
   }
 }
 
@@ -40,12 +48,16 @@ t.test('while writes fail, at most 30 checks wait per site and every outage tran
   await states.refresh(db, new Date(T0))
   const logs = new LogCapture()
   const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'info', stream: logs }), retryDelaysMs: [20] })
-  t.teardown(() => { recorder.close(); })
+  t.teardown(() => {
+    recorder.close()
+  })
   await db.schema.renameTable('checks', 'checks_away')
   // 45 checks: up, then down from the 10th to the 24th, then up again; the down run and the
   // return are the transitions that must survive the 15 that do not fit.
   const statuses: SiteStatus[] = Array.from({ length: 45 }, (_, i) => (i >= 10 && i < 25 ? 'down' : 'up'))
-  statuses.forEach((s, i) => { recorder.record(result(s, T0 + i * MIN), 'schedule'); })
+  statuses.forEach((s, i) => {
+    recorder.record(result(s, T0 + i * MIN), 'schedule')
+  })
   t.equal(recorder.pending(), 30, 'the queue is capped')
   t.equal(logs.lines.filter((l) => l.includes('check dropped')).length, 15, 'each dropped check is logged')
   await db.schema.renameTable('checks_away', 'checks')
@@ -87,12 +99,22 @@ for (const engine of engines()) {
     const states = new SiteStates({ intervalMs: MIN, publicUrl: 'http://x' })
     await states.refresh(db, new Date(T0))
     const logs = new LogCapture()
-    const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'debug', stream: logs }), retryDelaysMs: [20], pingDelaysMs: [20] })
-    t.teardown(() => { recorder.close(); })
+    const recorder = new CheckRecorder({
+      db,
+      states,
+      logger: createLogger({ level: 'debug', stream: logs }),
+      retryDelaysMs: [20],
+      pingDelaysMs: [20]
+    })
+    t.teardown(() => {
+      recorder.close()
+    })
     const held = await db.transaction()
     await held.raw('select 1')
     const flip: SiteStatus[] = ['up', 'down', 'down', 'up', 'up']
-    flip.forEach((s, i) => { recorder.record(result(s, T0 + i * MIN, 'flip.example.com'), 'schedule'); })
+    flip.forEach((s, i) => {
+      recorder.record(result(s, T0 + i * MIN, 'flip.example.com'), 'schedule')
+    })
     for (let i = 0; i < 5; i++) recorder.record(result('up', T0 + i * MIN, 'calm.example.com'), 'schedule')
     t.ok(await holds(() => recorder.stats().poolWaits >= 2, 30_000), 'the writes waited for the busy connection')
     t.equal(recorder.pending(), 10, 'nothing was recorded or dropped meanwhile')
@@ -117,8 +139,16 @@ for (const engine of engines()) {
     const states = new SiteStates({ intervalMs: MIN, publicUrl: 'http://x' })
     await states.refresh(db, new Date(T0))
     const logs = new LogCapture()
-    const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'info', stream: logs }), retryDelaysMs: [20], maxBacklog: 12 })
-    t.teardown(() => { recorder.close(); })
+    const recorder = new CheckRecorder({
+      db,
+      states,
+      logger: createLogger({ level: 'info', stream: logs }),
+      retryDelaysMs: [20],
+      maxBacklog: 12
+    })
+    t.teardown(() => {
+      recorder.close()
+    })
     await db.schema.renameTable('checks', 'checks_away')
     // Ten checks each; six transitions in all (dip: down at 2, up at 5; flap: down, up, down, up).
     const plan: Record<string, SiteStatus[]> = {
@@ -138,13 +168,20 @@ for (const engine of engines()) {
     t.ok(await recorder.flush(10_000), 'the rest is recorded once writes work again')
     t.equal((await db('checks')).length, 12)
     const ids = new Map((await db('sites').select('id', 'domain')).map((s) => [String(s.domain), Number(s.id)]))
-    const outages = (await db('outages').orderBy(['started_at', 'site_id']).select('site_id', 'started_at', 'ended_at'))
-      .map((o) => [Number(o.site_id), toDate(o.started_at)?.getTime(), toDate(o.ended_at)?.getTime()])
-    t.same(outages, [
-      [ids.get('flap.example.com'), T0, T0 + MIN],
-      [ids.get('flap.example.com'), T0 + 2 * MIN, T0 + 3 * MIN],
-      [ids.get('dip.example.com'), T0 + 2 * MIN, T0 + 5 * MIN]
-    ], 'every outage opened and closed at the checks that saw it, none invented')
+    const outages = (await db('outages').orderBy(['started_at', 'site_id']).select('site_id', 'started_at', 'ended_at')).map((o) => [
+      Number(o.site_id),
+      toDate(o.started_at)?.getTime(),
+      toDate(o.ended_at)?.getTime()
+    ])
+    t.same(
+      outages,
+      [
+        [ids.get('flap.example.com'), T0, T0 + MIN],
+        [ids.get('flap.example.com'), T0 + 2 * MIN, T0 + 3 * MIN],
+        [ids.get('dip.example.com'), T0 + 2 * MIN, T0 + 5 * MIN]
+      ],
+      'every outage opened and closed at the checks that saw it, none invented'
+    )
     for (const domain of domains) {
       t.equal(states.statusRecord(domain, new Date(T0 + 9 * MIN))?.status, 'up', `${domain} ends up`)
     }

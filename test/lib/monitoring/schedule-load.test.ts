@@ -26,7 +26,11 @@ t.test('the window counts the last minute and forgets what is older', async (t) 
   }
   for (let s = 0; s <= 30; s++) second(s)
   window.add(start + 30_000, 'shed')
-  t.match(window.read(start + 30_500), { seconds: 31, due: 62, started: 31, shed: 1, behind: true }, 'early on, rates over the time run so far')
+  t.match(
+    window.read(start + 30_500),
+    { seconds: 31, due: 62, started: 31, shed: 1, behind: true },
+    'early on, rates over the time run so far'
+  )
   t.equal(window.read(start + 30_500).duePerS, 2)
   for (let s = 31; s < 120; s++) second(s)
   const later = window.read(start + 119_999)

@@ -11,7 +11,9 @@ const sites = (n: number, from = 1): ScheduledSite[] =>
 /** The scheduler's timers on a fake clock the test moves; nothing else in the process is faked. */
 function fakeTimers(t: Test): Clock {
   const clock = FakeTimers.install({ now: 1_000_000 * INTERVAL, toFake: ['setInterval', 'clearInterval'] })
-  t.teardown(() => { clock.uninstall() })
+  t.teardown(() => {
+    clock.uninstall()
+  })
   return clock
 }
 
@@ -22,7 +24,11 @@ function timedChecks(clock: Clock, ms: number) {
     lateness,
     runCheck: (_site: ScheduledSite, dueAt: number): Promise<void> => {
       lateness.push(clock.now - dueAt)
-      return new Promise((resolve) => { clock.setTimeout(() => { resolve() }, ms) })
+      return new Promise((resolve) => {
+        clock.setTimeout(() => {
+          resolve()
+        }, ms)
+      })
     }
   }
 }
@@ -39,7 +45,9 @@ t.test('a check that cannot start within one interval of its due time is shed, n
   const releases: Array<() => void> = []
   const started: Array<{ id: number; late: number }> = []
   const scheduler = new Scheduler({
-    intervalMs: INTERVAL, concurrency: 1, now: () => clock.now,
+    intervalMs: INTERVAL,
+    concurrency: 1,
+    now: () => clock.now,
     listSites: async () => sites(3),
     runCheck: (site, dueAt) => {
       started.push({ id: site.id, late: clock.now - dueAt })
@@ -55,8 +63,11 @@ t.test('a check that cannot start within one interval of its due time is shed, n
     maxQueued = Math.max(maxQueued, scheduler.stats().queued)
   }
   t.equal(maxQueued, 2, 'one waiting check per site at most, however long the slot stays taken')
-  t.match(scheduler.stats(), { started: 1, queued: 2, skipped: 10, shed: 20 },
-    'each interval the running site is skipped and both waiting checks are shed for fresher ones')
+  t.match(
+    scheduler.stats(),
+    { started: 1, queued: 2, skipped: 10, shed: 20 },
+    'each interval the running site is skipped and both waiting checks are shed for fresher ones'
+  )
   releases.shift()?.()
   await clock.tickAsync(1)
   t.equal(started.length, 2)
@@ -69,7 +80,10 @@ t.test('the queue is bounded: past maxQueued a due check is shed at once', async
   const clock = fakeTimers(t)
   const releases: Array<() => void> = []
   const scheduler = new Scheduler({
-    intervalMs: INTERVAL, concurrency: 2, maxQueued: 5, now: () => clock.now,
+    intervalMs: INTERVAL,
+    concurrency: 2,
+    maxQueued: 5,
+    now: () => clock.now,
     listSites: async () => sites(20),
     runCheck: () => new Promise<void>((resolve) => releases.push(resolve))
   })
@@ -90,7 +104,9 @@ t.test('past capacity: checks that start do so within an interval, and one warni
   const checks = timedChecks(clock, 1000)
   const warnings: Array<{ at: number; load: ScheduleLoad }> = []
   const scheduler = new Scheduler({
-    intervalMs: INTERVAL, concurrency: 1, now: () => clock.now,
+    intervalMs: INTERVAL,
+    concurrency: 1,
+    now: () => clock.now,
     listSites: async () => sites(120),
     runCheck: checks.runCheck,
     onBehind: (load) => warnings.push({ at: clock.now, load })
@@ -121,10 +137,15 @@ t.test('within capacity: not behind and no warning; behind ends a minute after t
   let list = sites(60)
   let warnings = 0
   const scheduler = new Scheduler({
-    intervalMs: INTERVAL, refreshMs: 1000, concurrency: 10, now: () => clock.now,
+    intervalMs: INTERVAL,
+    refreshMs: 1000,
+    concurrency: 10,
+    now: () => clock.now,
     listSites: async () => list,
     runCheck: checks.runCheck,
-    onBehind: () => { warnings++ }
+    onBehind: () => {
+      warnings++
+    }
   })
   await scheduler.start()
   await clock.tickAsync(3 * INTERVAL)

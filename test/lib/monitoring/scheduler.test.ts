@@ -8,7 +8,9 @@ const sites = (n: number, from = 1): ScheduledSite[] =>
 /** The scheduler's timers on a fake clock the test moves; nothing else in the process is faked. */
 function fakeTimers(t: Test, now = 0): Clock {
   const clock = FakeTimers.install({ now, toFake: ['setInterval', 'clearInterval'] })
-  t.teardown(() => { clock.uninstall() })
+  t.teardown(() => {
+    clock.uninstall()
+  })
   return clock
 }
 
@@ -20,8 +22,13 @@ function gate() {
   const waiting: Array<() => void> = []
   return {
     wait: () => new Promise<void>((resolve) => waiting.push(resolve)),
-    releaseOne: async () => { waiting.shift()?.(); await flush() },
-    releaseAll: () => { for (const resolve of waiting.splice(0)) resolve() }
+    releaseOne: async () => {
+      waiting.shift()?.()
+      await flush()
+    },
+    releaseAll: () => {
+      for (const resolve of waiting.splice(0)) resolve()
+    }
   }
 }
 
@@ -48,7 +55,10 @@ t.test('every site is checked once per interval, at due times spread across it',
   const intervals = (clock.now - startedAt) / 500
   for (const site of list) {
     const d = dues.get(site.id) ?? []
-    t.ok(d.length >= Math.floor(intervals) - 1 && d.length <= Math.ceil(intervals) + 1, `${site.domain} ran ${d.length} times in ${intervals.toFixed(1)} intervals`)
+    t.ok(
+      d.length >= Math.floor(intervals) - 1 && d.length <= Math.ceil(intervals) + 1,
+      `${site.domain} ran ${d.length} times in ${intervals.toFixed(1)} intervals`
+    )
     for (let i = 1; i < d.length; i++) t.equal((d[i] as number) - (d[i - 1] as number), 500, 'one interval apart')
   }
   t.equal(early, 0, 'no check started before it was due')
@@ -71,7 +81,10 @@ t.test('a domain keeps its phase across scheduler instances started at different
     let retro = 0
     try {
       const s = new Scheduler({
-        intervalMs: 60_000, tickMs: 5, concurrency: 100, now: () => clock.now,
+        intervalMs: 60_000,
+        tickMs: 5,
+        concurrency: 100,
+        now: () => clock.now,
         listSites: async () => sites(30),
         runCheck: async (site, dueAt) => {
           if (dueAt <= at) retro++
@@ -102,7 +115,10 @@ t.test('concurrency is bounded and due sites wait their turn in order', async (t
   let max = 0
   const order: number[] = []
   const scheduler = new Scheduler({
-    intervalMs: 60_000, tickMs: 5, concurrency: 3, now: () => clock.now,
+    intervalMs: 60_000,
+    tickMs: 5,
+    concurrency: 3,
+    now: () => clock.now,
     listSites: async () => sites(10),
     runCheck: async (_site, dueAt) => {
       order.push(dueAt)
@@ -117,7 +133,11 @@ t.test('concurrency is bounded and due sites wait their turn in order', async (t
   for (let i = 0; i < 7; i++) await hang.releaseOne()
   t.match(scheduler.stats(), { started: 10, running: 3, queued: 0 })
   t.equal(max, 3, 'never more than 3 at once')
-  t.same(order, [...order].sort((a, b) => a - b), 'started in the order they fell due')
+  t.same(
+    order,
+    [...order].sort((a, b) => a - b),
+    'started in the order they fell due'
+  )
   hang.releaseAll()
   await scheduler.stop()
 })
@@ -135,7 +155,12 @@ t.test('a few hanging checks do not stop other sites being checked', async (t) =
     runCheck: async (site) => {
       checked.set(site.id, (checked.get(site.id) ?? 0) + 1)
       if (site.id <= 3) await hang.wait()
-      else await new Promise<void>((resolve) => { clock.setTimeout(() => { resolve() }, 2) })
+      else
+        await new Promise<void>((resolve) => {
+          clock.setTimeout(() => {
+            resolve()
+          }, 2)
+        })
     }
   })
   await scheduler.start()
@@ -154,7 +179,10 @@ t.test('a site due again while running or queued is skipped or replaced, never q
   const clock = fakeTimers(t)
   const hang = gate()
   const scheduler = new Scheduler({
-    intervalMs: 60_000, tickMs: 5, concurrency: 1, now: () => clock.now,
+    intervalMs: 60_000,
+    tickMs: 5,
+    concurrency: 1,
+    now: () => clock.now,
     listSites: async () => sites(2),
     runCheck: () => hang.wait()
   })
@@ -162,8 +190,11 @@ t.test('a site due again while running or queued is skipped or replaced, never q
   await clock.tickAsync(60_000)
   t.match(scheduler.stats(), { started: 1, running: 1, queued: 1, skipped: 0 })
   await clock.tickAsync(120_000)
-  t.match(scheduler.stats(), { started: 1, queued: 1, skipped: 2, shed: 2 },
-    'both sites due twice more: the running one skipped twice, the waiting one shed twice for its fresher check')
+  t.match(
+    scheduler.stats(),
+    { started: 1, queued: 1, skipped: 2, shed: 2 },
+    'both sites due twice more: the running one skipped twice, the waiting one shed twice for its fresher check'
+  )
   await hang.releaseOne()
   await hang.releaseOne()
   t.match(scheduler.stats(), { started: 2, running: 0, queued: 0, skipped: 2, shed: 2 })
@@ -175,9 +206,15 @@ t.test('sites added or removed are picked up at the next refresh, new ones at th
   let list = sites(5)
   const count = new Map<number, number>()
   const scheduler = new Scheduler({
-    intervalMs: 60_000, refreshMs: 10, tickMs: 5, concurrency: 100, now: () => clock.now,
+    intervalMs: 60_000,
+    refreshMs: 10,
+    tickMs: 5,
+    concurrency: 100,
+    now: () => clock.now,
     listSites: async () => list,
-    runCheck: async (site) => { count.set(site.id, (count.get(site.id) ?? 0) + 1) }
+    runCheck: async (site) => {
+      count.set(site.id, (count.get(site.id) ?? 0) + 1)
+    }
   })
   await scheduler.start()
   await clock.tickAsync(60_000)
@@ -185,7 +222,10 @@ t.test('sites added or removed are picked up at the next refresh, new ones at th
   list = [...sites(4), ...sites(3, 100)]
   await clock.tickAsync(10)
   t.equal(scheduler.stats().sites, 7, 'the next refresh read the new list')
-  t.notOk([100, 101, 102].some((id) => count.has(id)), 'new sites are not started in a burst')
+  t.notOk(
+    [100, 101, 102].some((id) => count.has(id)),
+    'new sites are not started in a burst'
+  )
   await clock.tickAsync(60_000)
   for (const id of [100, 101, 102]) t.equal(count.get(id), 1, `new site ${id} checked within one interval`)
   for (const id of [1, 2, 3, 4]) t.equal(count.get(id), 2, `site ${id} kept its schedule`)
@@ -199,7 +239,11 @@ t.test('failures of the list, of a check or of the error handler do not stop the
   const checks = new Map<number, number>()
   const errors = new Set<string>()
   const scheduler = new Scheduler({
-    intervalMs: 60_000, refreshMs: 10, tickMs: 5, concurrency: 10, now: () => clock.now,
+    intervalMs: 60_000,
+    refreshMs: 10,
+    tickMs: 5,
+    concurrency: 10,
+    now: () => clock.now,
     listSites: async () => {
       if (++calls > 1) throw new Error('database down')
       return sites(3)
@@ -228,8 +272,12 @@ t.test('a slow site list is not read again while a read is pending', async (t) =
   const clock = fakeTimers(t)
   let calls = 0
   const scheduler = new Scheduler({
-    intervalMs: 1000, refreshMs: 5, tickMs: 5, concurrency: 1, now: () => clock.now,
-    listSites: () => ++calls === 1 ? Promise.resolve(sites(1)) : new Promise<ScheduledSite[]>(() => {}),
+    intervalMs: 1000,
+    refreshMs: 5,
+    tickMs: 5,
+    concurrency: 1,
+    now: () => clock.now,
+    listSites: () => (++calls === 1 ? Promise.resolve(sites(1)) : new Promise<ScheduledSite[]>(() => {})),
     runCheck: async () => {}
   })
   await scheduler.start()
@@ -243,8 +291,15 @@ t.test('stop waits for running checks, starts nothing afterwards and leaves no t
   const hang = gate()
   let calls = 0
   const scheduler = new Scheduler({
-    intervalMs: 60_000, refreshMs: 10, tickMs: 5, concurrency: 2, now: () => clock.now,
-    listSites: async () => { calls++; return sites(3) },
+    intervalMs: 60_000,
+    refreshMs: 10,
+    tickMs: 5,
+    concurrency: 2,
+    now: () => clock.now,
+    listSites: async () => {
+      calls++
+      return sites(3)
+    },
     runCheck: () => hang.wait()
   })
   await scheduler.start()
@@ -265,9 +320,19 @@ t.test('stop waits for running checks, starts nothing afterwards and leaves no t
 
   let release = (): void => {}
   const late = new Scheduler({
-    intervalMs: 60_000, tickMs: 5, concurrency: 1, now: () => clock.now,
-    listSites: () => new Promise((resolve) => { release = () => { resolve(sites(3)) } }),
-    runCheck: async () => { t.fail('no check after stop') }
+    intervalMs: 60_000,
+    tickMs: 5,
+    concurrency: 1,
+    now: () => clock.now,
+    listSites: () =>
+      new Promise((resolve) => {
+        release = () => {
+          resolve(sites(3))
+        }
+      }),
+    runCheck: async () => {
+      t.fail('no check after stop')
+    }
   })
   const starting = late.start()
   await late.stop()
@@ -281,7 +346,11 @@ t.test('checks that wait for a slot past onTimeMs count as late', async (t) => {
   const clock = fakeTimers(t)
   const hang = gate()
   const scheduler = new Scheduler({
-    intervalMs: 20_000, onTimeMs: 2000, tickMs: 5, concurrency: 1, now: () => clock.now,
+    intervalMs: 20_000,
+    onTimeMs: 2000,
+    tickMs: 5,
+    concurrency: 1,
+    now: () => clock.now,
     listSites: async () => sites(3),
     runCheck: () => hang.wait()
   })
@@ -313,14 +382,24 @@ t.test('a site added while the list is being read is first checked within one in
   let holdNext = false
   const dues: number[] = []
   const scheduler = new Scheduler({
-    intervalMs: INTERVAL, refreshMs: 10, tickMs: 5, concurrency: 10, now: () => clock.now,
+    intervalMs: INTERVAL,
+    refreshMs: 10,
+    tickMs: 5,
+    concurrency: 10,
+    now: () => clock.now,
     listSites: () => {
       const snapshot = list
       if (!holdNext) return Promise.resolve(snapshot)
       holdNext = false
-      return new Promise((resolve) => { held = () => { resolve(snapshot) } })
+      return new Promise((resolve) => {
+        held = () => {
+          resolve(snapshot)
+        }
+      })
     },
-    runCheck: async (site, dueAt) => { if (site.id === added.id) dues.push(dueAt) }
+    runCheck: async (site, dueAt) => {
+      if (site.id === added.id) dues.push(dueAt)
+    }
   })
   await scheduler.start()
   await clock.tickAsync(30_000)
@@ -349,9 +428,15 @@ t.test('sites imported in bulk while running are spread over the interval, not s
   let list = sites(1)
   const firsts = new Map<number, number>()
   const scheduler = new Scheduler({
-    intervalMs: 60_000, refreshMs: 10, tickMs: 5, concurrency: 1000, now: () => clock.now,
+    intervalMs: 60_000,
+    refreshMs: 10,
+    tickMs: 5,
+    concurrency: 1000,
+    now: () => clock.now,
     listSites: async () => list,
-    runCheck: async (site, dueAt) => { if (!firsts.has(site.id)) firsts.set(site.id, dueAt) }
+    runCheck: async (site, dueAt) => {
+      if (!firsts.has(site.id)) firsts.set(site.id, dueAt)
+    }
   })
   await scheduler.start()
   await clock.tickAsync(20_000)
@@ -362,7 +447,10 @@ t.test('sites imported in bulk while running are spread over the interval, not s
   await clock.tickAsync(60_000)
   const dues = [...firsts].filter(([id]) => id >= 1000).map(([, due]) => due - addedAt)
   t.equal(dues.length, 500, 'every imported site was checked')
-  t.ok(dues.every((d) => d >= 0 && d <= 60_000), 'each within one interval of the import')
+  t.ok(
+    dues.every((d) => d >= 0 && d <= 60_000),
+    'each within one interval of the import'
+  )
   const tenths = new Array<number>(10).fill(0)
   for (const d of dues) {
     const tenth = Math.min(9, Math.floor(d / 6000))

@@ -9,10 +9,19 @@ const SEC = 1000
 for (const engine of engines()) {
   t.test(`refresh reads the site list again only when a site was added, renamed, resumed or removed, on ${engine}`, async (t) => {
     const { db } = await migratedDb(engine, t)
-    await addSites({ db, entries: [{ domain: 'a.example.com', name: null }, { domain: 'b.example.com', name: 'B' }], now: new Date(T0) })
+    await addSites({
+      db,
+      entries: [
+        { domain: 'a.example.com', name: null },
+        { domain: 'b.example.com', name: 'B' }
+      ],
+      now: new Date(T0)
+    })
     const states = new SiteStates({ intervalMs: 60 * SEC, publicUrl: 'http://x' })
     let reads = 0
-    db.on('query', (q: { sql: string }) => { if (/\bremoved_at\b/i.test(q.sql) && /\bdomain\b/i.test(q.sql)) reads++ })
+    db.on('query', (q: { sql: string }) => {
+      if (/\bremoved_at\b/i.test(q.sql) && /\bdomain\b/i.test(q.sql)) reads++
+    })
     const domains = (list: Array<{ domain: string }>): string[] => list.map((s) => s.domain).sort()
 
     const first = await states.refresh(db, new Date(T0 + SEC))
@@ -31,7 +40,11 @@ for (const engine of engines()) {
     t.ok(await removeSite({ db, domain: 'a.example.com', now: new Date(T0 + 32 * SEC) }))
     t.same(domains(await states.refresh(db, new Date(T0 + 41 * SEC))), ['b.example.com', 'c.example.com'], 'a removal')
     await addSite({ db, entry: { domain: 'a.example.com', name: null }, now: new Date(T0 + 42 * SEC) })
-    t.same(domains(await states.refresh(db, new Date(T0 + 51 * SEC))), ['a.example.com', 'b.example.com', 'c.example.com'], 'a resumed site')
+    t.same(
+      domains(await states.refresh(db, new Date(T0 + 51 * SEC))),
+      ['a.example.com', 'b.example.com', 'c.example.com'],
+      'a resumed site'
+    )
 
     // A change made behind the store's back (no changed_at) is picked up by the full read a minute on.
     await db('sites').where({ domain: 'c.example.com' }).update({ name: 'Sea' })

@@ -69,7 +69,12 @@ t.test('localhost, the hosts table and IP literals need no DNS', async (t) => {
 t.test('pending look-ups hold no libuv pool thread: file I/O goes on meanwhile', async (t) => {
   // dns.lookup would park each of these on one of libuv's four threads until it gave up, and the
   // stat calls below would wait behind them. Through c-ares they finish first.
-  const hung = Array.from({ length: 40 }, (_, i) => resolve(`hang${i}.hang.test`).then(() => 'resolved', () => 'failed'))
+  const hung = Array.from({ length: 40 }, (_, i) =>
+    resolve(`hang${i}.hang.test`).then(
+      () => 'resolved',
+      () => 'failed'
+    )
+  )
   const io = Promise.all(Array.from({ length: 20 }, () => stat(import.meta.dirname))).then(() => 'io')
   const first = await Promise.race([io, ...hung])
   t.equal(first, 'io', 'file I/O finished while every look-up was still pending')
@@ -78,9 +83,14 @@ t.test('pending look-ups hold no libuv pool thread: file I/O goes on meanwhile',
 
 t.test('the hosts file is read as getaddrinfo reads it', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'hosts-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
+  t.teardown(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
   const file = join(dir, 'hosts')
-  writeFileSync(file, '# comment\n127.0.0.1 localhost Box  # trailing\n::1 localhost ip6-localhost\n10.0.0.5\tdb.internal db\nnot-an-ip name\n')
+  writeFileSync(
+    file,
+    '# comment\n127.0.0.1 localhost Box  # trailing\n::1 localhost ip6-localhost\n10.0.0.5\tdb.internal db\nnot-an-ip name\n'
+  )
   const table = readHostsFile(file)
   t.same(table.get('localhost'), ['127.0.0.1', '::1'])
   t.same(table.get('box'), ['127.0.0.1'])

@@ -32,9 +32,19 @@ t.test('every route the server answers is documented, and every documented opera
   const checks = new CheckSupervisor({ prober: { probeAll: async () => [] }, cacheTtlS: 60, allowPrivate: false, connectTo: [] })
   const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'https://status.example.net' })
   const { server } = await testServer({ db, checks, states })
-  const served = new Set(server.table().filter((r) => !UNDOCUMENTED.has(r.path)).map((r) => `${r.method} ${r.path}`))
-  const documented = new Set(Object.entries(document.paths as Json).flatMap(([path, item]) =>
-    Object.keys(item as Json).filter((m) => METHODS.includes(m)).map((m) => `${m} ${path}`)))
+  const served = new Set(
+    server
+      .table()
+      .filter((r) => !UNDOCUMENTED.has(r.path))
+      .map((r) => `${r.method} ${r.path}`)
+  )
+  const documented = new Set(
+    Object.entries(document.paths as Json).flatMap(([path, item]) =>
+      Object.keys(item as Json)
+        .filter((m) => METHODS.includes(m))
+        .map((m) => `${m} ${path}`)
+    )
+  )
   t.same([...served].sort(), [...documented].sort(), 'the same set of method and path')
 })
 
@@ -48,14 +58,25 @@ t.test('every operation documents the errors it can answer', async (t) => {
       if (path.includes('{') || (op.parameters ?? []).length > 0 || op.requestBody) expected.push('400')
       if (op.requestBody) expected.push('413', '415')
       if (path.includes('{domain}') && path.startsWith('/api/v1/')) expected.push('404')
-      t.same(expected.filter((s) => !statuses.includes(s)), [], `${method.toUpperCase()} ${path} documents ${expected.join(', ')}`)
+      t.same(
+        expected.filter((s) => !statuses.includes(s)),
+        [],
+        `${method.toUpperCase()} ${path} documents ${expected.join(', ')}`
+      )
       if (keyed) {
-        t.match(op.responses['200'].headers, { 'RateLimit-Limit': { required: true }, 'RateLimit-Remaining': { required: true }, 'RateLimit-Reset': { required: true } },
-          `${method.toUpperCase()} ${path} promises the budget headers`)
+        t.match(
+          op.responses['200'].headers,
+          { 'RateLimit-Limit': { required: true }, 'RateLimit-Remaining': { required: true }, 'RateLimit-Reset': { required: true } },
+          `${method.toUpperCase()} ${path} promises the budget headers`
+        )
       }
     }
   }
-  t.same(document.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', description: document.components.securitySchemes.bearerAuth.description }, 'the Bearer scheme')
+  t.same(
+    document.components.securitySchemes.bearerAuth,
+    { type: 'http', scheme: 'bearer', description: document.components.securitySchemes.bearerAuth.description },
+    'the Bearer scheme'
+  )
   t.same(document.security, [{ bearerAuth: [] }], 'keyed by default')
   t.match(document.components.responses.TooManyRequests.headers, { 'Retry-After': {}, 'RateLimit-Remaining': {} })
 })
@@ -71,22 +92,64 @@ function fake(method: string, path: string, route: string, statusCode: number, h
 }
 
 t.test('the response check catches renamed fields, missing headers and undocumented answers', async (t) => {
-  const budget = { 'ratelimit-limit': '60', 'ratelimit-remaining': '59', 'ratelimit-reset': '60', 'content-type': 'application/json; charset=utf-8' }
+  const budget = {
+    'ratelimit-limit': '60',
+    'ratelimit-remaining': '59',
+    'ratelimit-reset': '60',
+    'content-type': 'application/json; charset=utf-8'
+  }
   const good = { limit: 60, remaining: 59, used: 1, reset_seconds: 60, reset_at: '2026-11-22T06:25:07.123Z' }
-  const rateLimit = (status: number, headers: Json, body: unknown) => fake('get', '/api/v1/rate_limit', '/api/v1/rate_limit', status, headers, body)
+  const rateLimit = (status: number, headers: Json, body: unknown) =>
+    fake('get', '/api/v1/rate_limit', '/api/v1/rate_limit', status, headers, body)
   t.same(openApiProblems(rateLimit(200, budget, good)), [], 'a correct response passes')
   const { used: _used, ...dropped } = good
   t.match(openApiProblems(rateLimit(200, budget, { ...dropped, in_use: 1 })), [/body: .*used/], 'a renamed field fails')
-  t.match(openApiProblems(rateLimit(200, budget, { ...good, reset_at: '2026-11-22T06:25:07Z' })), [/reset_at/], 'a timestamp without milliseconds fails')
-  t.match(openApiProblems(rateLimit(200, { 'content-type': 'application/json' }, good)), [/RateLimit-Limit is required/, /RateLimit-Remaining/, /RateLimit-Reset/], 'missing budget headers fail')
+  t.match(
+    openApiProblems(rateLimit(200, budget, { ...good, reset_at: '2026-11-22T06:25:07Z' })),
+    [/reset_at/],
+    'a timestamp without milliseconds fails'
+  )
+  t.match(
+    openApiProblems(rateLimit(200, { 'content-type': 'application/json' }, good)),
+    [/RateLimit-Limit is required/, /RateLimit-Remaining/, /RateLimit-Reset/],
+    'missing budget headers fail'
+  )
   t.match(openApiProblems(rateLimit(418, budget, { error: 'teapot' })), [/status 418 is not documented/], 'an undocumented status fails')
-  t.match(openApiProblems(rateLimit(200, { ...budget, 'content-type': 'text/plain' }, good)), [/content type text\/plain/], 'an undocumented content type fails')
-  t.match(openApiProblems(rateLimit(401, { 'content-type': 'application/json' }, { error: 'x' })), [/WWW-Authenticate/], 'a 401 without its challenge fails')
-  t.match(openApiProblems(rateLimit(429, { ...budget, 'retry-after': '3' }, { error: 'x', detail: 1 })), [/body: .*additional/], 'an error with extra fields fails')
+  t.match(
+    openApiProblems(rateLimit(200, { ...budget, 'content-type': 'text/plain' }, good)),
+    [/content type text\/plain/],
+    'an undocumented content type fails'
+  )
+  t.match(
+    openApiProblems(rateLimit(401, { 'content-type': 'application/json' }, { error: 'x' })),
+    [/WWW-Authenticate/],
+    'a 401 without its challenge fails'
+  )
+  t.match(
+    openApiProblems(rateLimit(429, { ...budget, 'retry-after': '3' }, { error: 'x', detail: 1 })),
+    [/body: .*additional/],
+    'an error with extra fields fails'
+  )
   t.match(openApiProblems(rateLimit(429, budget, { error: 'x' })), [/Retry-After is required/], 'a 429 without Retry-After fails')
-  t.match(openApiProblems(fake('get', '/api/v1/elsewhere', '/api/v1/elsewhere', 200, budget, {})), [/not documented/], 'an undocumented path fails')
-  t.match(openApiProblems(fake('get', '/api/badge/a.example.com', '/api/badge/{domain}', 304, { etag: '"x"', 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' }, 'x')),
-    [/a body where/], 'a 304 with a body fails')
+  t.match(
+    openApiProblems(fake('get', '/api/v1/elsewhere', '/api/v1/elsewhere', 200, budget, {})),
+    [/not documented/],
+    'an undocumented path fails'
+  )
+  t.match(
+    openApiProblems(
+      fake(
+        'get',
+        '/api/badge/a.example.com',
+        '/api/badge/{domain}',
+        304,
+        { etag: '"x"', 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
+        'x'
+      )
+    ),
+    [/a body where/],
+    'a 304 with a body fails'
+  )
 })
 
 t.test('GET /api/v1/openapi.json serves the document without a key', async (t) => {

@@ -23,7 +23,10 @@ t.before(async () => {
   const port = await freePort()
   origin = `http://127.0.0.1:${port}`
   s = await trackedServer(t, {
-    sites: [{ domain: 'shop.example.com', name: 'The Shop' }, { domain: 'xss.example.com', name: HOSTILE }],
+    sites: [
+      { domain: 'shop.example.com', name: 'The Shop' },
+      { domain: 'xss.example.com', name: HOSTILE }
+    ],
     start: START,
     env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: origin }
   })
@@ -35,15 +38,22 @@ t.before(async () => {
 })
 
 /** A page that records what should never happen: dialogs, page errors and CSP violations. */
-async function watchedPage(options: Parameters<Browser['newContext']>[0] = {}): Promise<{ page: Page; dialogs: string[]; errors: string[] }> {
+async function watchedPage(
+  options: Parameters<Browser['newContext']>[0] = {}
+): Promise<{ page: Page; dialogs: string[]; errors: string[] }> {
   const context = await browser.newContext(options)
   t.teardown(() => context.close())
   const page = await context.newPage()
   const dialogs: string[] = []
   const errors: string[] = []
-  page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss() })
+  page.on('dialog', (d) => {
+    dialogs.push(d.message())
+    void d.dismiss()
+  })
   page.on('pageerror', (e) => errors.push(e.message))
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()) })
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text())
+  })
   return { page, dialogs, errors }
 }
 
@@ -63,7 +73,7 @@ t.test('the site page shows the status, the uptime and a rendered badge', { skip
   t.equal(uptime.length, 3)
   for (const cell of uptime) t.match(cell, /^\d+(\.\d+)? %$/)
   t.ok(await page.isVisible('svg.response-chart polyline'), 'the response-time chart is drawn')
-  t.ok(await badgeWidth(page, 'img.badge') > 0, 'the badge image rendered (naturalWidth > 0)')
+  t.ok((await badgeWidth(page, 'img.badge')) > 0, 'the badge image rendered (naturalWidth > 0)')
   t.equal(await page.$eval('link[rel=stylesheet]', (l) => (l as HTMLLinkElement).sheet !== null), true, 'the style sheet loaded')
   t.same(errors, [], 'no script errors and no CSP violations')
 })
@@ -80,22 +90,34 @@ t.test('a copy button puts the snippet on the clipboard, and another origin can 
   t.equal(copied, `<img src="${origin}/api/badge/shop.example.com" alt="The Shop status">`, 'the HTML snippet is on the clipboard')
   await page.locator('button[data-copy="embed-markdown"]').click()
   await page.waitForFunction(() => document.querySelector('button[data-copy="embed-markdown"]')?.textContent === 'Copied')
-  t.equal(await page.evaluate(() => navigator.clipboard.readText()),
-    `[![The Shop status](${origin}/api/badge/shop.example.com)](${origin}/sites/shop.example.com)`, 'and so is the Markdown one')
+  t.equal(
+    await page.evaluate(() => navigator.clipboard.readText()),
+    `[![The Shop status](${origin}/api/badge/shop.example.com)](${origin}/sites/shop.example.com)`,
+    'and so is the Markdown one'
+  )
   t.same(errors, [])
 
   // Another loopback origin (another port) serving a page with the copied snippet pasted in.
   const other = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>elsewhere</title><p>Our status:</p>${copied}`)
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(`<!doctype html><title>elsewhere</title><p>Our status:</p>${copied}`)
   })
   await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => other.close(() => { resolve(); })))
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) =>
+        other.close(() => {
+          resolve()
+        })
+      )
+  )
   const elsewhere = `http://127.0.0.1:${(other.address() as AddressInfo).port}`
   t.not(elsewhere, origin)
   const embedder = await watchedPage()
   await embedder.page.goto(`${elsewhere}/`)
-  t.ok(await badgeWidth(embedder.page, 'img') > 0, 'the embedded badge renders on the other origin')
-  t.equal(await embedder.page.$eval('img', (img) => (img).alt), 'The Shop status')
+  t.ok((await badgeWidth(embedder.page, 'img')) > 0, 'the embedded badge renders on the other origin')
+  t.equal(await embedder.page.$eval('img', (img) => img.alt), 'The Shop status')
   t.same(embedder.errors, [])
 })
 
@@ -119,5 +141,5 @@ t.test('without JavaScript the page still shows everything but the copy buttons'
   t.ok(await page.isVisible('#embed-html'), 'the snippets are there to select')
   t.equal(await page.inputValue('#embed-url'), `${origin}/api/badge/shop.example.com`)
   t.notOk(await page.isVisible('button[data-copy]'), 'the copy buttons stay hidden')
-  t.ok(await badgeWidth(page, 'img.badge') > 0)
+  t.ok((await badgeWidth(page, 'img.badge')) > 0)
 })

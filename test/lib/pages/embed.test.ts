@@ -4,14 +4,25 @@ import { embedCode } from '../../../lib/pages/embed.js'
 t.test('embed code for a plain name', async (t) => {
   t.same(embedCode({ publicUrl: 'https://status.example.net', domain: 'shop.example.com', name: 'The Shop' }), {
     html: '<img src="https://status.example.net/api/badge/shop.example.com" alt="The Shop status">',
-    markdown: '[![The Shop status](https://status.example.net/api/badge/shop.example.com)](https://status.example.net/sites/shop.example.com)',
+    markdown:
+      '[![The Shop status](https://status.example.net/api/badge/shop.example.com)](https://status.example.net/sites/shop.example.com)',
     url: 'https://status.example.net/api/badge/shop.example.com'
   })
 })
 
 t.test("a hostile name cannot break out of the snippet's syntax", async (t) => {
-  const code = embedCode({ publicUrl: 'http://127.0.0.1:3000', domain: 'x.example.com', name: '"><script>alert(1)</script> [a](b) \\ &amp;\n' })
-  t.equal(code.html, '<img src="http://127.0.0.1:3000/api/badge/x.example.com" alt="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt; [a](b) \\ &amp;amp;  status">')
-  t.equal(code.markdown, String.raw`[!["><script>alert(1)</script> \[a\](b) \\ &amp;  status](http://127.0.0.1:3000/api/badge/x.example.com)](http://127.0.0.1:3000/sites/x.example.com)`,
-    'brackets and backslashes escaped, a line break flattened (Markdown renderers escape the alt text as HTML)')
+  const code = embedCode({
+    publicUrl: 'http://127.0.0.1:3000',
+    domain: 'x.example.com',
+    name: '"><script>alert(1)</script> [a](b) \\ &amp;\n'
+  })
+  t.equal(
+    code.html,
+    '<img src="http://127.0.0.1:3000/api/badge/x.example.com" alt="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt; [a](b) \\ &amp;amp;  status">'
+  )
+  t.equal(
+    code.markdown,
+    String.raw`[!["><script>alert(1)</script> \[a\](b) \\ &amp;  status](http://127.0.0.1:3000/api/badge/x.example.com)](http://127.0.0.1:3000/sites/x.example.com)`,
+    'brackets and backslashes escaped, a line break flattened (Markdown renderers escape the alt text as HTML)'
+  )
 })

@@ -3,9 +3,21 @@ import { humanDuration, humanMs, humanPercent, humanTime, statusExplanation, sta
 
 t.test('durations for people: the two largest units', async (t) => {
   const cases: Array<[number, string]> = [
-    [0, '0 s'], [-5, '0 s'], [1, '1 s'], [59, '59 s'], [60, '1 min'], [61, '1 min 1 s'], [300, '5 min'],
-    [3599, '59 min 59 s'], [3600, '1 h'], [3660, '1 h 1 min'], [3601, '1 h'], [7500, '2 h 5 min'],
-    [86_400, '1 d'], [86_400 * 3 + 4 * 3600 + 59, '3 d 4 h'], [86_400 * 40, '40 d']
+    [0, '0 s'],
+    [-5, '0 s'],
+    [1, '1 s'],
+    [59, '59 s'],
+    [60, '1 min'],
+    [61, '1 min 1 s'],
+    [300, '5 min'],
+    [3599, '59 min 59 s'],
+    [3600, '1 h'],
+    [3660, '1 h 1 min'],
+    [3601, '1 h'],
+    [7500, '2 h 5 min'],
+    [86_400, '1 d'],
+    [86_400 * 3 + 4 * 3600 + 59, '3 d 4 h'],
+    [86_400 * 40, '40 d']
   ]
   for (const [seconds, text] of cases) t.equal(humanDuration(seconds), text, `${seconds} s`)
 })

@@ -4,7 +4,12 @@ import { Admission, isRefusal, type Refusal, type Ticket } from '../../../lib/pr
 function gate(capacity: number, keyShare = 0.5) {
   let now = 0
   const admission = new Admission({ capacity, keyShare, maxCheckMs: 12_000, now: () => now })
-  return { admission, advance: (ms: number) => { now += ms } }
+  return {
+    admission,
+    advance: (ms: number) => {
+      now += ms
+    }
+  }
 }
 
 function ticket(outcome: Ticket | Refusal): Ticket {
@@ -23,7 +28,11 @@ t.test('the capacity is split between the scheduler and on-demand checks', async
   ]
   for (const [capacity, keyShare, scheduled, demand, perKey] of table) {
     const { admission } = gate(capacity, keyShare)
-    t.same([admission.scheduledSlots, admission.demandSlots, admission.keySlots], [scheduled, demand, perKey], `capacity ${capacity}, share ${keyShare}`)
+    t.same(
+      [admission.scheduledSlots, admission.demandSlots, admission.keySlots],
+      [scheduled, demand, perKey],
+      `capacity ${capacity}, share ${keyShare}`
+    )
   }
 })
 

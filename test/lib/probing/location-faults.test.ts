@@ -9,7 +9,10 @@ const live = await Promise.all([startProxy(), startProxy()])
 const refusing = await startProxy({ refuse: 502 })
 const dead = await closedPort()
 const closed = await closedPort()
-t.teardown(async () => { await web.close(); for (const p of [...live, refusing]) await p.close() })
+t.teardown(async () => {
+  await web.close()
+  for (const p of [...live, refusing]) await p.close()
+})
 const CONNECT_TO = `:443:127.0.0.1:${closed},:80:127.0.0.1:${web.port}`
 const [a, b] = live.map((p) => p.port) as [number, number]
 
@@ -72,4 +75,3 @@ t.test('an actor that never answers is reported after the deadline and its margi
   await stack.pools.livenessChecked()
   t.equal(stack.pools.pools[0]?.threads[0], thread, 'an actor that still answers pings keeps its thread')
 })
-

@@ -15,7 +15,10 @@ const live = await Promise.all([startProxy(), startProxy()])
 const silent = await startSilentServer()
 const silentProxy = await startSilentServer()
 const closed = await closedPort()
-t.teardown(async () => { await web.close(); for (const p of [...live, silent, silentProxy]) await p.close() })
+t.teardown(async () => {
+  await web.close()
+  for (const p of [...live, silent, silentProxy]) await p.close()
+})
 const CONNECT_TO = `:443:127.0.0.1:${closed},:80:127.0.0.1:${web.port}`
 const [a, b] = live.map((p) => p.port) as [number, number]
 

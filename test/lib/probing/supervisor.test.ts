@@ -11,7 +11,12 @@ function counting(delayMs = 20): Prober & { runs: number } {
       prober.runs++
       await new Promise((resolve) => setTimeout(resolve, delayMs))
       return [1, 2, 3].map((n) => ({
-        location: `L ${n}, X`, status: 'up', http_code: 200, response_ms: 10 * n, error: null, final_url: `https://${domain}/`,
+        location: `L ${n}, X`,
+        status: 'up',
+        http_code: 200,
+        response_ms: 10 * n,
+        error: null,
+        final_url: `https://${domain}/`,
         timings: { dns: 0, connect: 1, tls: 1, first_byte: 1, total: 10 * n }
       }))
     }
@@ -26,8 +31,14 @@ function answering(code: LocationErrorCode, error: string): Prober {
   return {
     async probeAll(domain: string): Promise<LocationAnswer[]> {
       return [1, 2, 3].map((n) => ({
-        location: `L ${n}, X`, status: n === 2 ? 'down' : 'up', http_code: 200, response_ms: 10, error: n === 2 ? error : null,
-        code: n === 2 ? code : null, final_url: `https://${domain}/`, timings: { dns: 0, connect: 1, tls: 1, first_byte: 1, total: 10 }
+        location: `L ${n}, X`,
+        status: n === 2 ? 'down' : 'up',
+        http_code: 200,
+        response_ms: 10,
+        error: n === 2 ? error : null,
+        code: n === 2 ? code : null,
+        final_url: `https://${domain}/`,
+        timings: { dns: 0, connect: 1, tls: 1, first_byte: 1, total: 10 }
       }))
     }
   }
@@ -42,7 +53,11 @@ t.test('on-demand results are reused; scheduled ones are not kept', async (t) =>
   t.equal((await checks.check('a.example.com')).cached, true, 'an on-demand result is')
   await checks.probeNow('a.example.com')
   t.equal(prober.runs, 3, 'the scheduler always probes')
-  t.same(seen, ['a.example.com schedule', 'a.example.com demand', 'a.example.com schedule'], 'every fresh result reaches the recording seam once')
+  t.same(
+    seen,
+    ['a.example.com schedule', 'a.example.com demand', 'a.example.com schedule'],
+    'every fresh result reaches the recording seam once'
+  )
 })
 
 t.test('a scheduled check joins an on-demand run already under way', async (t) => {
@@ -69,7 +84,13 @@ t.test('a resolver that never answers holds a check up only until the lookup dea
 
 t.test('a name resolving to a non-public address is still refused before probing', async (t) => {
   const prober = counting(1)
-  const checks = new CheckSupervisor({ ...options, policy: { allowPrivate: false }, prober, lookup: async () => ['10.1.2.3'], lookupTimeoutMs: 200 })
+  const checks = new CheckSupervisor({
+    ...options,
+    policy: { allowPrivate: false },
+    prober,
+    lookup: async () => ['10.1.2.3'],
+    lookupTimeoutMs: 200
+  })
   await t.rejects(checks.check('inside.example.com'), { code: 'non_public_target' })
   t.equal(prober.runs, 0)
 })
@@ -88,13 +109,24 @@ t.test('the same text without the code is an ordinary error', async (t) => {
 
 t.test('a check cut short by the stop is answered but not recorded; codes stay out of the result', async (t) => {
   const seen: string[] = []
-  const checks = new CheckSupervisor({ ...options, prober: answering('location_stopping', 'location: service stopping'), onResult: (r) => seen.push(r.domain) })
+  const checks = new CheckSupervisor({
+    ...options,
+    prober: answering('location_stopping', 'location: service stopping'),
+    onResult: (r) => seen.push(r.domain)
+  })
   const result = await checks.check('stopping.example.com')
   t.match(result.locations[1], { status: 'down', error: 'location: service stopping' })
   t.same(seen, [], 'nothing reached the recording seam')
-  t.notOk(result.locations.some((l) => 'code' in l), 'no location carries its code into the answer')
+  t.notOk(
+    result.locations.some((l) => 'code' in l),
+    'no location carries its code into the answer'
+  )
   const fresh = new CheckSupervisor({ ...options, prober: answering('http_5xx', 'http: 503'), onResult: (r) => seen.push(r.domain) })
   const recorded: LocationResult[] = (await fresh.check('down.example.com')).locations
   t.same(seen, ['down.example.com'], 'an ordinary result is recorded')
-  t.same(Object.keys(recorded[1] as object), ['location', 'status', 'http_code', 'response_ms', 'error', 'final_url', 'timings'], 'in the fields and order the API shows')
+  t.same(
+    Object.keys(recorded[1] as object),
+    ['location', 'status', 'http_code', 'response_ms', 'error', 'final_url', 'timings'],
+    'in the fields and order the API shows'
+  )
 })

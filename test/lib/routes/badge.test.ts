@@ -74,10 +74,15 @@ t.test('badge headers: cacheable by anyone, embeddable anywhere, no key', async 
   }
   const budget = await s.server.inject({ url: '/api/v1/rate_limit', headers: bearer(key) })
   t.equal(JSON.parse(budget.payload).remaining, 5, "the key's budget is untouched")
-  t.notOk(s.logs.lines.some((l) => l.includes('/api/badge/')), 'badge hits are not access-logged')
+  t.notOk(
+    s.logs.lines.some((l) => l.includes('/api/badge/')),
+    'badge hits are not access-logged'
+  )
   await s.server.inject('/sites/up.example.com')
-  t.ok(s.logs.lines.some((l) => l.includes('/sites/up.example.com')), 'pages are')
-
+  t.ok(
+    s.logs.lines.some((l) => l.includes('/sites/up.example.com')),
+    'pages are'
+  )
 })
 
 t.test('ETag and If-None-Match', async (t) => {
@@ -91,16 +96,36 @@ t.test('ETag and If-None-Match', async (t) => {
   t.equal(again.headers['cache-control'], 'public, max-age=60')
   t.equal(again.headers['access-control-allow-origin'], '*')
   matchesOpenApi(t, again)
-  t.equal((await s.server.inject({ url: '/api/badge/up.example.com', headers: { 'if-none-match': `"nope", ${etag}` } })).statusCode, 304, 'in a list')
-  t.equal((await s.server.inject({ url: '/api/badge/up.example.com', headers: { 'if-none-match': '"other"' } })).statusCode, 200, 'another tag gets the badge')
-  t.equal((await s.server.inject({ url: '/api/badge/up.example.com?style=plastic', headers: { 'if-none-match': etag } })).statusCode, 200, 'another style is another badge')
+  t.equal(
+    (await s.server.inject({ url: '/api/badge/up.example.com', headers: { 'if-none-match': `"nope", ${etag}` } })).statusCode,
+    304,
+    'in a list'
+  )
+  t.equal(
+    (await s.server.inject({ url: '/api/badge/up.example.com', headers: { 'if-none-match': '"other"' } })).statusCode,
+    200,
+    'another tag gets the badge'
+  )
+  t.equal(
+    (await s.server.inject({ url: '/api/badge/up.example.com?style=plastic', headers: { 'if-none-match': etag } })).statusCode,
+    200,
+    'another style is another badge'
+  )
 
   const gz = await s.server.inject({ url: '/api/badge/up.example.com', headers: { 'accept-encoding': 'gzip' } })
   t.equal(gz.headers['content-encoding'], 'gzip')
   t.equal(gz.headers.vary, 'accept-encoding')
   t.equal(gunzipSync(gz.rawPayload).toString(), first.payload, 'the same badge, gzipped')
   t.equal(gz.headers.etag, `${etag.slice(0, -1)}-gzip"`, 'the gzipped body has its own strong ETag')
-  t.equal((await s.server.inject({ url: '/api/badge/up.example.com', headers: { 'accept-encoding': 'gzip', 'if-none-match': gz.headers.etag as string } })).statusCode, 304)
+  t.equal(
+    (
+      await s.server.inject({
+        url: '/api/badge/up.example.com',
+        headers: { 'accept-encoding': 'gzip', 'if-none-match': gz.headers.etag as string }
+      })
+    ).statusCode,
+    304
+  )
 
   const deflate = await s.server.inject({ url: '/api/badge/up.example.com', headers: { 'accept-encoding': 'deflate' } })
   t.equal(deflate.headers['content-encoding'], 'deflate', 'other codings are applied by hapi')
@@ -130,7 +155,11 @@ t.test('a badge is drawn once per state change, not once per hit', async (t) => 
   t.equal(s.badges.renders, drawn + 1)
 
   s.clock.now = T0 + 3 * MIN + 1
-  t.match((await s.server.inject('/api/badge/up.example.com')).payload, /<title>Up Shop: unavailable<\/title>/, 'no fresh check: unavailable')
+  t.match(
+    (await s.server.inject('/api/badge/up.example.com')).payload,
+    /<title>Up Shop: unavailable<\/title>/,
+    'no fresh check: unavailable'
+  )
   await s.db('sites').where({ domain: 'up.example.com' }).update({ name: 'Renamed' })
   await s.states.refresh(s.db, new Date(s.clock.now))
   t.match((await s.server.inject('/api/badge/up.example.com')).payload, /<title>Renamed: unavailable<\/title>/, 'a new name is a new label')
@@ -139,7 +168,11 @@ t.test('a badge is drawn once per state change, not once per hit', async (t) => 
 t.test('options and domains', async (t) => {
   const s = await server(t)
   const label = await s.server.inject('/api/badge/up.example.com?label=uptime&v=3')
-  t.equal(label.payload, makeBadge({ label: 'uptime', message: 'up', color: 'green', style: 'flat' }), 'label override; unknown parameters ignored')
+  t.equal(
+    label.payload,
+    makeBadge({ label: 'uptime', message: 'up', color: 'green', style: 'flat' }),
+    'label override; unknown parameters ignored'
+  )
   const bare = await s.server.inject('/api/badge/up.example.com?label=')
   t.equal(bare.payload, makeBadge({ label: '', message: 'up', color: 'green', style: 'flat' }), 'an empty label draws the message alone')
   const escaped = await s.server.inject(`/api/badge/up.example.com?label=${encodeURIComponent('<b>&')}`)
@@ -187,13 +220,28 @@ t.test("the endpoint form: shields.io's JSON", async (t) => {
     const res = await s.server.inject(`/api/badge/${domain}/endpoint`)
     t.equal(res.statusCode, 200)
     t.same(JSON.parse(res.payload), { schemaVersion: 1, ...fields, cacheSeconds: 300 }, domain)
-    t.match(res.headers, { 'content-type': /^application\/json/, 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*', etag: /^"/ })
+    t.match(res.headers, {
+      'content-type': /^application\/json/,
+      'cache-control': 'public, max-age=60',
+      'access-control-allow-origin': '*',
+      etag: /^"/
+    })
     matchesOpenApi(t, res)
   }
   const styled = await s.server.inject('/api/badge/up.example.com/endpoint?style=for-the-badge&label=web')
-  t.same(JSON.parse(styled.payload), { schemaVersion: 1, label: 'web', message: 'up', color: 'green', cacheSeconds: 300, style: 'for-the-badge' })
+  t.same(JSON.parse(styled.payload), {
+    schemaVersion: 1,
+    label: 'web',
+    message: 'up',
+    color: 'green',
+    cacheSeconds: 300,
+    style: 'for-the-badge'
+  })
   const etag = styled.headers.etag as string
-  const again = await s.server.inject({ url: '/api/badge/up.example.com/endpoint?style=for-the-badge&label=web', headers: { 'if-none-match': etag } })
+  const again = await s.server.inject({
+    url: '/api/badge/up.example.com/endpoint?style=for-the-badge&label=web',
+    headers: { 'if-none-match': etag }
+  })
   t.equal(again.statusCode, 304)
   matchesOpenApi(t, again)
 })

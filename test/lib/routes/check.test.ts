@@ -8,7 +8,11 @@ const web = await startHttpTarget()
 const secure = await startHttpsTarget(makeCert())
 const proxies = await Promise.all([startProxy(), startProxy(), startProxy()])
 const closed = await closedPort()
-t.teardown(async () => { await web.close(); await secure.close(); for (const p of proxies) await p.close() })
+t.teardown(async () => {
+  await web.close()
+  await secure.close()
+  for (const p of proxies) await p.close()
+})
 
 // https is refused (the proxy answers 502) so probes fall back to http, except for the self-signed
 // site, whose https answers with an untrusted certificate and whose http port is closed.
@@ -26,9 +30,20 @@ t.test('a healthy site is up from every location', async (t) => {
   const { status, body, res } = await stack.check('ok.site.test')
   t.equal(status, 200)
   matchesOpenApi(t, res)
-  t.match(body, { domain: 'ok.site.test', status: 'up', locations_answered: 3, locations_total: 3, cached: false, partial: false, blocked: false })
+  t.match(body, {
+    domain: 'ok.site.test',
+    status: 'up',
+    locations_answered: 3,
+    locations_total: 3,
+    cached: false,
+    partial: false,
+    blocked: false
+  })
   t.type(body.response_ms, 'number')
-  t.same(body.locations.map((l: { location: string }) => l.location), LABELS)
+  t.same(
+    body.locations.map((l: { location: string }) => l.location),
+    LABELS
+  )
   for (const l of body.locations) {
     t.match(l, { status: 'up', http_code: 200, error: null, final_url: 'http://ok.site.test/' })
     t.ok(l.timings.total > 0 && l.timings.connect > 0, 'timings are measured')
@@ -72,12 +87,19 @@ t.test('200 concurrent checks of one domain share one probe per location', async
   await stack.server.start()
   t.teardown(() => stack.server.stop())
   const domain = 'ok.flight.site.test'
-  const responses = await Promise.all(Array.from({ length: 200 }, () => fetch(`${stack.server.info.uri}/api/v1/check`, {
-    method: 'POST',
-    headers: { ...bearer(stack.key), 'content-type': 'application/json' },
-    body: JSON.stringify({ domain })
-  }).then(async (r) => ({ status: r.status, body: await r.json() }))))
-  t.ok(responses.every((r) => r.status === 200), 'all answered')
+  const responses = await Promise.all(
+    Array.from({ length: 200 }, () =>
+      fetch(`${stack.server.info.uri}/api/v1/check`, {
+        method: 'POST',
+        headers: { ...bearer(stack.key), 'content-type': 'application/json' },
+        body: JSON.stringify({ domain })
+      }).then(async (r) => ({ status: r.status, body: await r.json() }))
+    )
+  )
+  t.ok(
+    responses.every((r) => r.status === 200),
+    'all answered'
+  )
   t.equal(web.hits.filter((h) => h.host === domain).length, 3, 'exactly one probe per location reached the target')
   t.equal(new Set(responses.map((r) => r.body.checked_at)).size, 1, 'everyone got the same result')
   t.equal(stack.results.filter((r) => r.domain === domain).length, 1, 'the recording seam saw one fresh result')
@@ -111,9 +133,13 @@ t.test('every check costs 5, cached or not, and is refused whole when fewer rema
 })
 
 t.test('bad requests get clear 4xx JSON', async (t) => {
-  const post = (payload: string, type = 'application/json') => stack.server.inject({
-    method: 'POST', url: '/api/v1/check', headers: { ...bearer(stack.key), 'content-type': type }, payload
-  })
+  const post = (payload: string, type = 'application/json') =>
+    stack.server.inject({
+      method: 'POST',
+      url: '/api/v1/check',
+      headers: { ...bearer(stack.key), 'content-type': type },
+      payload
+    })
   const cases: Array<[string, string, string, number, RegExp]> = [
     ['text/plain', 'domain=example.com', 'text/plain', 415, /Unsupported Media Type/],
     ['form data', 'domain=example.com', 'application/x-www-form-urlencoded', 415, /Unsupported Media Type/],

@@ -24,13 +24,22 @@ t.test('healthz answers 503 within about a second when the database hangs', asyn
   // Hold SQLite's only connection so the ping has to wait for it.
   let release!: () => void
   let holding!: () => void
-  const connectionHeld = new Promise<void>((resolve) => { holding = resolve })
-  const held = db.transaction(async () => { holding(); await new Promise<void>((resolve) => { release = resolve }) })
+  const connectionHeld = new Promise<void>((resolve) => {
+    holding = resolve
+  })
+  const held = db.transaction(async () => {
+    holding()
+    await new Promise<void>((resolve) => {
+      release = resolve
+    })
+  })
   await connectionHeld
   // The ping's time limit on a fake clock: a second of it passes at once, whatever the machine's load.
   const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] })
   let answered = false
-  const answering = server.inject({ url: '/healthz' }).finally(() => { answered = true })
+  const answering = server.inject({ url: '/healthz' }).finally(() => {
+    answered = true
+  })
   await clock.tickAsync(1000)
   clock.uninstall()
   t.ok(answered, 'answered once a second had passed, with the database still held')
@@ -46,12 +55,18 @@ t.test('healthz answers 503 within about a second when the database hangs', asyn
 
 t.test('healthz answers 200 with "schedule": "behind" while the scheduler sheds checks, and "ok" again a minute later', async (t) => {
   const clock = FakeTimers.install({ now: 1_000_000 * 60_000, toFake: ['setInterval', 'clearInterval'] })
-  t.teardown(() => { clock.uninstall(); })
+  t.teardown(() => {
+    clock.uninstall()
+  })
   const releases: Array<() => void> = []
   let sites = Array.from({ length: 5 }, (_, i) => ({ id: i + 1, domain: `site${i + 1}.example.com` }))
   // One slot and no queue: every site due while the first check hangs is shed.
   const scheduler = new Scheduler({
-    intervalMs: 60_000, refreshMs: 1000, concurrency: 1, maxQueued: 0, now: () => clock.now,
+    intervalMs: 60_000,
+    refreshMs: 1000,
+    concurrency: 1,
+    maxQueued: 0,
+    now: () => clock.now,
     listSites: async () => sites,
     runCheck: () => new Promise<void>((resolve) => releases.push(resolve))
   })

@@ -15,7 +15,12 @@ async function site(db: Db, domain: string, name: string): Promise<number> {
 }
 
 async function outage(db: Db, siteId: number, start: number, end: number | null): Promise<void> {
-  await db('outages').insert({ site_id: siteId, started_at: new Date(start), ended_at: end === null ? null : new Date(end), open_site_id: end === null ? siteId : null })
+  await db('outages').insert({
+    site_id: siteId,
+    started_at: new Date(start),
+    ended_at: end === null ? null : new Date(end),
+    open_site_id: end === null ? siteId : null
+  })
 }
 
 for (const engine of engines()) {
@@ -38,21 +43,50 @@ for (const engine of engines()) {
 
     const all = await get('')
     t.equal(all.code, 200)
-    t.same(all.body, {
-      outages: [
-        { domain: 'blog.example.com', name: 'Blog', started_at: '2026-11-01T15:00:00.000Z', ended_at: null, duration_seconds: 6000 },
-        { domain: 'shop.example.com', name: 'Shop', started_at: '2026-11-01T00:20:00.000Z', ended_at: '2026-11-01T00:25:00.000Z', duration_seconds: 300 },
-        { domain: 'blog.example.com', name: 'Blog', started_at: '2026-11-01T00:20:00.000Z', ended_at: '2026-11-01T00:21:00.000Z', duration_seconds: 60 },
-        { domain: 'shop.example.com', name: 'Shop', started_at: '2026-11-01T00:10:00.123Z', ended_at: '2026-11-01T00:12:00.623Z', duration_seconds: 120 }
-      ],
-      next_cursor: null
-    }, 'newest first, ties by id, exact fields and formats')
+    t.same(
+      all.body,
+      {
+        outages: [
+          { domain: 'blog.example.com', name: 'Blog', started_at: '2026-11-01T15:00:00.000Z', ended_at: null, duration_seconds: 6000 },
+          {
+            domain: 'shop.example.com',
+            name: 'Shop',
+            started_at: '2026-11-01T00:20:00.000Z',
+            ended_at: '2026-11-01T00:25:00.000Z',
+            duration_seconds: 300
+          },
+          {
+            domain: 'blog.example.com',
+            name: 'Blog',
+            started_at: '2026-11-01T00:20:00.000Z',
+            ended_at: '2026-11-01T00:21:00.000Z',
+            duration_seconds: 60
+          },
+          {
+            domain: 'shop.example.com',
+            name: 'Shop',
+            started_at: '2026-11-01T00:10:00.123Z',
+            ended_at: '2026-11-01T00:12:00.623Z',
+            duration_seconds: 120
+          }
+        ],
+        next_cursor: null
+      },
+      'newest first, ties by id, exact fields and formats'
+    )
     now += 5000
     t.equal((await get('?ongoing=1')).body.outages[0].duration_seconds, 6005, 'an ongoing outage grows with the clock')
-    t.same((await get('?ongoing=1')).body.outages.map((o: { domain: string }) => o.domain), ['blog.example.com'], 'ongoing=1 lists only open ones')
+    t.same(
+      (await get('?ongoing=1')).body.outages.map((o: { domain: string }) => o.domain),
+      ['blog.example.com'],
+      'ongoing=1 lists only open ones'
+    )
     t.equal((await get('?ongoing=0')).body.outages.length, 4, 'ongoing=0 lists all')
-    t.same((await get('?domain=HTTPS://Shop.Example.com/')).body.outages.map((o: { started_at: string }) => o.started_at),
-      ['2026-11-01T00:20:00.000Z', '2026-11-01T00:10:00.123Z'], 'the domain filter normalises its input')
+    t.same(
+      (await get('?domain=HTTPS://Shop.Example.com/')).body.outages.map((o: { started_at: string }) => o.started_at),
+      ['2026-11-01T00:20:00.000Z', '2026-11-01T00:10:00.123Z'],
+      'the domain filter normalises its input'
+    )
     t.same((await get('?domain=untracked.example.com')).body, { outages: [], next_cursor: null }, 'an untracked domain gives an empty list')
     t.equal((await get('?limit=1')).body.outages.length, 1)
     const before = (await get('')).remaining
@@ -89,9 +123,15 @@ for (const engine of engines()) {
     t.equal(seen.length, 250, 'every outage')
     t.equal(new Set(seen).size, 250, 'exactly once')
     const starts = seen.map((s) => s.slice(0, 24))
-    t.ok(starts.every((s, i) => i === 0 || (starts[i - 1] as string) >= s), 'newest first throughout')
-    t.ok(seen.indexOf(`${rows[1]!.started_at.toISOString()} b.example.com`) < seen.indexOf(`${rows[0]!.started_at.toISOString()} a.example.com`),
-      'within a tie, the later id comes first')
+    t.ok(
+      starts.every((s, i) => i === 0 || (starts[i - 1] as string) >= s),
+      'newest first throughout'
+    )
+    t.ok(
+      seen.indexOf(`${rows[1]!.started_at.toISOString()} b.example.com`) <
+        seen.indexOf(`${rows[0]!.started_at.toISOString()} a.example.com`),
+      'within a tie, the later id comes first'
+    )
   })
 
   t.test(`bad parameters get 400 JSON on ${engine}`, async (t) => {
@@ -99,10 +139,19 @@ for (const engine of engines()) {
     const { server, issueKey } = await testServer({ db, env: { DATABASE_URL: url } })
     const key = await issueKey({ limit: 10_000 })
     const cases: Array<[string, RegExp]> = [
-      ['limit=0', /limit/], ['limit=201', /limit/], ['limit=abc', /limit/], ['limit=1.5', /limit/], ['limit=', /limit/],
-      ['ongoing=2', /ongoing/], ['ongoing=true', /ongoing/], ['ongoing=', /ongoing/],
-      ['domain=localhost', /fully qualified/], ['domain=127.0.0.1', /IP address/], ['domain=example.com:8080', /port/],
-      ['cursor=nonsense', /cursor/], ['cursor=' + Buffer.from('1.2.3').toString('base64url'), /cursor/],
+      ['limit=0', /limit/],
+      ['limit=201', /limit/],
+      ['limit=abc', /limit/],
+      ['limit=1.5', /limit/],
+      ['limit=', /limit/],
+      ['ongoing=2', /ongoing/],
+      ['ongoing=true', /ongoing/],
+      ['ongoing=', /ongoing/],
+      ['domain=localhost', /fully qualified/],
+      ['domain=127.0.0.1', /IP address/],
+      ['domain=example.com:8080', /port/],
+      ['cursor=nonsense', /cursor/],
+      ['cursor=' + Buffer.from('1.2.3').toString('base64url'), /cursor/],
       ['page=2', /"page" is not allowed/]
     ]
     for (const [query, message] of cases) {
@@ -123,9 +172,14 @@ for (const engine of engines()) {
     const { server, issueKey } = await testServer({ db, env: { DATABASE_URL: url }, now: () => new Date(T0 + 10_000 * MIN) })
     const key = await issueKey({ limit: 10_000 })
     const a = await site(db, 'a.example.com', 'A')
-    await db('outages').insert(Array.from({ length: 60 }, (_, i) => ({
-      site_id: a, started_at: new Date(T0 + i * MIN), ended_at: new Date(T0 + i * MIN + 1000), open_site_id: null
-    })))
+    await db('outages').insert(
+      Array.from({ length: 60 }, (_, i) => ({
+        site_id: a,
+        started_at: new Date(T0 + i * MIN),
+        ended_at: new Date(T0 + i * MIN + 1000),
+        open_site_id: null
+      }))
+    )
     const get = async (query: string) => JSON.parse((await server.inject({ url: `/api/v1/outages${query}`, headers: bearer(key) })).payload)
     const first = await get('')
     t.equal(first.outages.length, 50, 'without limit a page holds 50')
@@ -138,26 +192,43 @@ for (const engine of engines()) {
   })
 }
 
-t.test('the listing query uses an outages index on MySQL', { skip: process.env.TEST_MYSQL_URL ? false : 'needs TEST_MYSQL_URL' }, async (t) => {
-  const { db } = await migratedDb('mysql', t)
-  const [plan] = await db.raw("EXPLAIN SELECT o.id FROM outages o JOIN sites s ON s.id = o.site_id ORDER BY o.started_at DESC, o.id DESC LIMIT 51")
-  const outagesRow = (plan as Array<{ table: string; key: string | null; Extra: string | null }>).find((r) => r.table === 'o')
-  t.ok(outagesRow, 'the plan reads outages')
-  t.notMatch(outagesRow?.Extra ?? '', /filesort/, 'no filesort: the order comes from an index')
-})
+t.test(
+  'the listing query uses an outages index on MySQL',
+  { skip: process.env.TEST_MYSQL_URL ? false : 'needs TEST_MYSQL_URL' },
+  async (t) => {
+    const { db } = await migratedDb('mysql', t)
+    const [plan] = await db.raw(
+      'EXPLAIN SELECT o.id FROM outages o JOIN sites s ON s.id = o.site_id ORDER BY o.started_at DESC, o.id DESC LIMIT 51'
+    )
+    const outagesRow = (plan as Array<{ table: string; key: string | null; Extra: string | null }>).find((r) => r.table === 'o')
+    t.ok(outagesRow, 'the plan reads outages')
+    t.notMatch(outagesRow?.Extra ?? '', /filesort/, 'no filesort: the order comes from an index')
+  }
+)
 
 type PlanRow = { table: string; type: string; key: string | null; rows: number; Extra: string | null }
 
 /** `sites` sites and `count` outages, bulk inserted; the newest outage of every other site is still open. */
 async function fillOutages(db: Db, sites: number, count: number): Promise<void> {
   for (let i = 0; i < sites; i += 1000) {
-    await db('sites').insert(Array.from({ length: Math.min(1000, sites - i) }, (_, j) => ({ domain: `site${i + j}.example.com`, name: `Site ${i + j}`, added_at: new Date(T0 - 1000 * MIN) })))
+    await db('sites').insert(
+      Array.from({ length: Math.min(1000, sites - i) }, (_, j) => ({
+        domain: `site${i + j}.example.com`,
+        name: `Site ${i + j}`,
+        added_at: new Date(T0 - 1000 * MIN)
+      }))
+    )
   }
   const ids = (await db('sites').orderBy('id').pluck('id')) as number[]
   const rows = Array.from({ length: count }, (_, i) => {
     const siteId = ids[i % sites] as number
     const open = i >= count - sites && i % 2 === 0
-    return { site_id: siteId, started_at: new Date(T0 + i * MIN), ended_at: open ? null : new Date(T0 + i * MIN + 30_000), open_site_id: open ? siteId : null }
+    return {
+      site_id: siteId,
+      started_at: new Date(T0 + i * MIN),
+      ended_at: open ? null : new Date(T0 + i * MIN + 30_000),
+      open_site_id: open ? siteId : null
+    }
   })
   for (let i = 0; i < rows.length; i += 2000) await db('outages').insert(rows.slice(i, i + 2000))
   await db.raw('ANALYZE TABLE outages, sites')
@@ -214,7 +285,11 @@ t.test('the unfiltered listing reads outages in index order and joins only the p
   const o = plan.find((r) => r.table === 'outages')
   t.match(o, { key: 'outages_started_at_id' }, 'outages are read through the (started_at, id) index')
   t.notMatch(o?.Extra ?? '', /filesort|temporary/, 'in its order, without sorting them')
-  t.match(plan.find((r) => r.table === 's'), { type: 'eq_ref', key: 'PRIMARY' }, 'each listed outage finds its site by primary key')
+  t.match(
+    plan.find((r) => r.table === 's'),
+    { type: 'eq_ref', key: 'PRIMARY' },
+    'each listed outage finds its site by primary key'
+  )
   const derived = plan.find((r) => r.table.startsWith('<derived'))
   t.ok(derived && derived.rows <= 52, 'only the page is joined and ordered')
 })

@@ -14,7 +14,10 @@ const HOSTILE = '<script>alert(1)</script>'
 
 /** What a browser shows for escaped text. */
 function decode(html: string): string {
-  return html.replace(/&(lt|gt|quot|#x27|#x3D|#x60|amp);/g, (_m, e: string) => ({ lt: '<', gt: '>', quot: '"', '#x27': "'", '#x3D': '=', '#x60': '`', amp: '&' })[e] as string)
+  return html.replace(
+    /&(lt|gt|quot|#x27|#x3D|#x60|amp);/g,
+    (_m, e: string) => ({ lt: '<', gt: '>', quot: '"', '#x27': "'", '#x3D': '=', '#x60': '`', amp: '&' })[e] as string
+  )
 }
 
 function textarea(html: string, id: string): string {
@@ -41,7 +44,7 @@ for (const engine of engines()) {
     // A day of checks every 10 minutes, with a 35-minute outage in the morning and one ongoing now.
     for (let at = T0 - 24 * 60 * MIN + 10 * MIN; at < T0 - 30 * MIN; at += 10 * MIN) {
       const down = at >= T0 - 6 * 60 * MIN && at < T0 - 6 * 60 * MIN + 40 * MIN
-      await s.feed('shop.example.com', down ? 'down' : 'up', at, { responseMs: down ? null : 100 + (at / MIN) % 50 })
+      await s.feed('shop.example.com', down ? 'down' : 'up', at, { responseMs: down ? null : 100 + ((at / MIN) % 50) })
     }
     await s.feed('shop.example.com', 'down', T0 - 20 * MIN, { partial: true, responseMs: 900 })
     await s.feed('shop.example.com', 'down', T0 - 30_000, { partial: true, responseMs: 950 })
@@ -56,9 +59,16 @@ for (const engine of engines()) {
     t.match(html, /<span id="status" class="status status-down">down \(partial\)<\/span>/)
     t.match(html, /Down: at least two monitoring locations could not reach the site/)
     t.match(html, /Partial: some locations reached the site while others could not/, 'partial explained in words')
-    const record = JSON.parse((await s.server.inject({ url: '/api/v1/status/shop.example.com', headers: { authorization: `Bearer ${await s.issueKey()}` } })).payload)
+    const record = JSON.parse(
+      (await s.server.inject({ url: '/api/v1/status/shop.example.com', headers: { authorization: `Bearer ${await s.issueKey()}` } }))
+        .payload
+    )
     for (const [window, value] of Object.entries(record.uptime_percent as Record<string, number>)) {
-      t.match(html, new RegExp(`<td data-window="${window}">${String(value).replace('.', '\\.')} %</td>`), `uptime ${window} as the API reports it (${value})`)
+      t.match(
+        html,
+        new RegExp(`<td data-window="${window}">${String(value).replace('.', '\\.')} %</td>`),
+        `uptime ${window} as the API reports it (${value})`
+      )
     }
     t.ok(record.uptime_percent.day < 100)
     t.match(html, /<svg class="response-chart"[^>]*role="img"/)
@@ -71,25 +81,41 @@ for (const engine of engines()) {
 
     const rows = [...html.matchAll(/<tr><td><time datetime="([^"]+)">[^<]+<\/time><\/td><td>(.*?)<\/td><td>([^<]+)<\/td><\/tr>/g)]
     t.equal(rows.length, 2, 'two outages')
-    t.same(rows.map((r) => [r[1], r[3]]), [
-      [new Date(T0 - 20 * MIN).toISOString(), '20 min'],
-      [new Date(T0 - 6 * 60 * MIN).toISOString(), '40 min']
-    ], 'newest first, with durations for people')
+    t.same(
+      rows.map((r) => [r[1], r[3]]),
+      [
+        [new Date(T0 - 20 * MIN).toISOString(), '20 min'],
+        [new Date(T0 - 6 * 60 * MIN).toISOString(), '40 min']
+      ],
+      'newest first, with durations for people'
+    )
     t.match(rows[0]?.[2], /ongoing/)
 
     const embed = embedCode({ publicUrl: 'https://status.example.net', domain: 'shop.example.com', name: 'The Shop' })
     t.equal(textarea(html, 'embed-html'), '<img src="https://status.example.net/api/badge/shop.example.com" alt="The Shop status">')
     t.equal(textarea(html, 'embed-markdown'), embed.markdown)
     t.equal(textarea(html, 'embed-url'), 'https://status.example.net/api/badge/shop.example.com')
-    for (const id of ['embed-html', 'embed-markdown', 'embed-url']) t.match(html, new RegExp(`<button type="button" class="copy" data-copy="${id}" hidden>`), `a copy button for ${id}`)
+    for (const id of ['embed-html', 'embed-markdown', 'embed-url'])
+      t.match(html, new RegExp(`<button type="button" class="copy" data-copy="${id}" hidden>`), `a copy button for ${id}`)
     t.match(html, /<img class="badge" src="\/api\/badge\/shop\.example\.com"/, 'the live badge, from this origin')
-    t.same([...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]), [' src="/static/copy.js" defer'], 'the one script is a static file')
+    t.same(
+      [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]),
+      [' src="/static/copy.js" defer'],
+      'the one script is a static file'
+    )
     t.notMatch(html, /\sstyle="/, 'no inline styles')
   })
 }
 
 t.test('blocked, unconfirmed and never-checked sites are explained', async (t) => {
-  const s = await trackedServer(t, { sites: [{ domain: 'a.example.com', name: 'A' }, { domain: 'b.example.com', name: 'B' }, { domain: 'c.example.com', name: 'C' }], start: T0 })
+  const s = await trackedServer(t, {
+    sites: [
+      { domain: 'a.example.com', name: 'A' },
+      { domain: 'b.example.com', name: 'B' },
+      { domain: 'c.example.com', name: 'C' }
+    ],
+    start: T0
+  })
   await s.feed('a.example.com', 'up', T0 - 1000, { blocked: true })
   await s.feed('b.example.com', 'unconfirmed', T0 - 1000)
   const a = (await s.server.inject('/sites/a.example.com')).payload
@@ -104,7 +130,13 @@ t.test('blocked, unconfirmed and never-checked sites are explained', async (t) =
 })
 
 t.test('site-supplied text is escaped everywhere', async (t) => {
-  const s = await trackedServer(t, { sites: [{ domain: 'xss.example.com', name: HOSTILE }, { domain: 'quote.example.com', name: '"><img src=x onerror=alert(2)>' }], start: T0 })
+  const s = await trackedServer(t, {
+    sites: [
+      { domain: 'xss.example.com', name: HOSTILE },
+      { domain: 'quote.example.com', name: '"><img src=x onerror=alert(2)>' }
+    ],
+    start: T0
+  })
   for (const url of ['/', '/sites/xss.example.com', '/sites/quote.example.com']) {
     const html = (await s.server.inject(url)).payload
     t.notMatch(html, /<script>alert/, `${url}: no script from the name`)
@@ -112,8 +144,11 @@ t.test('site-supplied text is escaped everywhere', async (t) => {
   }
   const page = (await s.server.inject('/sites/xss.example.com')).payload
   t.match(page, /<h1 class="site-name">&lt;script&gt;alert\(1\)&lt;\/script&gt;<\/h1>/, 'shown as text')
-  t.equal(textarea(page, 'embed-html'), '<img src="https://status.example.net/api/badge/xss.example.com" alt="&lt;script&gt;alert(1)&lt;/script&gt; status">',
-    'the copied snippet carries the name escaped for HTML')
+  t.equal(
+    textarea(page, 'embed-html'),
+    '<img src="https://status.example.net/api/badge/xss.example.com" alt="&lt;script&gt;alert(1)&lt;/script&gt; status">',
+    'the copied snippet carries the name escaped for HTML'
+  )
 })
 
 t.test('untracked and invalid domains get HTML error pages; API routes keep JSON', async (t) => {
@@ -130,7 +165,10 @@ t.test('untracked and invalid domains get HTML error pages; API routes keep JSON
   const head = await s.server.inject({ method: 'HEAD', url: '/sites/shop.example.com' })
   t.equal(head.statusCode, 200)
   t.equal(head.payload, '')
-  const api = await s.server.inject({ url: '/api/v1/status/nobody.example.com', headers: { authorization: `Bearer ${await s.issueKey()}` } })
+  const api = await s.server.inject({
+    url: '/api/v1/status/nobody.example.com',
+    headers: { authorization: `Bearer ${await s.issueKey()}` }
+  })
   t.equal(api.statusCode, 404)
   t.same(JSON.parse(api.payload), { error: 'site is not tracked' }, 'the API still answers JSON')
   const wrongMethod = await s.server.inject({ method: 'POST', url: '/sites/shop.example.com' })
@@ -156,18 +194,32 @@ t.test('a page whose database is unreachable is an HTML 503 without internals', 
 })
 
 t.test('the site list', async (t) => {
-  const s = await trackedServer(t, { sites: [{ domain: 'b.example.com', name: 'Bravo' }, { domain: 'a.example.com', name: 'Alpha & Co' }], start: T0 })
+  const s = await trackedServer(t, {
+    sites: [
+      { domain: 'b.example.com', name: 'Bravo' },
+      { domain: 'a.example.com', name: 'Alpha & Co' }
+    ],
+    start: T0
+  })
   await s.feed('a.example.com', 'up', T0 - 1000, { responseMs: 42 })
   await s.feed('b.example.com', 'down', T0 - 1000)
   const res = await s.server.inject('/')
   t.equal(res.statusCode, 200)
   checkPageHeaders(t, res.headers)
   matchesOpenApi(t, res)
-  const rows = [...res.payload.matchAll(/<td><a href="\/sites\/([^"]+)">([^<]+)<\/a><\/td>\n<td>[^<]+<\/td>\n<td><span class="status status-(\w+)">([^<]+)<\/span><\/td>\n<td>([^<]+)<\/td>/g)]
-  t.same(rows.map((r) => r.slice(1)), [
-    ['a.example.com', 'Alpha &amp; Co', 'up', 'up', '42 ms'],
-    ['b.example.com', 'Bravo', 'down', 'down', '120 ms']
-  ], 'every tracked site with its status, by domain')
+  const rows = [
+    ...res.payload.matchAll(
+      /<td><a href="\/sites\/([^"]+)">([^<]+)<\/a><\/td>\n<td>[^<]+<\/td>\n<td><span class="status status-(\w+)">([^<]+)<\/span><\/td>\n<td>([^<]+)<\/td>/g
+    )
+  ]
+  t.same(
+    rows.map((r) => r.slice(1)),
+    [
+      ['a.example.com', 'Alpha &amp; Co', 'up', 'up', '42 ms'],
+      ['b.example.com', 'Bravo', 'down', 'down', '120 ms']
+    ],
+    'every tracked site with its status, by domain'
+  )
   t.match(res.payload, /2 sites: <span class="status status-up">1 up<\/span>, <span class="status status-down">1 down<\/span>\./)
 
   const empty = await trackedServer(t, { sites: [], start: T0 })
@@ -183,7 +235,10 @@ t.test('the site list pages past 500 sites', async (t) => {
   t.equal([...first.payload.matchAll(/<td><a href="\/sites\//g)].length, SITES_PER_PAGE)
   t.match(first.payload, /<a rel="next" href="\/\?page=2">/)
   const second = await s.server.inject('/?page=2')
-  t.same([...second.payload.matchAll(/<td><a href="\/sites\/([^"]+)"/g)].map((m) => m[1]), ['s0500.example.com'])
+  t.same(
+    [...second.payload.matchAll(/<td><a href="\/sites\/([^"]+)"/g)].map((m) => m[1]),
+    ['s0500.example.com']
+  )
   t.match(second.payload, /<a rel="prev" href="\/\?page=1">/)
   t.equal((await s.server.inject('/?page=3')).statusCode, 404)
   for (const bad of ['0', 'abc', '1.5', '-1', '']) t.equal((await s.server.inject(`/?page=${bad}`)).statusCode, 400, `page=${bad}`)

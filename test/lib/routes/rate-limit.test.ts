@@ -11,14 +11,24 @@ t.test('200 concurrent requests at a key with limit 60 get exactly 60 through', 
   await server.start()
   t.teardown(() => server.stop())
   const key = await issueKey({ limit: 60 })
-  const responses = await Promise.all(Array.from({ length: 200 }, () =>
-    fetch(`${server.info.uri}/api/v1/ping`, { headers: bearer(key) }).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.json() }))))
+  const responses = await Promise.all(
+    Array.from({ length: 200 }, () =>
+      fetch(`${server.info.uri}/api/v1/ping`, { headers: bearer(key) }).then(async (r) => ({
+        status: r.status,
+        headers: r.headers,
+        body: await r.json()
+      }))
+    )
+  )
   const ok = responses.filter((r) => r.status === 200)
   const refused = responses.filter((r) => r.status === 429)
   t.equal(ok.length, 60, 'exactly the limit succeeds')
   t.equal(refused.length, 140, 'every other request is refused')
-  t.same([...new Set(ok.map((r) => Number(r.headers.get('ratelimit-remaining'))))].sort((a, b) => a - b),
-    Array.from({ length: 60 }, (_, i) => i), 'each success saw a distinct remaining count, 59 down to 0')
+  t.same(
+    [...new Set(ok.map((r) => Number(r.headers.get('ratelimit-remaining'))))].sort((a, b) => a - b),
+    Array.from({ length: 60 }, (_, i) => i),
+    'each success saw a distinct remaining count, 59 down to 0'
+  )
   for (const r of refused) {
     t.match(r.body, { error: /rate limit exceeded/ })
     const retryAfter = r.headers.get('retry-after')
@@ -32,7 +42,12 @@ t.test('route costs, headers and the free rate_limit endpoint', async (t) => {
   let now = Date.parse('2026-11-22T10:00:00.000Z')
   const clock = () => new Date(now)
   const { db, url } = await migratedDb('sqlite', t)
-  const { server, issueKey } = await testServer({ db, env: { DATABASE_URL: url, RATE_LIMIT_PER_MIN: '10' }, now: clock, limiter: new RateLimiter({ now: () => now }) })
+  const { server, issueKey } = await testServer({
+    db,
+    env: { DATABASE_URL: url, RATE_LIMIT_PER_MIN: '10' },
+    now: clock,
+    limiter: new RateLimiter({ now: () => now })
+  })
   server.route([
     { method: 'GET', path: '/api/v1/ping', handler: () => ({ ok: true }) },
     { method: 'POST', path: '/api/v1/costly', options: { plugins: { rateLimit: { cost: 5 } } }, handler: () => ({ ok: true }) }
@@ -51,7 +66,11 @@ t.test('route costs, headers and the free rate_limit endpoint', async (t) => {
   t.equal((await post('/api/v1/costly')).headers['ratelimit-remaining'], '4', 'a cost-5 route takes 5 units')
   const budget = await get('/api/v1/rate_limit')
   t.equal(budget.statusCode, 200)
-  t.same(JSON.parse(budget.payload), { limit: 10, remaining: 4, used: 6, reset_seconds: 60, reset_at: '2026-11-22T10:01:10.000Z' }, 'rate_limit reports without charging')
+  t.same(
+    JSON.parse(budget.payload),
+    { limit: 10, remaining: 4, used: 6, reset_seconds: 60, reset_at: '2026-11-22T10:01:10.000Z' },
+    'rate_limit reports without charging'
+  )
   t.equal(budget.headers['ratelimit-remaining'], '4')
   matchesOpenApi(t, budget)
 
@@ -75,7 +94,12 @@ t.test('a per-key limit overrides the default and errors carry the headers too',
   const notFound = await server.inject({ method: 'GET', url: '/api/v1/rate_limit', headers: bearer(key) })
   t.equal(notFound.headers['ratelimit-limit'], '2')
   matchesOpenApi(t, notFound)
-  server.route({ method: 'GET', path: '/api/v1/ping/{n}', options: { validate: { params: (await import('joi')).default.object({ n: (await import('joi')).default.number() }) } }, handler: () => ({ ok: true }) })
+  server.route({
+    method: 'GET',
+    path: '/api/v1/ping/{n}',
+    options: { validate: { params: (await import('joi')).default.object({ n: (await import('joi')).default.number() }) } },
+    handler: () => ({ ok: true })
+  })
   const bad = await server.inject({ method: 'GET', url: '/api/v1/ping/abc', headers: bearer(key) })
   t.equal(bad.statusCode, 400)
   t.equal(bad.headers['ratelimit-limit'], '2', 'a 400 on a keyed route still reports the budget')

@@ -32,19 +32,34 @@ for (const engine of engines()) {
     for (const [seen, expected] of cases) {
       at += MIN
       const consensus = decide(seen.map((status) => ({ status, response_ms: 100 })))
-      await site.feed('guarded.example.com', consensus.status, at, { blocked: consensus.blocked, partial: consensus.partial, responseMs: consensus.response_ms })
+      await site.feed('guarded.example.com', consensus.status, at, {
+        blocked: consensus.blocked,
+        partial: consensus.partial,
+        responseMs: consensus.response_ms
+      })
       site.clock.now = at + 1000
-      t.match(await statusOf(t, site.server, key, 'guarded.example.com'), { ...expected, checked_at: new Date(at).toISOString() }, seen.join(', '))
+      t.match(
+        await statusOf(t, site.server, key, 'guarded.example.com'),
+        { ...expected, checked_at: new Date(at).toISOString() },
+        seen.join(', ')
+      )
     }
     site.clock.now = at + 3 * MIN + 1
-    t.match(await statusOf(t, site.server, key, 'guarded.example.com'), { status: 'unavailable', blocked: false, partial: false }, 'not once the check is stale')
+    t.match(
+      await statusOf(t, site.server, key, 'guarded.example.com'),
+      { status: 'unavailable', blocked: false, partial: false },
+      'not once the check is stale'
+    )
   })
 
   t.test(`uptime for outages straddling the window edge, from memory and from the database, on ${engine}`, async (t) => {
     // trackedServer tracks the sites from an hour before `start`.
     const site = await trackedServer(t, {
       engine,
-      sites: [{ domain: 'edge.example.com', name: null }, { domain: 'ongoing.example.com', name: null }],
+      sites: [
+        { domain: 'edge.example.com', name: null },
+        { domain: 'ongoing.example.com', name: null }
+      ],
       start: T0
     })
     const key = await site.issueKey({ limit: 1000 })
@@ -72,7 +87,11 @@ for (const engine of engines()) {
       t.same((await statusOf(t, restarted.server, key, domain)).uptime_percent, uptime, `${domain}: read back from the database`)
     }
     site.clock.now = T0 + 27 * HOUR + 30 * MIN
-    t.same((await statusOf(t, restarted.server, key, 'edge.example.com')).uptime_percent.day, 100, 'once the outage has left the day window it no longer counts there')
+    t.same(
+      (await statusOf(t, restarted.server, key, 'edge.example.com')).uptime_percent.day,
+      100,
+      'once the outage has left the day window it no longer counts there'
+    )
   })
 }
 
@@ -81,10 +100,14 @@ t.test('a polled status is built once per state and second, and anew after a che
   const key = await site.issueKey({ limit: 100_000 })
   let built = 0
   const build = site.states.statusRecord.bind(site.states)
-  site.states.statusRecord = (domain: string, now: Date) => { built++; return build(domain, now) }
+  site.states.statusRecord = (domain: string, now: Date) => {
+    built++
+    return build(domain, now)
+  }
   await site.feed('polled.example.com', 'up', T0 - 1000)
   const bodies = new Set<string>()
-  for (let i = 0; i < 50; i++) bodies.add((await site.server.inject({ url: '/api/v1/status/polled.example.com', headers: bearer(key) })).payload)
+  for (let i = 0; i < 50; i++)
+    bodies.add((await site.server.inject({ url: '/api/v1/status/polled.example.com', headers: bearer(key) })).payload)
   t.equal(built, 1, '50 polls within a second built the record once')
   t.equal(bodies.size, 1)
   await site.feed('polled.example.com', 'down', T0)

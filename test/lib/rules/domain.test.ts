@@ -31,7 +31,7 @@ const accepted: Array<{ title: string; input: string; domain: string }> = [
   { title: 'a name whose last label only starts with digits is not an IP', input: '1.2.3.a1', domain: '1.2.3.a1' },
   { title: 'a 253-character name is accepted', input: name253, domain: name253 },
   { title: 'a 253-character name with a trailing dot is accepted', input: `${name253}.`, domain: name253 },
-  { title: 'a 63-character label is accepted', input: label63, domain: label63 },
+  { title: 'a 63-character label is accepted', input: label63, domain: label63 }
 ]
 
 const rejected: Array<{ title: string; input: unknown; code: DomainErrorCode }> = [
@@ -43,7 +43,11 @@ const rejected: Array<{ title: string; input: unknown; code: DomainErrorCode }> 
   { title: 'a whitespace-only string is empty', input: ' \t\n ', code: 'empty' },
   { title: 'a scheme with no host is empty', input: 'https://', code: 'empty' },
   { title: 'a 254-character name is too long', input: name254, code: 'too_long' },
-  { title: 'an IDN that exceeds 253 characters only as punycode is too long', input: Array(4).fill(umlautLabel).join('.'), code: 'too_long' },
+  {
+    title: 'an IDN that exceeds 253 characters only as punycode is too long',
+    input: Array(4).fill(umlautLabel).join('.'),
+    code: 'too_long'
+  },
   { title: 'a huge junk string is too long', input: 'a'.repeat(10_000), code: 'too_long' },
   { title: 'a huge string is too long before any other check', input: `${'x'.repeat(3000)}@example.com:8080`, code: 'too_long' },
   { title: 'a 64-character label is too long', input: label64, code: 'label_too_long' },
@@ -105,21 +109,21 @@ const rejected: Array<{ title: string; input: unknown; code: DomainErrorCode }> 
   { title: 'localhost is a single label', input: 'localhost', code: 'single_label' },
   { title: 'an intranet name is a single label', input: 'intranet', code: 'single_label' },
   { title: 'a single label with a trailing dot is still a single label', input: 'intranet.', code: 'single_label' },
-  { title: 'a single-label URL is a single label', input: 'https://intranet/', code: 'single_label' },
+  { title: 'a single-label URL is a single label', input: 'https://intranet/', code: 'single_label' }
 ]
 
-t.test('accepted domains are normalised', async t => {
+t.test('accepted domains are normalised', async (t) => {
   for (const { title, input, domain } of accepted) {
-    t.test(title, async t => {
+    t.test(title, async (t) => {
       t.equal(normaliseDomain(input), domain)
       t.same(tryNormaliseDomain(input), { ok: true, domain })
     })
   }
 })
 
-t.test('rejected domains fail with a stable code and a short message', async t => {
+t.test('rejected domains fail with a stable code and a short message', async (t) => {
   for (const { title, input, code } of rejected) {
-    t.test(title, async t => {
+    t.test(title, async (t) => {
       const result = tryNormaliseDomain(input)
       if (result.ok) {
         t.fail(`expected ${code}, got ${JSON.stringify(result.domain)}`)
@@ -134,7 +138,7 @@ t.test('rejected domains fail with a stable code and a short message', async t =
   }
 })
 
-t.test('error messages never echo the input', async t => {
+t.test('error messages never echo the input', async (t) => {
   const junk = 'zq'.repeat(500) + '.com'
   for (const input of [junk, `https://${junk}/path`, `${junk}:8080`, `user@${junk}`, `zqzqzqzq_zqzq.com`]) {
     const result = tryNormaliseDomain(input)
@@ -143,7 +147,7 @@ t.test('error messages never echo the input', async t => {
   }
 })
 
-t.test('DomainError is an Error with a name and code', async t => {
+t.test('DomainError is an Error with a name and code', async (t) => {
   const error = new DomainError('port')
   t.ok(error instanceof Error)
   t.equal(error.name, 'DomainError')

@@ -1,6 +1,14 @@
 import t from 'tap'
 import { checkHost } from '../../../lib/net/host-check.js'
-import { NON_PUBLIC_ERROR, POLICY_ERRORS, POLICY_REFUSALS, isAllowedAddress, isPolicyRefusal, isPublicAddress, judgesAddresses } from '../../../lib/rules/target-policy.js'
+import {
+  NON_PUBLIC_ERROR,
+  POLICY_ERRORS,
+  POLICY_REFUSALS,
+  isAllowedAddress,
+  isPolicyRefusal,
+  isPublicAddress,
+  judgesAddresses
+} from '../../../lib/rules/target-policy.js'
 import { ADDRESSES } from '../../helpers/address-table.js'
 
 // One table for this test and for its re-run through redirects and CONNECT_TO (test/reliability/security.test.ts).
@@ -12,7 +20,10 @@ t.test('isPublicAddress judges each address', async (t) => {
   }
 })
 
-const resolvesTo = (...ips: string[]) => async (): Promise<string[]> => ips
+const resolvesTo =
+  (...ips: string[]) =>
+  async (): Promise<string[]> =>
+    ips
 
 t.test('a name resolving to a non-public address is refused by default and allowed by configuration', async (t) => {
   for (const [ip, isPublic, why] of addresses) {
@@ -25,19 +36,28 @@ t.test('a name resolving to a non-public address is refused by default and allow
 })
 
 t.test('a name resolving only to public addresses is allowed', async (t) => {
-  const got = await checkHost('example.com', { allowPrivate: false }, { lookup: resolvesTo('93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c') })
+  const got = await checkHost(
+    'example.com',
+    { allowPrivate: false },
+    { lookup: resolvesTo('93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c') }
+  )
   t.same(got, { ok: true, addresses: ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'] })
 })
 
 t.test('a name with one public and one private record is refused', async (t) => {
-  for (const order of [['8.8.8.8', '10.0.0.1'], ['10.0.0.1', '8.8.8.8']]) {
+  for (const order of [
+    ['8.8.8.8', '10.0.0.1'],
+    ['10.0.0.1', '8.8.8.8']
+  ]) {
     const got = await checkHost('rebind.test', { allowPrivate: false }, { lookup: resolvesTo(...order) })
     t.match(got, { ok: false, reason: 'non_public' }, order.join(', '))
   }
 })
 
 t.test('an address literal is judged without a lookup', async (t) => {
-  const lookup = async (): Promise<string[]> => { throw new Error('lookup must not be called') }
+  const lookup = async (): Promise<string[]> => {
+    throw new Error('lookup must not be called')
+  }
   t.match(await checkHost('127.0.0.1', { allowPrivate: false }, { lookup }), { ok: false, reason: 'non_public' })
   t.match(await checkHost('[::1]', { allowPrivate: false }, { lookup }), { ok: false, reason: 'non_public' })
   t.same(await checkHost('[::1]', { allowPrivate: true }, { lookup }), { ok: true, addresses: ['::1'] })
@@ -49,7 +69,11 @@ t.test('a DNS failure is reported with its code, whatever the policy', async (t)
     throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' })
   }
   for (const allowPrivate of [false, true]) {
-    t.match(await checkHost('nowhere.test', { allowPrivate }, { lookup }), { ok: false, reason: 'dns', code: 'NXDOMAIN' }, `allowPrivate ${allowPrivate}`)
+    t.match(
+      await checkHost('nowhere.test', { allowPrivate }, { lookup }),
+      { ok: false, reason: 'dns', code: 'NXDOMAIN' },
+      `allowPrivate ${allowPrivate}`
+    )
   }
   const empty = await checkHost('empty.test', { allowPrivate: false }, { lookup: resolvesTo() })
   t.match(empty, { ok: false, reason: 'dns', code: 'NODATA' }, 'no records at all')
@@ -66,33 +90,58 @@ t.test('the real resolver sends localhost to loopback, which is refused by defau
 t.test('allowRanges opens only the listed ranges', async (t) => {
   const policy = { allowPrivate: false, allowRanges: ['10.20.0.0/16', '127.0.0.2/32', 'fd00::/8'] }
   const cases: Array<[string, boolean]> = [
-    ['10.20.3.4', true], ['10.21.0.1', false], ['127.0.0.2', true], ['127.0.0.1', false],
-    ['fd12::1', true], ['fe80::1', false], ['169.254.169.254', false], ['8.8.8.8', true]
+    ['10.20.3.4', true],
+    ['10.21.0.1', false],
+    ['127.0.0.2', true],
+    ['127.0.0.1', false],
+    ['fd12::1', true],
+    ['fe80::1', false],
+    ['169.254.169.254', false],
+    ['8.8.8.8', true]
   ]
   for (const [ip, allowed] of cases) t.equal(isAllowedAddress(ip, policy), allowed, `${ip} ${allowed ? 'allowed' : 'refused'}`)
   t.match(await checkHost('intranet.test', policy, { lookup: resolvesTo('10.20.0.9') }), { ok: true })
-  t.match(await checkHost('mixed.test', policy, { lookup: resolvesTo('10.20.0.9', '10.99.0.1') }), { ok: false, reason: 'non_public' },
-    'one address outside the ranges refuses the name')
+  t.match(
+    await checkHost('mixed.test', policy, { lookup: resolvesTo('10.20.0.9', '10.99.0.1') }),
+    { ok: false, reason: 'non_public' },
+    'one address outside the ranges refuses the name'
+  )
 })
 
 t.test('a look-up that does not answer within its timeout fails as a DNS timeout', async (t) => {
   const never = (): Promise<string[]> => new Promise(() => {})
-  t.same(await checkHost('hung.test', { allowPrivate: false }, { lookup: never, timeoutMs: 50 }),
-    { ok: false, reason: 'dns', error: 'domain does not resolve (TIMEOUT)', code: 'TIMEOUT' })
-  t.same(await checkHost('fast.test', { allowPrivate: false }, { lookup: async () => ['10.0.0.1'], timeoutMs: 50 }),
-    { ok: false, reason: 'non_public', error: NON_PUBLIC_ERROR }, 'an answer in time is judged as before')
+  t.same(await checkHost('hung.test', { allowPrivate: false }, { lookup: never, timeoutMs: 50 }), {
+    ok: false,
+    reason: 'dns',
+    error: 'domain does not resolve (TIMEOUT)',
+    code: 'TIMEOUT'
+  })
+  t.same(
+    await checkHost('fast.test', { allowPrivate: false }, { lookup: async () => ['10.0.0.1'], timeoutMs: 50 }),
+    { ok: false, reason: 'non_public', error: NON_PUBLIC_ERROR },
+    'an answer in time is judged as before'
+  )
 })
 
 t.test('DENY_TARGETS refuses its ranges, public or not, whatever ALLOW_PRIVATE_TARGETS says', async (t) => {
   const denyRanges = ['93.184.215.0/24', '2606:2800::/32', '127.0.0.9/32']
   for (const allowPrivate of [false, true]) {
-    t.notOk(isAllowedAddress('93.184.215.14', { allowPrivate, denyRanges }), `a public address in a denied range (allowPrivate ${allowPrivate})`)
+    t.notOk(
+      isAllowedAddress('93.184.215.14', { allowPrivate, denyRanges }),
+      `a public address in a denied range (allowPrivate ${allowPrivate})`
+    )
     t.notOk(isAllowedAddress('2606:2800:21f::1', { allowPrivate, denyRanges }))
     t.notOk(isAllowedAddress('[2606:2800:21f::1]', { allowPrivate, denyRanges }), 'bracketed')
     t.ok(isAllowedAddress('8.8.8.8', { allowPrivate, denyRanges }), 'an address outside them')
   }
-  t.notOk(isAllowedAddress('127.0.0.9', { allowPrivate: true, denyRanges }), 'a private address allowed by ALLOW_PRIVATE_TARGETS, but denied')
-  t.notOk(isAllowedAddress('10.20.0.9', { allowPrivate: false, allowRanges: ['10.20.0.0/16'], denyRanges: ['10.20.0.0/24'] }), 'deny wins over an allowed range')
+  t.notOk(
+    isAllowedAddress('127.0.0.9', { allowPrivate: true, denyRanges }),
+    'a private address allowed by ALLOW_PRIVATE_TARGETS, but denied'
+  )
+  t.notOk(
+    isAllowedAddress('10.20.0.9', { allowPrivate: false, allowRanges: ['10.20.0.0/16'], denyRanges: ['10.20.0.0/24'] }),
+    'deny wins over an allowed range'
+  )
   const got = await checkHost('denied.test', { allowPrivate: true, denyRanges }, { lookup: resolvesTo('8.8.8.8', '93.184.215.14') })
   t.match(got, { ok: false, reason: 'non_public' }, 'a name with one denied address is refused')
   t.notOk(judgesAddresses({ allowPrivate: true }), 'with everything allowed there is nothing to judge')
@@ -117,10 +166,18 @@ t.test("this machine's own addresses are non-public, whatever range they are in"
 })
 
 t.test('a refusal is told by its code, and each code names the 400 it becomes', async (t) => {
-  const cases: Array<[string | null, boolean]> = [['policy_non_public', true], ['policy_port', true], ['dns_nxdomain', false],
-    [POLICY_REFUSALS.policy_non_public, false], [null, false]]
+  const cases: Array<[string | null, boolean]> = [
+    ['policy_non_public', true],
+    ['policy_port', true],
+    ['dns_nxdomain', false],
+    [POLICY_REFUSALS.policy_non_public, false],
+    [null, false]
+  ]
   for (const [code, refusal] of cases) t.equal(isPolicyRefusal(code), refusal, `${String(code)} ${refusal ? 'is' : 'is not'} a refusal`)
   t.same(POLICY_ERRORS, { policy_non_public: NON_PUBLIC_ERROR, policy_port: 'domain redirects to a port other than 80 or 443' })
-  t.same(POLICY_REFUSALS, { policy_non_public: `policy: ${NON_PUBLIC_ERROR}`, policy_port: 'policy: domain redirects to a port other than 80 or 443' },
-    'the text a location reports')
+  t.same(
+    POLICY_REFUSALS,
+    { policy_non_public: `policy: ${NON_PUBLIC_ERROR}`, policy_port: 'policy: domain redirects to a port other than 80 or 443' },
+    'the text a location reports'
+  )
 })

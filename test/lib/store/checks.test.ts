@@ -37,7 +37,11 @@ for (const engine of engines()) {
 
     const closed = await recordCheck({ db, check: check(siteId, 'up', T0 + 60_000) })
     t.equal(closed.step, 'close')
-    t.same(await recordCheck({ db, check: check(siteId, 'up', T0 + 60_000), retried: true }), closed, 'and the outage the first attempt closed')
+    t.same(
+      await recordCheck({ db, check: check(siteId, 'up', T0 + 60_000), retried: true }),
+      closed,
+      'and the outage the first attempt closed'
+    )
     const plain = await recordCheck({ db, check: check(siteId, 'up', T0 + 120_000) })
     t.same(await recordCheck({ db, check: check(siteId, 'up', T0 + 120_000), retried: true }), plain, 'and a check that changed no outage')
     t.equal((await db('checks')).length, 3, 'still one row per check')
@@ -64,20 +68,34 @@ async function batchFixture(db: Db): Promise<{ checks: CheckRecord[]; ids: numbe
   await recordCheck({ db, check: check(flap, 'down', T0 - 30_000) })
   await removeSite({ db, domain: 'gone.example.com', now: new Date(T0) })
   const checks = [
-    check(flap, 'down', T0), check(late, 'up', T0 + MIN), check(flap, 'up', T0 + MIN), check(gone, 'down', T0 + MIN),
-    check(flap, 'unconfirmed', T0 + 2 * MIN), check(late, 'down', T0 + 30_000), check(flap, 'down', T0 + 3 * MIN),
-    check(late, 'down', T0 + 3 * MIN), check(flap, 'up', T0 + 4 * MIN), check(flap, 'down', T0 + 5 * MIN)
+    check(flap, 'down', T0),
+    check(late, 'up', T0 + MIN),
+    check(flap, 'up', T0 + MIN),
+    check(gone, 'down', T0 + MIN),
+    check(flap, 'unconfirmed', T0 + 2 * MIN),
+    check(late, 'down', T0 + 30_000),
+    check(flap, 'down', T0 + 3 * MIN),
+    check(late, 'down', T0 + 3 * MIN),
+    check(flap, 'up', T0 + 4 * MIN),
+    check(flap, 'down', T0 + 5 * MIN)
   ]
   return { checks, ids }
 }
 
 async function contents(db: Db): Promise<unknown> {
-  const outages = (await db('outages').orderBy('id').select('id', 'site_id', 'started_at', 'ended_at', 'open_site_id'))
-    .map((o) => ({ ...o, started_at: toDate(o.started_at)?.getTime(), ended_at: toDate(o.ended_at)?.getTime() ?? null }))
-  const sites = (await db('sites').orderBy('id').select('id', 'status', 'checked_at', 'response_ms'))
-    .map((r) => ({ ...r, checked_at: toDate(r.checked_at)?.getTime() ?? null }))
-  const checks = (await db('checks').orderBy(['site_id', 'checked_at']).select('site_id', 'checked_at', 'status'))
-    .map((c) => ({ ...c, checked_at: toDate(c.checked_at)?.getTime() }))
+  const outages = (await db('outages').orderBy('id').select('id', 'site_id', 'started_at', 'ended_at', 'open_site_id')).map((o) => ({
+    ...o,
+    started_at: toDate(o.started_at)?.getTime(),
+    ended_at: toDate(o.ended_at)?.getTime() ?? null
+  }))
+  const sites = (await db('sites').orderBy('id').select('id', 'status', 'checked_at', 'response_ms')).map((r) => ({
+    ...r,
+    checked_at: toDate(r.checked_at)?.getTime() ?? null
+  }))
+  const checks = (await db('checks').orderBy(['site_id', 'checked_at']).select('site_id', 'checked_at', 'status')).map((c) => ({
+    ...c,
+    checked_at: toDate(c.checked_at)?.getTime()
+  }))
   return { outages, sites, checks }
 }
 
@@ -92,7 +110,10 @@ for (const engine of engines()) {
     const together = await recordChecks({ db: batched, checks })
     t.same(together, singly, 'each check reports the same step, outage and currency')
     t.same(await contents(batched), await contents(one), 'and leaves the same checks, sites and outages')
-    t.same(together.map((r) => r?.step), ['none', 'none', 'close', 'none', 'none', 'none', 'open', 'open', 'close', 'open'])
+    t.same(
+      together.map((r) => r?.step),
+      ['none', 'none', 'close', 'none', 'none', 'none', 'open', 'open', 'close', 'open']
+    )
     t.equal(together[5]?.current, false, 'the late check changed nothing')
   })
 

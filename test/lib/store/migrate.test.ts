@@ -10,10 +10,21 @@ for (const engine of engines()) {
   t.test(`migrations on ${engine}`, async (t) => {
     const test = await createTestDatabase(engine)
     const db = openDb(test.url)
-    t.teardown(async () => { await db.destroy(); await test.cleanup() })
+    t.teardown(async () => {
+      await db.destroy()
+      await test.cleanup()
+    })
 
-    t.same(await pendingMigrations(db), migrations.map((m) => m.name), 'a new database has every migration pending')
-    t.same(await migrateLatest(db), migrations.map((m) => m.name), 'up applies them all in order')
+    t.same(
+      await pendingMigrations(db),
+      migrations.map((m) => m.name),
+      'a new database has every migration pending'
+    )
+    t.same(
+      await migrateLatest(db),
+      migrations.map((m) => m.name),
+      'up applies them all in order'
+    )
     t.same(await migrateLatest(db), [], 'a second run applies nothing')
     t.same(await pendingMigrations(db), [], 'nothing is pending afterwards')
     for (const table of TABLES) t.ok(await db.schema.hasTable(table), `${table} exists after up`)
@@ -23,7 +34,10 @@ for (const engine of engines()) {
       await db('sites').insert({ domain: 'ms.example.com', name: 'ms', added_at: at })
       const row = await db('sites').where({ domain: 'ms.example.com' }).first()
       t.equal(toDate(row.added_at)?.toISOString(), '2026-11-22T06:25:07.123Z')
-      const found = await db('sites').where('added_at', '>', new Date(at.getTime() - 1)).where('added_at', '<', new Date(at.getTime() + 1)).count({ n: '*' })
+      const found = await db('sites')
+        .where('added_at', '>', new Date(at.getTime() - 1))
+        .where('added_at', '<', new Date(at.getTime() + 1))
+        .count({ n: '*' })
       t.equal(Number(found[0]?.n), 1, 'comparisons against Dates are exact to the millisecond')
       if (engine === 'mysql') {
         const [rows] = await db.raw("select DATE_FORMAT(added_at, '%Y-%m-%d %H:%i:%s.%f') as v from sites where domain = 'ms.example.com'")
@@ -34,7 +48,10 @@ for (const engine of engines()) {
     t.test('one open outage per site is enforced by the schema', async (t) => {
       const [siteId] = await db('sites').insert({ domain: 'outage.example.com', name: 'o', added_at: new Date() })
       await db('outages').insert({ site_id: siteId, started_at: new Date(), open_site_id: siteId })
-      await t.rejects(db('outages').insert({ site_id: siteId, started_at: new Date(), open_site_id: siteId }), 'a second open outage is refused')
+      await t.rejects(
+        db('outages').insert({ site_id: siteId, started_at: new Date(), open_site_id: siteId }),
+        'a second open outage is refused'
+      )
       await db('outages').where({ site_id: siteId }).update({ ended_at: new Date(), open_site_id: null })
       await db('outages').insert({ site_id: siteId, started_at: new Date(), open_site_id: siteId })
       t.equal(Number((await db('outages').where({ site_id: siteId }).count({ n: '*' }))[0]?.n), 2, 'closed outages do not count')
@@ -44,7 +61,11 @@ for (const engine of engines()) {
       const reverted = await migrateDownAll(db)
       t.same([...reverted].sort(), migrations.map((m) => m.name).sort(), 'down reverts every migration')
       for (const table of TABLES) t.notOk(await db.schema.hasTable(table), `${table} is gone after down`)
-      t.same(await migrateLatest(db), migrations.map((m) => m.name), 'up applies them again')
+      t.same(
+        await migrateLatest(db),
+        migrations.map((m) => m.name),
+        'up applies them again'
+      )
       for (const table of TABLES) t.ok(await db.schema.hasTable(table), `${table} exists again`)
     })
   })

@@ -9,8 +9,16 @@ const MIN = 60_000
 
 function check(siteId: number, at: number, responseMs: number | null, status: CheckRecord['status'] = 'up'): CheckRecord {
   return {
-    siteId, checkedAt: new Date(at), status, blocked: false, partial: false, responseMs,
-    locationsAnswered: responseMs === null ? 0 : 3, locationsTotal: 3, source: 'schedule', locations: []
+    siteId,
+    checkedAt: new Date(at),
+    status,
+    blocked: false,
+    partial: false,
+    responseMs,
+    locationsAnswered: responseMs === null ? 0 : 3,
+    locationsTotal: 3,
+    source: 'schedule',
+    locations: []
   }
 }
 
@@ -33,13 +41,25 @@ for (const engine of engines()) {
     for (const c of checks) await recordCheck({ db, check: c })
 
     const buckets = await listResponseTimes({ db, siteId: a, from: new Date(T0), to: new Date(T0 + 15 * MIN), bucketMs: 5 * MIN })
-    t.same(buckets, [
-      { start: new Date(T0), avg_ms: 150.1, max_ms: 200.25, checks: 3, answered: 2, down: 0 },
-      { start: new Date(T0 + 10 * MIN), avg_ms: 60, max_ms: 70, checks: 2, answered: 2, down: 1 }
-    ], 'mean and worst per bucket, checks without an answer counted but not averaged, empty buckets left out')
+    t.same(
+      buckets,
+      [
+        { start: new Date(T0), avg_ms: 150.1, max_ms: 200.25, checks: 3, answered: 2, down: 0 },
+        { start: new Date(T0 + 10 * MIN), avg_ms: 60, max_ms: 70, checks: 2, answered: 2, down: 1 }
+      ],
+      'mean and worst per bucket, checks without an answer counted but not averaged, empty buckets left out'
+    )
 
     const silent = await listResponseTimes({ db, siteId: a, from: new Date(T0 + 4 * MIN), to: new Date(T0 + 5 * MIN), bucketMs: MIN })
-    t.same(silent, [{ start: new Date(T0 + 4 * MIN), avg_ms: null, max_ms: null, checks: 1, answered: 0, down: 0 }], 'a bucket with no answer has no time')
-    t.same(await listResponseTimes({ db, siteId: b, from: new Date(T0 + 2 * MIN), to: new Date(T0 + 20 * MIN), bucketMs: MIN }), [], 'nothing in the window')
+    t.same(
+      silent,
+      [{ start: new Date(T0 + 4 * MIN), avg_ms: null, max_ms: null, checks: 1, answered: 0, down: 0 }],
+      'a bucket with no answer has no time'
+    )
+    t.same(
+      await listResponseTimes({ db, siteId: b, from: new Date(T0 + 2 * MIN), to: new Date(T0 + 20 * MIN), bucketMs: MIN }),
+      [],
+      'nothing in the window'
+    )
   })
 }

@@ -10,8 +10,16 @@ const MIN = 60_000
 
 function check(siteId: number, status: CheckRecord['status'], at: number): CheckRecord {
   return {
-    siteId, checkedAt: new Date(at), status, blocked: false, partial: false, responseMs: status === 'up' ? 42.5 : null,
-    locationsAnswered: 3, locationsTotal: 3, source: 'schedule', locations: []
+    siteId,
+    checkedAt: new Date(at),
+    status,
+    blocked: false,
+    partial: false,
+    responseMs: status === 'up' ? 42.5 : null,
+    locationsAnswered: 3,
+    locationsTotal: 3,
+    source: 'schedule',
+    locations: []
   }
 }
 
@@ -34,18 +42,31 @@ for (const engine of engines()) {
     t.equal(rows[1].ended_at, null, "another site's outage stays open")
     t.equal(Number(rows[1].open_site_id), other)
     const listed = await listOutages({ db, domain: 'gone.example.com', ongoing: false, limit: 10, now: new Date(T0 + 60 * MIN) })
-    t.match(listed.outages, [{ ended_at: '2026-11-22T06:10:00.250Z', duration_seconds: 600 }], 'listed with the duration it was watched for')
-    t.same((await listOutages({ db, ongoing: true, limit: 10, now: new Date(T0 + 60 * MIN) })).outages.map((o) => o.domain), ['other.example.com'],
-      'not listed as ongoing')
+    t.match(
+      listed.outages,
+      [{ ended_at: '2026-11-22T06:10:00.250Z', duration_seconds: 600 }],
+      'listed with the duration it was watched for'
+    )
+    t.same(
+      (await listOutages({ db, ongoing: true, limit: 10, now: new Date(T0 + 60 * MIN) })).outages.map((o) => o.domain),
+      ['other.example.com'],
+      'not listed as ongoing'
+    )
 
     const late = await recordCheck({ db, check: check(gone, 'down', T0 + 11 * MIN) })
     t.same(late, { current: false, step: 'none', outage: null }, 'a check finishing after the removal changes nothing')
     t.equal((await db('outages').where({ site_id: gone })).length, 1, 'it opens no outage')
     t.equal((await db('checks').where({ site_id: gone })).length, 1, 'and is not stored')
 
-    t.notOk(await removeSite({ db, domain: 'gone.example.com', now: new Date(T0 + 20 * MIN) }), 'removing it again reports it was not tracked')
-    t.same(toDate((await db('outages').where({ site_id: gone }).first('ended_at')).ended_at)?.toISOString(), '2026-11-22T06:10:00.250Z',
-      'and leaves the outage as it was')
+    t.notOk(
+      await removeSite({ db, domain: 'gone.example.com', now: new Date(T0 + 20 * MIN) }),
+      'removing it again reports it was not tracked'
+    )
+    t.same(
+      toDate((await db('outages').where({ site_id: gone }).first('ended_at')).ended_at)?.toISOString(),
+      '2026-11-22T06:10:00.250Z',
+      'and leaves the outage as it was'
+    )
 
     await addSite({ db, entry: { domain: 'gone.example.com', name: null }, now: new Date(T0 + 30 * MIN) })
     const again = await recordCheck({ db, check: check(gone, 'down', T0 + 31 * MIN) })
@@ -60,7 +81,11 @@ for (const engine of engines()) {
     await recordCheck({ db, check: check(id, 'down', T0) })
     await recordCheck({ db, check: check(id, 'up', T0 + MIN) })
     t.ok(await removeSite({ db, domain: 'fine.example.com', now: new Date(T0 + 5 * MIN) }))
-    t.same(toDate((await db('outages').first('ended_at')).ended_at)?.toISOString(), new Date(T0 + MIN).toISOString(), 'the closed outage keeps its end')
+    t.same(
+      toDate((await db('outages').first('ended_at')).ended_at)?.toISOString(),
+      new Date(T0 + MIN).toISOString(),
+      'the closed outage keeps its end'
+    )
     t.same(toDate((await db('sites').first('removed_at')).removed_at)?.toISOString(), new Date(T0 + 5 * MIN).toISOString())
   })
 }
