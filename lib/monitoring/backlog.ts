@@ -1,34 +1,22 @@
 import type { CheckRecord } from '../store/checks.js'
-import { outageStep } from '../rules/outages.js'
-
-/** A site's outage record as the checks before some point leave it: an outage open or not, and its newest check's time. */
-export interface OutageContext {
-  open: boolean
-  /** Epoch milliseconds of the newest check applied; -Infinity before any. */
-  at: number
-}
+import { outageTransition, type OutageCheck, type OutageSnapshot } from '../rules/outages.js'
 
 /**
- * Which of `checks`, recorded in this order after `context`, would open or close an outage, as
- * `recordChecks` applies them: a check older than the newest before it changes nothing (it is
- * stored late), the others step the outage as `outageStep` says. Returns the flags and the context
- * after them.
+ * Which of `checks`, recorded in this order after `snapshot`, would open or close an outage, as
+ * `recordChecks` applies them (`outageTransition`: a stale check changes nothing). Returns the flags
+ * and the snapshot after them.
  */
 export function outageTransitions(
-  context: OutageContext,
-  checks: ReadonlyArray<Pick<CheckRecord, 'status' | 'checkedAt'>>
-): { transitions: boolean[]; after: OutageContext } {
-  let { open, at } = context
+  snapshot: OutageSnapshot,
+  checks: readonly OutageCheck[]
+): { transitions: boolean[]; after: OutageSnapshot } {
+  let after = snapshot
   const transitions = checks.map((c) => {
-    const t = c.checkedAt.getTime()
-    if (t < at) return false
-    at = t
-    const step = outageStep(open, c.status)
-    if (step === 'open') open = true
-    else if (step === 'close') open = false
-    return step !== 'none'
+    const step = outageTransition(after, c)
+    after = step.after
+    return step.change.kind === 'open' || step.change.kind === 'close'
   })
-  return { transitions, after: { open, at } }
+  return { transitions, after }
 }
 
 /** Which waiting check to drop when only some can stay: the oldest that changes no outage, else the oldest. */
@@ -43,9 +31,9 @@ interface SiteQueue {
   /** Checks of this site in the batch being written. */
   inFlight: number
   /** The outage record once every check handed to a write so far is committed. */
-  base: OutageContext
+  base: OutageSnapshot
   /** The outage record once every waiting check is committed too. */
-  tail: OutageContext
+  tail: OutageSnapshot
 }
 
 /** Why a check was dropped: its site had too many waiting, or the whole backlog was full. */
@@ -65,13 +53,13 @@ export class RecordingBacklog {
   readonly #harmless = new Set<CheckRecord>()
   readonly #perSite: number
   readonly #total: number
-  readonly #context: (siteId: number) => OutageContext
+  readonly #context: (siteId: number) => OutageSnapshot
   #waiting = 0
   #inFlight = 0
   readonly #dropped = { harmless: 0, transitions: 0 }
 
   /** `context` tells a site's outage record as committed, for a site with nothing waiting or being written. */
-  constructor({ perSite, total, context }: { perSite: number; total: number; context: (siteId: number) => OutageContext }) {
+  constructor({ perSite, total, context }: { perSite: number; total: number; context: (siteId: number) => OutageSnapshot }) {
     this.#perSite = perSite
     this.#total = total
     this.#context = context

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import { isDatabaseUnavailable, isPoolSaturated, pingDatabase, type Db } from '../store/db.js'
-import { recordChecks, type CheckRecord } from '../store/checks.js'
+import type { CheckRecord } from '../store/checks.js'
+import { recordChecks } from './record-check.js'
 import { dropIndex, outageTransitions, RecordingBacklog } from './backlog.js'
 import type { SiteStatus } from '../rules/consensus.js'
 import type { SiteStates } from './site-state.js'
@@ -35,7 +36,9 @@ const BATCH_SIZE = 500
 export function droppable(statuses: readonly SiteStatus[]): number {
   const head = statuses[0]
   const checks = statuses.slice(1).map((status) => ({ status, checkedAt: new Date(0) }))
-  const flags = (open: boolean): boolean[] => outageTransitions({ open, at: 0 }, checks).transitions
+  // Every check at one time: none is stale, and only the statuses decide.
+  const flags = (open: boolean): boolean[] =>
+    outageTransitions({ checkedAt: new Date(0), open: open ? { started_at: new Date(0) } : null }, checks).transitions
   const closed = flags(false)
   const open = flags(true)
   const transitions = head === 'down' ? open : head === 'up' ? closed : closed.map((c, i) => c || (open[i] as boolean))
@@ -94,7 +97,7 @@ export class CheckRecorder {
     this.#backlog = new RecordingBacklog({
       perSite: MAX_QUEUED_PER_SITE,
       total: maxBacklog,
-      context: (siteId) => states.outageContext(siteId)
+      context: (siteId) => states.outageSnapshot(siteId)
     })
   }
 

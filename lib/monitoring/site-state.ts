@@ -1,9 +1,10 @@
 import type { Db } from '../store/db.js'
-import type { CheckRecord, RecordedCheck } from '../store/checks.js'
+import type { CheckRecord } from '../store/checks.js'
 import { listTrackedIds, loadSiteStates, sitesVersion, type StoredSiteState } from '../store/site-states.js'
 import type { SiteStatus } from '../rules/consensus.js'
-import { durationSeconds } from '../rules/outages.js'
+import { durationSeconds, type OutageSnapshot } from '../rules/outages.js'
 import { UPTIME_WINDOWS, uptimeSummary, type OutageSpan, type UptimeWindows } from '../rules/uptime.js'
+import type { RecordedCheck } from './record-check.js'
 
 /** The status endpoint's record (spec 2.1). */
 export interface StatusRecord {
@@ -154,14 +155,17 @@ export class SiteStates {
     return this.#byDomain.get(domain)?.site.id
   }
 
-  /** The site's outage record as committed: an outage open or not, and its newest check's time. */
-  outageContext(siteId: number): { open: boolean; at: number } {
+  /** The site's outage record as committed: its newest check's time and its ongoing outage. */
+  outageSnapshot(siteId: number): OutageSnapshot {
     const state = this.#byId.get(siteId)
-    if (!state) return { open: false, at: -Infinity }
-    return { open: state.outages.some((o) => o.ended_at === null), at: state.site.checked_at?.getTime() ?? -Infinity }
+    if (!state) return { checkedAt: null, open: null }
+    return { checkedAt: state.site.checked_at, open: state.outages.find((o) => o.ended_at === null) ?? null }
   }
 
-  /** Applies a committed check to the in-memory state, exactly as the database applied it. */
+  /**
+   * Applies what `recordChecks` committed for a check to the in-memory state: the same result, not
+   * decided again, so memory and database never disagree.
+   */
   apply(check: CheckRecord, recorded: RecordedCheck): void {
     const state = this.#byId.get(check.siteId)
     if (!state || !recorded.current) return

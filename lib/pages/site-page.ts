@@ -1,6 +1,7 @@
 import type { StatusRecord } from '../monitoring/site-state.js'
 import type { SiteStatus } from '../rules/consensus.js'
-import type { OutageRecord } from '../store/outages.js'
+import { durationSeconds } from '../rules/outages.js'
+import type { ListedOutage } from '../store/outages.js'
 import type { ResponseTimeBucket } from '../store/response-times.js'
 import { chartModel } from './chart.js'
 import { embedCode } from './embed.js'
@@ -28,7 +29,7 @@ export function sitePageContext({
   now
 }: {
   record: StatusRecord
-  outages: readonly OutageRecord[]
+  outages: readonly ListedOutage[]
   buckets: readonly ResponseTimeBucket[]
   publicUrl: string
   now: Date
@@ -48,13 +49,17 @@ export function sitePageContext({
     badgePath: `/api/badge/${record.domain}`,
     uptime: WINDOWS.map(({ key, window }) => ({ key, window, value: humanPercent(record.uptime_percent[key]) })),
     chart: chartModel(buckets, { from: new Date(now.getTime() - CHART_PERIOD_MS), to: now, bucketMs: CHART_BUCKET_MS }),
-    outages: outages.map((o) => ({
-      started: humanTime(o.started_at),
-      startedIso: o.started_at,
-      ended: o.ended_at === null ? null : humanTime(o.ended_at),
-      endedIso: o.ended_at,
-      duration: humanDuration(o.duration_seconds)
-    })),
+    outages: outages.map((o) => {
+      const startedIso = o.started_at.toISOString()
+      const endedIso = o.ended_at?.toISOString() ?? null
+      return {
+        started: humanTime(startedIso),
+        startedIso,
+        ended: endedIso === null ? null : humanTime(endedIso),
+        endedIso,
+        duration: humanDuration(durationSeconds(o.started_at, o.ended_at, now))
+      }
+    }),
     embed: embedCode({ publicUrl, domain: record.domain, name: record.name })
   }
 }

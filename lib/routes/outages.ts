@@ -2,8 +2,9 @@ import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
 import { tryNormaliseDomain } from '../rules/domain.js'
+import { durationSeconds } from '../rules/outages.js'
 import type { Db } from '../store/db.js'
-import { listOutages, type OutageCursor } from '../store/outages.js'
+import { listOutages, type ListedOutage, type OutageCursor } from '../store/outages.js'
 
 export const DEFAULT_LIMIT = 50
 export const MAX_LIMIT = 200
@@ -22,6 +23,26 @@ const query = Joi.object({
     }),
   cursor: Joi.string().max(100)
 }).unknown(false)
+
+/** An outage as the outages endpoint reports it. */
+export interface OutageRecord {
+  domain: string
+  name: string
+  started_at: string
+  ended_at: string | null
+  /** Whole seconds, to `now` while ongoing. */
+  duration_seconds: number
+}
+
+export function outageRecord(o: ListedOutage, now: Date): OutageRecord {
+  return {
+    domain: o.domain,
+    name: o.name,
+    started_at: o.started_at.toISOString(),
+    ended_at: o.ended_at?.toISOString() ?? null,
+    duration_seconds: durationSeconds(o.started_at, o.ended_at, now)
+  }
+}
 
 /** The cursor is opaque to clients: base64url of "<started_at ms>.<id>". */
 export function encodeCursor(c: OutageCursor): string {
@@ -53,10 +74,10 @@ export function outageRoutes({ db, now }: { db: Db; now: () => Date }): ServerRo
           domain,
           ongoing: q.ongoing === '1',
           limit: q.limit,
-          before: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
-          now: now()
+          before: q.cursor === undefined ? undefined : decodeCursor(q.cursor)
         })
-        return { outages: page.outages, next_cursor: page.next ? encodeCursor(page.next) : null }
+        const at = now()
+        return { outages: page.outages.map((o) => outageRecord(o, at)), next_cursor: page.next ? encodeCursor(page.next) : null }
       }
     }
   ]

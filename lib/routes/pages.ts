@@ -78,7 +78,7 @@ export function pageRoutes({
             if (record === null || siteId === undefined)
               return render(request, 'error', { title: 'Not found', message: 'this site is not tracked here' }, 404)
             const [page, buckets] = await Promise.all([
-              listOutages({ db, domain, ongoing: false, limit: PAGE_OUTAGES, now: at }),
+              listOutages({ db, domain, ongoing: false, limit: PAGE_OUTAGES }),
               listResponseTimes({ db, siteId, from: new Date(at.getTime() - CHART_PERIOD_MS), to: at, bucketMs: CHART_BUCKET_MS })
             ])
             return render(request, 'site', sitePageContext({ record, outages: page.outages, buckets, publicUrl, now: at }))

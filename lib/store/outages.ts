@@ -1,13 +1,20 @@
-import { durationSeconds } from '../rules/outages.js'
+import { chunks, ID_CHUNK } from './checks.js'
 import { toDate, type Db } from './db.js'
 
-/** An outage as the outages endpoint reports it (spec 2.3). */
-export interface OutageRecord {
+/** An outage's row. */
+export interface OutageRow {
+  id: number
+  site_id: number
+  started_at: Date
+  ended_at: Date | null
+}
+
+/** A listed outage with its site's domain and name. */
+export interface ListedOutage {
   domain: string
   name: string
-  started_at: string
-  ended_at: string | null
-  duration_seconds: number
+  started_at: Date
+  ended_at: Date | null
 }
 
 /** Where the previous page ended: keyset pagination on (started_at, id), never OFFSET. */
@@ -17,7 +24,7 @@ export interface OutageCursor {
 }
 
 export interface OutagePage {
-  outages: OutageRecord[]
+  outages: ListedOutage[]
   next: OutageCursor | null
 }
 
@@ -31,15 +38,13 @@ export async function listOutages({
   domain,
   ongoing,
   limit,
-  before,
-  now
+  before
 }: {
   db: Db
   domain?: string
   ongoing: boolean
   limit: number
   before?: OutageCursor
-  now: Date
 }): Promise<OutagePage> {
   // Outages are ordered and cut to the page on their own first, then joined to their sites: joined
   // first, MySQL reads every site, joins all their outages and sorts them (seen at 10,000 sites).
@@ -71,18 +76,51 @@ export async function listOutages({
     ])
   const rows = await q
   const shown = rows.slice(0, limit)
-  const outages = shown.map((r): OutageRecord => {
-    const started = toDate(r.started_at) as Date
-    const ended = toDate(r.ended_at)
-    return {
-      domain: String(r.domain),
-      name: String(r.name),
-      started_at: started.toISOString(),
-      ended_at: ended?.toISOString() ?? null,
-      duration_seconds: durationSeconds(started, ended, now)
-    }
-  })
+  const outages = shown.map((r): ListedOutage => ({
+    domain: String(r.domain),
+    name: String(r.name),
+    started_at: toDate(r.started_at) as Date,
+    ended_at: toDate(r.ended_at)
+  }))
   const last = shown[shown.length - 1]
   const next = rows.length > limit && last ? { startedAt: (toDate(last.started_at) as Date).getTime(), id: Number(last.id) } : null
   return { outages, next }
+}
+
+function toOutageRow(r: Record<string, unknown>): OutageRow {
+  return { id: Number(r.id), site_id: Number(r.site_id), started_at: toDate(r.started_at) as Date, ended_at: toDate(r.ended_at) }
+}
+
+/** The sites' ongoing outages (at most one each), by site id. */
+export async function listOpenOutages({ db, siteIds }: { db: Db; siteIds: readonly number[] }): Promise<Map<number, OutageRow>> {
+  const open = new Map<number, OutageRow>()
+  for (const part of chunks([...new Set(siteIds)], ID_CHUNK)) {
+    for (const row of await db('outages').whereIn('open_site_id', part).select('id', 'site_id', 'started_at', 'ended_at')) {
+      const outage = toOutageRow(row)
+      open.set(outage.site_id, outage)
+    }
+  }
+  return open
+}
+
+/** Opens an outage of the site at `startedAt`; returns its id. A site has one open outage at most (unique `open_site_id`). */
+export async function insertOutage({ db, siteId, startedAt }: { db: Db; siteId: number; startedAt: Date }): Promise<number> {
+  const [id] = await db('outages').insert({ site_id: siteId, started_at: startedAt, open_site_id: siteId })
+  return Number(id)
+}
+
+/** Ends an ongoing outage at `endedAt`. */
+export async function closeOutage({ db, id, endedAt }: { db: Db; id: number; endedAt: Date }): Promise<void> {
+  await db('outages').where({ id }).update({ ended_at: endedAt, open_site_id: null })
+}
+
+/** A site's outage that starts or ends at `at`, if any. */
+export async function findOutageAt({ db, siteId, at }: { db: Db; siteId: number; at: Date }): Promise<OutageRow | null> {
+  const row = await db('outages')
+    .where({ site_id: siteId })
+    .andWhere((q) => {
+      q.where('started_at', at).orWhere('ended_at', at)
+    })
+    .first('id', 'site_id', 'started_at', 'ended_at')
+  return row ? toOutageRow(row) : null
 }

@@ -1,7 +1,12 @@
-import type { OutageSpan } from '../rules/uptime.js'
 import { toDate, type Db } from './db.js'
 import { toSiteRow } from './sites.js'
 import type { SiteRow } from './tables.js'
+
+/** An outage's span of time, open-ended while ongoing. */
+export interface OutageSpan {
+  started_at: Date
+  ended_at: Date | null
+}
 
 export interface StoredSiteState {
   site: SiteRow

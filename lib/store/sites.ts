@@ -1,3 +1,4 @@
+import { chunks, ID_CHUNK } from './checks.js'
 import { toDate, type Db } from './db.js'
 import type { SiteRow, SiteStatus } from './tables.js'
 
@@ -78,28 +79,47 @@ export async function addSites({ db, entries, now }: { db: Db; entries: readonly
   })
 }
 
+/** A site's row as a write locks it: what recording a check needs to know. */
+export interface LockedSite {
+  id: number
+  added_at: Date
+  removed_at: Date | null
+  checked_at: Date | null
+}
+
+const forUpdate = <Q extends { forUpdate(): Q }>(db: Db, query: Q): Q => (db.client.config.client === 'mysql2' ? query.forUpdate() : query)
+
 /**
- * Stops tracking; the site's checks and outages are kept. An ongoing outage ends at the removal:
- * nobody watches the site any more, so nothing else would ever close it. Returns false when the
- * site was not tracked.
+ * Reads and locks the sites' rows, in id order (removed ones too), until the transaction `db` ends:
+ * concurrent writers of one site queue on its row (SQLite has a single connection anyway). Sites
+ * whose row is gone are missing from the map.
  */
-export async function removeSite({ db, domain, now }: { db: Db; domain: string; now: Date }): Promise<boolean> {
-  const mysql = db.client.config.client === 'mysql2'
-  return db.transaction(async (trx) => {
-    const query = trx('sites').where({ domain }).whereNull('removed_at').first('id')
-    // The row lock orders this against a check being recorded for the site at the same moment.
-    const site = await (mysql ? query.forUpdate() : query)
-    if (!site) return false
-    await trx('sites').where({ id: site.id }).update({ removed_at: now, changed_at: now })
-    const open = await trx('outages').where({ open_site_id: site.id }).first('id', 'started_at')
-    if (open) {
-      const started = toDate(open.started_at) as Date
-      await trx('outages')
-        .where({ id: open.id })
-        .update({ ended_at: started > now ? started : now, open_site_id: null })
+export async function lockSites({ db, ids }: { db: Db; ids: readonly number[] }): Promise<Map<number, LockedSite>> {
+  const sites = new Map<number, LockedSite>()
+  const sorted = [...new Set(ids)].sort((a, b) => a - b)
+  for (const part of chunks(sorted, ID_CHUNK)) {
+    const query = db('sites').whereIn('id', part).orderBy('id').select('id', 'checked_at', 'removed_at', 'added_at')
+    for (const row of await forUpdate(db, query)) {
+      sites.set(Number(row.id), {
+        id: Number(row.id),
+        added_at: toDate(row.added_at) as Date,
+        removed_at: toDate(row.removed_at),
+        checked_at: toDate(row.checked_at)
+      })
     }
-    return true
-  })
+  }
+  return sites
+}
+
+/** Reads and locks a tracked site's row by domain until the transaction `db` ends; null when not tracked. */
+export async function lockTrackedSite({ db, domain }: { db: Db; domain: string }): Promise<{ id: number } | null> {
+  const row = await forUpdate(db, db('sites').where({ domain }).whereNull('removed_at').first('id'))
+  return row ? { id: Number(row.id) } : null
+}
+
+/** Marks a site removed (no longer tracked) at `now`; its checks and outages are kept. */
+export async function markSiteRemoved({ db, id, now }: { db: Db; id: number; now: Date }): Promise<void> {
+  await db('sites').where({ id }).update({ removed_at: now, changed_at: now })
 }
 
 export async function listTrackedSites({ db }: { db: Db }): Promise<SiteRow[]> {

@@ -1,6 +1,7 @@
 import t from 'tap'
-import { outageTransitions, RecordingBacklog, type OutageContext } from '../../../lib/monitoring/backlog.js'
+import { outageTransitions, RecordingBacklog } from '../../../lib/monitoring/backlog.js'
 import type { SiteStatus } from '../../../lib/rules/consensus.js'
+import type { OutageSnapshot } from '../../../lib/rules/outages.js'
 import type { CheckRecord } from '../../../lib/store/checks.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
@@ -21,10 +22,10 @@ function check(siteId: number, status: SiteStatus, minute: number): CheckRecord 
   }
 }
 
-const closed: OutageContext = { open: false, at: -Infinity }
+const closed: OutageSnapshot = { checkedAt: null, open: null }
 
 t.test('a check is a transition when it would open or close an outage, as recorded in order', async (t) => {
-  const cases: Array<[string, OutageContext, Array<[SiteStatus, number]>, boolean[]]> = [
+  const cases: Array<[string, OutageSnapshot, Array<[SiteStatus, number]>, boolean[]]> = [
     [
       'down opens, repeats do nothing, up closes',
       closed,
@@ -49,7 +50,7 @@ t.test('a check is a transition when it would open or close an outage, as record
     ],
     [
       'an outage already open is closed by the first up',
-      { open: true, at: T0 - MIN },
+      { checkedAt: new Date(T0 - MIN), open: { started_at: new Date(T0 - MIN) } },
       [
         ['down', 0],
         ['up', 1]
@@ -68,7 +69,7 @@ t.test('a check is a transition when it would open or close an outage, as record
     ],
     [
       'nor does one older than the committed newest',
-      { open: false, at: T0 + 5 * MIN },
+      { checkedAt: new Date(T0 + 5 * MIN), open: null },
       [
         ['down', 4],
         ['down', 6]

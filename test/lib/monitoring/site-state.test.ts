@@ -1,6 +1,7 @@
 import t from 'tap'
 import { SiteStates } from '../../../lib/monitoring/site-state.js'
-import { addSite, addSites, removeSite } from '../../../lib/store/sites.js'
+import { removeSite } from '../../../lib/monitoring/remove-site.js'
+import { addSite, addSites } from '../../../lib/store/sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')

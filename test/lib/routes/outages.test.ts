@@ -239,7 +239,7 @@ async function listingPlan(t: Test, db: Db, args: { domain?: string; ongoing: bo
   const seen: Array<{ sql: string; bindings: unknown[] }> = []
   const listener = (q: { sql: string; bindings: unknown[] }) => seen.push(q)
   db.on('query', listener)
-  const page = await listOutages({ db, limit: 51, now: new Date(T0 + 10_000 * MIN), ...args })
+  const page = await listOutages({ db, limit: 51, ...args })
   db.off('query', listener)
   t.equal(seen.length, 1, 'one query per page')
   const [plan] = await db.raw(`EXPLAIN ${seen[0]!.sql}`, seen[0]!.bindings as never)
@@ -281,7 +281,7 @@ t.test('the unfiltered listing reads outages in index order and joins only the p
   // At this size, a plain join made MySQL read every site, join all their outages and sort them.
   await fillOutages(db, 10_000, 100_000)
   const { page, plan } = await listingPlan(t, db, { ongoing: false })
-  t.equal(page.outages[0]?.started_at, new Date(T0 + 99_999 * MIN).toISOString(), 'the newest outage comes first')
+  t.equal(page.outages[0]?.started_at.toISOString(), new Date(T0 + 99_999 * MIN).toISOString(), 'the newest outage comes first')
   const o = plan.find((r) => r.table === 'outages')
   t.match(o, { key: 'outages_started_at_id' }, 'outages are read through the (started_at, id) index')
   t.notMatch(o?.Extra ?? '', /filesort|temporary/, 'in its order, without sorting them')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { recordCheck, type CheckRecord } from '../../../lib/store/checks.js'
+import { insertChecks, type CheckRecord } from '../../../lib/store/checks.js'
 import { listResponseTimes } from '../../../lib/store/response-times.js'
 import { addSite } from '../../../lib/store/sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
@@ -38,7 +38,7 @@ for (const engine of engines()) {
       check(a, T0 + 15 * MIN, 123), // the window's end is exclusive
       check(b, T0 + MIN, 5000) // another site
     ]
-    for (const c of checks) await recordCheck({ db, check: c })
+    await insertChecks({ db, checks })
 
     const buckets = await listResponseTimes({ db, siteId: a, from: new Date(T0), to: new Date(T0 + 15 * MIN), bucketMs: 5 * MIN })
     t.same(

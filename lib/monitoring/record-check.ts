@@ -1,0 +1,152 @@
+import { isStale, outageTransition, type OutageSnapshot, type OutageStep } from '../rules/outages.js'
+import { checkKey, findStoredChecks, insertChecks, newestCheckTime, updateSiteStates, type CheckRecord } from '../store/checks.js'
+import type { Db } from '../store/db.js'
+import { closeOutage, findOutageAt, insertOutage, listOpenOutages } from '../store/outages.js'
+import { lockSites, type LockedSite } from '../store/sites.js'
+
+/** What recording a check did: the result the database committed and the in-memory state applies. */
+export interface RecordedCheck {
+  /** False when a newer check was already recorded: the row is kept, the site's state is not rolled back. */
+  current: boolean
+  step: OutageStep
+  /** The outage opened or closed by this check. */
+  outage: { id: number; started_at: Date; ended_at: Date | null } | null
+}
+
+const NOT_CURRENT: RecordedCheck = { current: false, step: 'none', outage: null }
+
+/**
+ * Stores a check, updates the site's current state and opens or closes its outage, all in one
+ * transaction (see `recordChecks`). Throws `site not found` when the site's row is gone.
+ */
+export async function recordCheck({
+  db,
+  check,
+  retried = false
+}: {
+  db: Db
+  check: CheckRecord
+  retried?: boolean
+}): Promise<RecordedCheck> {
+  const [recorded] = await recordChecks({ db, checks: [check], retried })
+  if (!recorded) throw new Error('site not found')
+  return recorded
+}
+
+/**
+ * Stores a batch of checks in one transaction: the sites' rows locked, one multi-row insert of the
+ * checks, each outage opened or closed as `outageTransition` says, and one update of the sites'
+ * current state. A site's checks are applied in the order given, exactly as one transaction per
+ * check would apply them: a stale check (a retried write arriving late) is stored but changes
+ * neither the state nor the outages, so late delivery never invents a transition. A check of a site
+ * removed meanwhile is not stored. Returns what each check did, in the order given; null for a site
+ * whose row is gone.
+ *
+ * `retried` says an earlier attempt at this same batch failed: the connection may have been lost
+ * after that attempt's commit, so checks already stored are not stored twice, and what the
+ * committed attempt did is read back and reported again.
+ */
+export async function recordChecks({
+  db,
+  checks,
+  retried = false
+}: {
+  db: Db
+  checks: readonly CheckRecord[]
+  retried?: boolean
+}): Promise<Array<RecordedCheck | null>> {
+  if (checks.length === 0) return []
+  return db.transaction(async (trx) => {
+    const ids = checks.map((c) => c.siteId)
+    const sites = await lockSites({ db: trx, ids })
+    const live = checks.filter((c) => sites.get(c.siteId)?.removed_at === null)
+    const stored = retried ? await findStoredChecks({ db: trx, checks: live }) : new Map<string, number>()
+    const results =
+      live.length > 0 && stored.size >= live.length
+        ? await replayCommitted(trx, live, sites, stored)
+        : await applyChecks(trx, live, sites, stored)
+    return checks.map((c) => (sites.get(c.siteId) === undefined ? null : (results.get(c) ?? NOT_CURRENT)))
+  })
+}
+
+/** Stores the checks not stored yet and applies each to its site's outages and current state. */
+async function applyChecks(
+  trx: Db,
+  checks: readonly CheckRecord[],
+  sites: ReadonlyMap<number, LockedSite>,
+  stored: ReadonlyMap<string, number>
+): Promise<Map<CheckRecord, RecordedCheck>> {
+  const open = await listOpenOutages({ db: trx, siteIds: checks.map((c) => c.siteId) })
+  await insertChecks({ db: trx, checks: checks.filter((c) => !stored.has(checkKey(c))) })
+
+  const snapshots = new Map<number, OutageSnapshot>()
+  const openIds = new Map<number, number>()
+  for (const [siteId, outage] of open) openIds.set(siteId, outage.id)
+  const newest = new Map<number, CheckRecord>()
+  const results = new Map<CheckRecord, RecordedCheck>()
+  for (const check of checks) {
+    const snapshot = snapshots.get(check.siteId) ?? {
+      checkedAt: sites.get(check.siteId)?.checked_at ?? null,
+      open: open.get(check.siteId) ?? null
+    }
+    const { change, after } = outageTransition(snapshot, check)
+    snapshots.set(check.siteId, after)
+    if (change.kind === 'stale') {
+      results.set(check, NOT_CURRENT)
+      continue
+    }
+    newest.set(check.siteId, check)
+    if (change.kind === 'open') {
+      const id = await insertOutage({ db: trx, siteId: check.siteId, startedAt: change.at })
+      openIds.set(check.siteId, id)
+      results.set(check, { current: true, step: 'open', outage: { id, started_at: change.at, ended_at: null } })
+    } else if (change.kind === 'close') {
+      const id = openIds.get(check.siteId) as number
+      await closeOutage({ db: trx, id, endedAt: change.at })
+      openIds.delete(check.siteId)
+      results.set(check, { current: true, step: 'close', outage: { id, started_at: change.outage.started_at, ended_at: change.at } })
+    } else {
+      results.set(check, { current: true, step: 'none', outage: null })
+    }
+  }
+  await updateSiteStates({ db: trx, checks: [...newest.values()] })
+  return results
+}
+
+/**
+ * What an earlier, committed attempt at recording this batch did, read back from the rows it
+ * wrote: an outage that starts or ends at a check's time is that check's doing, and a check was
+ * current unless it is stale against the checks of its site stored before the batch (in its
+ * tracking period) and the earlier ones of the batch.
+ */
+async function replayCommitted(
+  trx: Db,
+  checks: readonly CheckRecord[],
+  sites: ReadonlyMap<number, LockedSite>,
+  stored: ReadonlyMap<string, number>
+): Promise<Map<CheckRecord, RecordedCheck>> {
+  const batchIds = [...stored.values()]
+  const newest = new Map<number, Date | null>()
+  for (const id of new Set(checks.map((c) => c.siteId))) {
+    const since = sites.get(id)?.added_at as Date
+    newest.set(id, await newestCheckTime({ db: trx, siteId: id, since, exceptIds: batchIds }))
+  }
+  const results = new Map<CheckRecord, RecordedCheck>()
+  for (const check of checks) {
+    if (isStale(newest.get(check.siteId) ?? null, check.checkedAt)) {
+      results.set(check, NOT_CURRENT)
+      continue
+    }
+    newest.set(check.siteId, check.checkedAt)
+    const row = await findOutageAt({ db: trx, siteId: check.siteId, at: check.checkedAt })
+    if (!row) {
+      results.set(check, { current: true, step: 'none', outage: null })
+      continue
+    }
+    const closed = row.ended_at !== null && row.ended_at.getTime() === check.checkedAt.getTime()
+    // An outage this check opened reads as it was then: open (a later check may have closed it).
+    const outage = { id: row.id, started_at: row.started_at, ended_at: closed ? row.ended_at : null }
+    results.set(check, { current: true, step: closed ? 'close' : 'open', outage })
+  }
+  return results
+}
