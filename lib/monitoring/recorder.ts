@@ -64,6 +64,8 @@ export class CheckRecorder {
   readonly #pingDelays: readonly number[]
   #failing = false
   #writing = false
+  /** The writer's current run, or its last one. */
+  #lastRun: Promise<void> = Promise.resolve()
   /** Writes that found every pool connection busy and waited for one (see `stats`). */
   #poolWaits = 0
   /** Set while the database cannot be reached; resolves once it answers again. */
@@ -136,7 +138,7 @@ export class CheckRecorder {
         this.#droppedUnwarned = 0
       }
     }
-    if (!this.#writing) void this.#run()
+    if (!this.#writing) this.#lastRun = this.#run()
   }
 
   /** The one writer: batch after batch until nothing waits, yielding between them. */
@@ -259,6 +261,11 @@ export class CheckRecorder {
       clearTimeout(timer)
       this.#idle.delete(resolveIdle)
     }
+  }
+
+  /** Resolves once the writer is idle: nothing left to write, or closed and its write in hand given up. */
+  async settled(): Promise<void> {
+    await this.#lastRun
   }
 
   /** Takes no more checks and stops retrying; what still waits is left unrecorded (see `pending`). */
