@@ -295,7 +295,13 @@ async function roleSut() {
   serve({
     init: async ({ httpPort, httpsPort, closedPort }) => {
       const actorFile = OPTS.actor === undefined ? undefined : new URL(OPTS.actor, `file://${process.cwd()}/`).href
-      const common = { allowPrivate: true, timeoutMs: OP_TIMEOUT_MS, userAgent: 'SiteStatusAPI/bench', logger: silent, actorFile }
+      const common = {
+        policy: { allowPrivate: true },
+        timeoutMs: OP_TIMEOUT_MS,
+        userAgent: 'SiteStatusAPI/bench',
+        logger: silent,
+        actorFile
+      }
       const locations = loadConfig({}).locations // the default: three direct locations
       pools.http = new LocationPools({
         ...common,

@@ -4,7 +4,7 @@ import type { ConnectToRule, LocationConfig } from '../../config/index.js'
 import type { ActorSettings, ProbeTask } from '../../workers/location-actor.js'
 import type { ProbeErrorCode, ProbeResult } from '../../workers/http-probe.js'
 import { dnsTimeoutFor, type DnsSettings } from '../net/resolver.js'
-import { policyOf, type TargetPolicy } from '../rules/target-policy.js'
+import type { TargetPolicy } from '../rules/target-policy.js'
 
 // Tests run the TypeScript sources, production the build: the worker file follows this module's own extension.
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
@@ -38,21 +38,12 @@ export interface LocationPoolOptions {
   locations: readonly LocationConfig[]
   connectTo: readonly ConnectToRule[]
   /** The target policy every actor judges its dials by. */
-  policy?: TargetPolicy
+  policy: TargetPolicy
   /** The actors' resolvers; default: the system's, with the budget {@link dnsTimeoutFor} the deadline. */
   dns?: DnsSettings
   timeoutMs: number
   userAgent: string
   logger: Logger
-  /**
-   * The policy's fields one by one, read only when `policy` is absent: the form callers not yet
-   * moved to `policy` (or to `createProbing`) still pass. Prefer `policy`.
-   */
-  allowPrivate?: boolean
-  allowRanges?: readonly string[]
-  denyRanges?: readonly string[]
-  /** DNS_SERVERS alone, read only when `dns` is absent. Prefer `dns`. */
-  dnsServers?: readonly string[]
   /**
    * Probes one actor thread runs at once. They are I/O bound and each is bounded by its deadline,
    * so this follows the instance's check capacity (every check asks every actor once), which the
@@ -96,8 +87,8 @@ export class LocationPools {
     this.#labels = opts.locations.map((l) => l.label)
     this.#timeoutMs = opts.timeoutMs
     this.#logger = opts.logger
-    const policy = opts.policy ?? policyOf(opts)
-    const dns = opts.dns ?? { servers: opts.dnsServers ?? [], timeoutMs: dnsTimeoutFor(opts.timeoutMs) }
+    const policy = opts.policy
+    const dns = opts.dns ?? { servers: [], timeoutMs: dnsTimeoutFor(opts.timeoutMs) }
     this.pools = opts.locations.map((location) => {
       const settings: ActorSettings = {
         proxy: location.proxy,

@@ -6,7 +6,7 @@ import { decide, type SiteStatus } from '../rules/consensus.js'
 import type { LocationAnswer, LocationResult } from './location-pool.js'
 import { checkHost } from '../net/host-check.js'
 import type { Resolve } from '../net/resolver.js'
-import { isPolicyRefusal, NON_PUBLIC_ERROR, POLICY_ERRORS, policyOf, type TargetPolicy } from '../rules/target-policy.js'
+import { isPolicyRefusal, NON_PUBLIC_ERROR, POLICY_ERRORS, type TargetPolicy } from '../rules/target-policy.js'
 
 /** The check endpoint's answer: the spec's fields first, then what API consumers also want. */
 export interface CheckResult {
@@ -55,14 +55,7 @@ export interface SupervisorOptions {
   prober: Prober
   cacheTtlS: number
   /** The target policy a domain is judged by before any location is asked. */
-  policy?: TargetPolicy
-  /**
-   * The policy's fields one by one, read only when `policy` is absent: the form callers not yet
-   * moved to `policy` (or to `createProbing`) still pass. Prefer `policy`.
-   */
-  allowPrivate?: boolean
-  allowRanges?: readonly string[]
-  denyRanges?: readonly string[]
+  policy: TargetPolicy
   connectTo: readonly ConnectToRule[]
   now?: () => Date
   /** Resolves names for the target policy (the service passes its DNS_SERVERS resolver; default: the system's). */
@@ -98,7 +91,7 @@ export class CheckSupervisor {
 
   constructor(opts: SupervisorOptions) {
     this.#opts = opts
-    this.#policy = opts.policy ?? policyOf(opts)
+    this.#policy = opts.policy
     this.#now = opts.now ?? (() => new Date())
     this.#cache = opts.cacheTtlS > 0 ? new LRUCache<string, Outcome>({ max: 10_000, ttl: opts.cacheTtlS * 1000 }) : null
   }

@@ -48,15 +48,6 @@ export interface TargetPolicy {
   readonly denyRanges?: readonly string[]
 }
 
-/** A policy from its fields one by one, as callers not yet passing a {@link TargetPolicy} still give them. */
-export function policyOf(fields: {
-  allowPrivate?: boolean
-  allowRanges?: readonly string[]
-  denyRanges?: readonly string[]
-}): TargetPolicy {
-  return { allowPrivate: fields.allowPrivate ?? false, allowRanges: fields.allowRanges ?? [], denyRanges: fields.denyRanges ?? [] }
-}
-
 const rangeLists = new Map<string, BlockList>()
 
 /** A BlockList of the given CIDRs, built once per distinct list. */

@@ -33,7 +33,7 @@ const config = loadConfig(env)
 const pools = new LocationPools({
   locations: config.locations,
   connectTo: config.connectTo,
-  allowPrivate: true,
+  policy: { allowPrivate: true },
   timeoutMs: config.probeTimeoutMs,
   userAgent: 'fuzz-test',
   logger: createLogger({ level: 'silent' })
@@ -95,7 +95,7 @@ async function fuzzServer(t: Test): Promise<{ server: Server; key: string; count
   await addSite({ db, entry: { domain: 'tracked.example.com', name: 'Tracked' }, now: new Date() })
   const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'http://127.0.0.1:3000' })
   await states.refresh(db, new Date())
-  const checks = new CheckSupervisor({ prober: pools, cacheTtlS: 60, allowPrivate: true, connectTo: config.connectTo })
+  const checks = new CheckSupervisor({ prober: pools, cacheTtlS: 60, policy: { allowPrivate: true }, connectTo: config.connectTo })
   const { server, issueKey } = await testServer({ db, env, checks, states })
   const key = await issueKey({ limit: 10_000_000 })
   const countRows = async () => {

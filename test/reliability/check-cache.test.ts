@@ -35,7 +35,13 @@ function fakeTimers(t: Test): Clock {
 t.test('expired on-demand results are purged as new ones are stored', async (t) => {
   const clock = fakeTimers(t)
   const ttlS = 0.2
-  const checks = new CheckSupervisor({ prober, cacheTtlS: ttlS, allowPrivate: true, connectTo: [], lookup: async () => ['8.8.8.8'] })
+  const checks = new CheckSupervisor({
+    prober,
+    cacheTtlS: ttlS,
+    policy: { allowPrivate: true },
+    connectTo: [],
+    lookup: async () => ['8.8.8.8']
+  })
   for (let i = 0; i < 50; i++) await checks.check(`old-${i}.example.com`)
   t.equal(checks.cachedOutcomes(), 50, 'fresh results are kept')
   t.equal((await checks.check('old-1.example.com')).cached, true, 'and reused')
@@ -50,7 +56,13 @@ t.test('expired on-demand results are purged as new ones are stored', async (t) 
 t.test('with many new domains the cache holds about what two TTLs bring, not its 10,000 bound', async (t) => {
   const clock = fakeTimers(t)
   const ttlS = 0.1
-  const checks = new CheckSupervisor({ prober, cacheTtlS: ttlS, allowPrivate: true, connectTo: [], lookup: async () => ['8.8.8.8'] })
+  const checks = new CheckSupervisor({
+    prober,
+    cacheTtlS: ttlS,
+    policy: { allowPrivate: true },
+    connectTo: [],
+    lookup: async () => ['8.8.8.8']
+  })
   let most = 0
   let n = 0
   // 20 TTLs, a round every 10 ms: at a steady rate the cache holds at most two TTLs' worth, a tenth

@@ -29,7 +29,12 @@ t.test('the validator would catch a broken document', async (t) => {
 
 t.test('every route the server answers is documented, and every documented operation exists', async (t) => {
   const { db } = await migratedDb('sqlite', t)
-  const checks = new CheckSupervisor({ prober: { probeAll: async () => [] }, cacheTtlS: 60, allowPrivate: false, connectTo: [] })
+  const checks = new CheckSupervisor({
+    prober: { probeAll: async () => [] },
+    cacheTtlS: 60,
+    policy: { allowPrivate: false },
+    connectTo: []
+  })
   const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'https://status.example.net' })
   const { server } = await testServer({ db, checks, states })
   const served = new Set(
