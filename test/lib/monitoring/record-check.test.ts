@@ -5,24 +5,12 @@ import type { CheckRecord } from '../../../lib/store/checks.js'
 import type { Db } from '../../../lib/store/db.js'
 import { toDate } from '../../../lib/store/db.js'
 import { addSite } from '../../../lib/store/sites.js'
+import { scheduledCheck } from '../../helpers/checks.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
 
-function check(siteId: number, status: CheckRecord['status'], at: number): CheckRecord {
-  return {
-    siteId,
-    checkedAt: new Date(at),
-    status,
-    blocked: false,
-    partial: false,
-    responseMs: status === 'up' ? 42.5 : null,
-    locationsAnswered: 3,
-    locationsTotal: 3,
-    source: 'schedule',
-    locations: []
-  }
-}
+const check = scheduledCheck
 
 for (const engine of engines()) {
   t.test(`a retried write whose first attempt was committed is not stored twice, on ${engine}`, async (t) => {

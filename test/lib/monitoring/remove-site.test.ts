@@ -2,29 +2,16 @@ import t from 'tap'
 import { recordCheck } from '../../../lib/monitoring/record-check.js'
 import { removeSite } from '../../../lib/monitoring/remove-site.js'
 import { outageRecord } from '../../../lib/routes/outages.js'
-import type { CheckRecord } from '../../../lib/store/checks.js'
 import { toDate } from '../../../lib/store/db.js'
 import { listOutages } from '../../../lib/store/outages.js'
 import { addSite } from '../../../lib/store/sites.js'
+import { scheduledCheck } from '../../helpers/checks.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
 const MIN = 60_000
 
-function check(siteId: number, status: CheckRecord['status'], at: number): CheckRecord {
-  return {
-    siteId,
-    checkedAt: new Date(at),
-    status,
-    blocked: false,
-    partial: false,
-    responseMs: status === 'up' ? 42.5 : null,
-    locationsAnswered: 3,
-    locationsTotal: 3,
-    source: 'schedule',
-    locations: []
-  }
-}
+const check = scheduledCheck
 
 for (const engine of engines()) {
   t.test(`removing a site ends its ongoing outage at the removal, on ${engine}`, async (t) => {
