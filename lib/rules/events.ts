@@ -1,0 +1,77 @@
+import { durationSeconds } from './outages.js'
+
+/** Every event type the service announces, on streams and to webhooks alike. */
+export const EVENT_TYPES = ['outage.opened', 'outage.closed', 'site.added', 'site.removed'] as const
+export type EventType = (typeof EVENT_TYPES)[number]
+
+/** A site as events name it. */
+export interface EventSite {
+  domain: string
+  name: string
+}
+
+/** The payload of `outage.opened` and `outage.closed`: the outage record plus its site. */
+export interface OutageEventData {
+  domain: string
+  name: string
+  started_at: string
+  ended_at: string | null
+  duration_seconds: number
+  site: EventSite
+}
+
+/** The payload of `site.added` and `site.removed`: the site and when it changed. */
+export interface SiteEventData {
+  site: EventSite
+  at: string
+}
+
+export type EventData = OutageEventData | SiteEventData
+
+/** An event to append: what changed, the site it concerns, its payload, when it happened. */
+export interface NewEvent {
+  type: EventType
+  siteId: number | null
+  data: EventData
+  at: Date
+}
+
+/**
+ * The event announcing an outage opened or closed by a check at `at`. The record is the one the
+ * outages endpoint lists, as it stood when the event happened.
+ */
+export function outageEvent(
+  kind: 'open' | 'close',
+  site: EventSite & { id: number },
+  outage: { started_at: Date; ended_at: Date | null },
+  at: Date
+): NewEvent {
+  return {
+    type: kind === 'open' ? 'outage.opened' : 'outage.closed',
+    siteId: site.id,
+    at,
+    data: {
+      domain: site.domain,
+      name: site.name,
+      started_at: outage.started_at.toISOString(),
+      ended_at: outage.ended_at?.toISOString() ?? null,
+      duration_seconds: durationSeconds(outage.started_at, outage.ended_at, at),
+      site: { domain: site.domain, name: site.name }
+    }
+  }
+}
+
+/** The event announcing a site tracked (added, or resumed after a removal) or no longer tracked. */
+export function siteEvent(kind: 'added' | 'removed', site: EventSite & { id: number }, at: Date): NewEvent {
+  return {
+    type: kind === 'added' ? 'site.added' : 'site.removed',
+    siteId: site.id,
+    at,
+    data: { site: { domain: site.domain, name: site.name }, at: at.toISOString() }
+  }
+}
+
+/** Whether an event type matches a subscription's list; no list means every type. */
+export function wantsType(types: readonly string[] | null, type: string): boolean {
+  return types === null || types.includes(type)
+}
