@@ -115,8 +115,8 @@ for (const engine of engines()) {
       const dir = t.testdir({ 'sites.txt': text })
       const file = join(dir, 'sites.txt')
       const res = await spawnCli(['sites', 'import', file], { env })
+      // How fast is bench/import's question; this test is about what an import does.
       t.comment(`${engine}: importing 10,000 lines took ${res.ms} ms (process start-up included)`)
-      t.ok(res.ms < 30_000, 'finishes within 30 s')
       t.equal(res.code, 3, 'exits 3 because some lines were rejected')
       t.equal(
         res.stdout,
