@@ -1,4 +1,5 @@
 import type { LoadEvent } from './schedule-load.js'
+import { StartBucket } from './start-pace.js'
 
 /** A tracked site as the scheduler knows it. */
 export interface ScheduledSite {
@@ -69,6 +70,8 @@ export class CheckGate<E extends GateEntry> {
   #counters: GateCounters = { started: 0, onTime: 0, late: 0, skipped: 0, shed: 0 }
   #closed = false
   #idle: Array<() => void> = []
+  /** Starts per second allowed now (see lib/monitoring/start-pace.ts); unlimited by default. */
+  readonly #bucket = new StartBucket()
 
   constructor(opts: CheckGateOptions) {
     this.#opts = opts
@@ -86,6 +89,17 @@ export class CheckGate<E extends GateEntry> {
     return { ...this.#counters }
   }
 
+  /** The limit on starts per second, null for none. */
+  get pace(): number | null {
+    return this.#bucket.limit
+  }
+
+  /** Sets the limit on starts per second (null lifts it) and starts what it now allows. */
+  setPace(limit: number | null): void {
+    this.#bucket.set(limit, this.#opts.now())
+    this.#pump()
+  }
+
   /** The entry of a site whose check runs or waits now, if any. */
   busyWith(siteId: number): E | undefined {
     return this.#busy.get(siteId)
@@ -99,7 +113,7 @@ export class CheckGate<E extends GateEntry> {
     if (entry.running || entry.waiting !== null) {
       this.#counters.skipped++
       this.#opts.count(now, 'skipped')
-    } else if (this.#running < this.#opts.concurrency) {
+    } else if (this.#running < this.#opts.concurrency && this.#queued === 0 && this.#bucket.take(now)) {
       this.#start(entry, dueAt)
     } else if (this.#queued >= this.#opts.maxQueued) {
       this.#counters.shed++
@@ -113,7 +127,7 @@ export class CheckGate<E extends GateEntry> {
     }
   }
 
-  /** Drops the waiting checks at the head of the queue that can no longer start within one interval of due. */
+  /** Drops the waiting checks at the head of the queue that can no longer start within one interval of due, and starts what the pace now allows. */
   shedExpired(now: number): void {
     for (let head = this.#queue[this.#queueHead]; head !== undefined; head = this.#queue[this.#queueHead]) {
       if (head.entry.waiting === head) {
@@ -123,6 +137,7 @@ export class CheckGate<E extends GateEntry> {
       this.#queueHead++
     }
     this.#compact()
+    this.#pump()
   }
 
   /** Starts no further check, drops the waiting ones uncounted, and resolves once the running ones have finished. */
@@ -185,13 +200,18 @@ export class CheckGate<E extends GateEntry> {
     const now = this.#opts.now()
     while (!this.#closed && this.#running < this.#opts.concurrency && this.#queueHead < this.#queue.length) {
       const waiting = this.#queue[this.#queueHead] as Waiting<E>
-      this.#queueHead++
       const { entry } = waiting
-      if (entry.waiting !== waiting) continue
+      if (entry.waiting !== waiting) {
+        this.#queueHead++
+        continue
+      }
       if (entry.removed || now - waiting.dueAt >= this.#opts.intervalMs) {
+        this.#queueHead++
         this.#shed(waiting, now)
         continue
       }
+      if (!this.#bucket.take(now)) break
+      this.#queueHead++
       entry.waiting = null
       this.#queued--
       this.#start(entry, waiting.dueAt)

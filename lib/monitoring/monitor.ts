@@ -3,6 +3,7 @@ import type { Db } from '../store/db.js'
 import { pruneChecks } from '../store/checks.js'
 import { scheduleHealth, type ScheduleLoad } from './schedule-load.js'
 import { Scheduler } from './scheduler.js'
+import { loopDelaySampler } from './start-pace.js'
 import type { SiteStates } from './site-state.js'
 import type { CheckSupervisor } from '../probing/supervisor.js'
 
@@ -28,10 +29,11 @@ export function behindFields({ seconds, duePerS, runPerS, started, late, skipped
 }
 
 /** The warning itself, figures included, for whoever reads the log as text. */
-export function behindMessage({ seconds, duePerS, runPerS, late, skipped, shed }: ScheduleLoad): string {
+export function behindMessage({ seconds, duePerS, runPerS, late, skipped, shed }: ScheduleLoad, pace: number | null = null): string {
   return (
     `scheduler behind: ${duePerS} checks due per second, ${runPerS} run per second; ` +
-    `in the last ${seconds} s ${shed} shed, ${skipped} skipped, ${late} started late`
+    `in the last ${seconds} s ${shed} shed, ${skipped} skipped, ${late} started late` +
+    (pace === null ? '' : `; starts held to ${Math.round(pace)} per second to keep the API responsive`)
   )
 }
 
@@ -51,7 +53,8 @@ export async function startMonitoring({
   logger,
   now = () => new Date(),
   firstPruneMs = FIRST_PRUNE_MS,
-  concurrency = CONCURRENCY
+  concurrency = CONCURRENCY,
+  paced = true
 }: {
   db: Db
   states: SiteStates
@@ -64,7 +67,10 @@ export async function startMonitoring({
   concurrency?: number
   /** Delay before the first prune (tests shorten it). */
   firstPruneMs?: number
+  /** Whether scheduled starts slow down while the event loop runs late (lib/monitoring/start-pace.ts). */
+  paced?: boolean
 }): Promise<Monitoring> {
+  const loopDelay = paced ? loopDelaySampler() : undefined
   const scheduler = new Scheduler({
     intervalMs,
     now: () => now().getTime(),
@@ -79,8 +85,10 @@ export async function startMonitoring({
       logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed')
     },
     onBehind: (load) => {
-      logger.warn(behindFields(load), behindMessage(load))
-    }
+      const pace = scheduler.stats().pace
+      logger.warn({ ...behindFields(load), pacePerS: pace === null ? null : Math.round(pace) }, behindMessage(load, pace))
+    },
+    loopDelayP99Ms: loopDelay?.p99Ms
   })
   await scheduler.start()
   const prune = async (): Promise<void> => {
@@ -105,6 +113,7 @@ export async function startMonitoring({
     stop: async () => {
       clearTimeout(first)
       clearInterval(every)
+      loopDelay?.close()
       await scheduler.stop()
     }
   }
