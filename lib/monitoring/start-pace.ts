@@ -71,7 +71,7 @@ export class StartBucket {
 const LOOP_RESOLUTION_MS = 10
 
 /** The main thread's event-loop delay p99 since the last read, in ms beyond the timer's own period. */
-export function loopDelaySampler(): { p99Ms(): number; close(): void } {
+export function loopDelaySampler(): { p99Ms: () => number; close: () => void } {
   const histogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS })
   histogram.enable()
   return {
