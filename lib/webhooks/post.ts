@@ -72,6 +72,8 @@ export function createPost({
       const res = await request(url, {
         dispatcher,
         method: 'POST',
+        // One connection per delivery, closed after it (as probes do): the policy judges every dial.
+        reset: true,
         headers: { ...headers, 'user-agent': userAgent, 'content-type': 'application/json' },
         body,
         signal: signals,
