@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
+import { dirname, resolve } from 'node:path'
 import Joi from 'joi'
 
 /** One location: a label in the spec's form and, optionally, the regional forward proxy it egresses through. */
@@ -49,6 +50,10 @@ export interface Config {
   readonly maxChecksInFlight: number
   /** The share of the on-demand capacity one key may hold at once (0 < share <= 1). */
   readonly maxKeyShare: number
+  /** WEBHOOK_KEY decoded: the AES-256 key sealing webhook secrets at rest; null: use {@link Config.webhookKeyFile}. */
+  readonly webhookKey: Buffer | null
+  /** The key file made on first use when WEBHOOK_KEY is unset: `webhook.key` beside the SQLite file, or `data/webhook.key`. */
+  readonly webhookKeyFile: string
 }
 
 export class ConfigError extends Error {
@@ -145,6 +150,26 @@ const databaseUrlSchema = Joi.string()
     'database.missing': 'must name the database: mysql://user:pass@host:port/db'
   })
 
+/** Base64 of exactly 32 bytes (`openssl rand -base64 32`); the message never repeats the value. */
+const webhookKeySchema = Joi.string()
+  .trim()
+  .custom((value: string, helpers) => {
+    const bytes = Buffer.from(value, 'base64')
+    return bytes.length === 32 && bytes.toString('base64').replace(/=+$/, '') === value.replace(/=+$/, '')
+      ? value
+      : helpers.error('any.invalid')
+  })
+  .messages({
+    'any.invalid': 'must be base64 of exactly 32 bytes, such as the output of openssl rand -base64 32',
+    'string.empty': 'must not be empty'
+  })
+
+/** Where the webhook key file lives: beside the SQLite file, or under data/ for MySQL (and an in-memory SQLite). */
+function webhookKeyFileFor(databaseUrl: string): string {
+  const target = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : ''
+  return target === '' || target === ':memory:' ? resolve('data', 'webhook.key') : resolve(dirname(resolve(target)), 'webhook.key')
+}
+
 const envSchema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
   HOST: hostSchema,
@@ -162,7 +187,8 @@ const envSchema = Joi.object({
   DNS_SERVERS: Joi.string().allow('').default(''),
   DENY_TARGETS: cidrListSchema,
   MAX_CHECKS_IN_FLIGHT: Joi.number().integer().min(2).max(100_000).default(4000),
-  MAX_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5)
+  MAX_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5),
+  WEBHOOK_KEY: webhookKeySchema
 }).unknown(true)
 
 function parseLocations(raw: string | undefined): LocationConfig[] {
@@ -315,6 +341,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: v.LOG_LEVEL as string,
     dnsServers: Object.freeze(dnsServers),
     maxChecksInFlight: v.MAX_CHECKS_IN_FLIGHT as number,
-    maxKeyShare: v.MAX_KEY_SHARE as number
+    maxKeyShare: v.MAX_KEY_SHARE as number,
+    webhookKey: typeof v.WEBHOOK_KEY === 'string' ? Buffer.from(v.WEBHOOK_KEY, 'base64') : null,
+    webhookKeyFile: webhookKeyFileFor(v.DATABASE_URL as string)
   })
 }

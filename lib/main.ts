@@ -11,6 +11,11 @@ import { safeErrorSummary } from './errors.js'
 import { buildServer } from './server.js'
 import { openDb, type Db } from './store/db.js'
 import { migrateLatest } from './store/migrate.js'
+import { targetPolicy } from './probing/build.js'
+import { userAgent } from './rules/user-agent.js'
+import { WebhookDispatcher } from './webhooks/dispatcher.js'
+import { createPost } from './webhooks/post.js'
+import { SecretBox } from './webhooks/secret-box.js'
 
 export interface RunningService {
   server: Server
@@ -21,6 +26,8 @@ export interface RunningService {
   admission: Admission
   /** The checks waiting to be recorded, and those dropped (benchmarks read its counters). */
   recorder: CheckRecorder
+  /** Sends webhook deliveries; `wake()` when events arrive. */
+  webhooks: WebhookDispatcher
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>
 }
@@ -35,6 +42,8 @@ const STOP_GRACE_MS = 5000
 const DRAIN_TIMEOUT_MS = 7000
 /** How long checks still waiting for the database may take to be written at stop. */
 const FLUSH_TIMEOUT_MS = 1500
+/** How long webhook deliveries in flight may take to finish after a stop; the rest are sent later. */
+const WEBHOOK_GRACE_MS = 3000
 /** A signal-initiated stop that has not finished by then exits 1 rather than hang. */
 export const STOP_DEADLINE_MS = 9500
 
@@ -50,6 +59,8 @@ export async function startService({
   const db = openDb(config.databaseUrl)
   let pools: LocationPools | undefined
   let monitoring: Monitoring | undefined
+  let webhooks: WebhookDispatcher | undefined
+  const outbound = createPost({ policy: targetPolicy(config), dnsServers: config.dnsServers, userAgent: userAgent(config.publicUrl) })
   try {
     const applied = await migrateLatest(db)
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
@@ -78,9 +89,26 @@ export async function startService({
     })
     const running = monitoring
     const schedule = (): ReturnType<Monitoring['schedule']> => running.schedule()
-    const server = await buildServer({ config, db, logger, checks, states, schedule })
+    const box = new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile })
+    webhooks = new WebhookDispatcher({ db, box, post: outbound.post, logger })
+    const dispatcher = webhooks
+    const server = await buildServer({
+      config,
+      db,
+      logger,
+      checks,
+      states,
+      schedule,
+      webhooks: {
+        box,
+        wake: () => {
+          dispatcher.wake()
+        }
+      }
+    })
     listenWithBacklog(server, LISTEN_BACKLOG)
     await server.start()
+    dispatcher.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')
     let stopping: Promise<void> | undefined
     const stop = (): Promise<void> => {
@@ -89,8 +117,11 @@ export async function startService({
         // No new scheduled checks from now on; the ones running end within the grace, while the
         // listener closes and the requests in flight finish.
         const scheduled = monitoring?.stop()
+        const delivering = dispatcher.stop(WEBHOOK_GRACE_MS)
         await drain(server, DRAIN_TIMEOUT_MS)
         await scheduled
+        await delivering
+        await outbound.close()
         if (!(await recorder.flush(FLUSH_TIMEOUT_MS))) logger.warn({ pending: recorder.pending() }, 'checks not recorded at stop')
         recorder.close()
         await pools?.close()
@@ -98,8 +129,10 @@ export async function startService({
       })()
       return stopping
     }
-    return { server, db, monitoring, admission, recorder, stop }
+    return { server, db, monitoring, admission, recorder, webhooks: dispatcher, stop }
   } catch (err) {
+    await webhooks?.stop(0).catch(() => {})
+    await outbound.close().catch(() => {})
     await monitoring?.stop().catch(() => {})
     await pools?.close().catch(() => {})
     await db.destroy().catch(() => {})

@@ -14,6 +14,9 @@ import { addBudgetHeaders, RateLimiter, registerRateLimits } from './rate-limit.
 import type { ScheduleHealth } from './routes/health.js'
 import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
+import { createResolver, type Resolve } from './net/resolver.js'
+import { targetPolicy } from './probing/build.js'
+import { SecretBox } from './webhooks/secret-box.js'
 
 /** Everything the server needs, passed in so tests can build one around their own database and clock. */
 export interface ServerDeps {
@@ -30,6 +33,8 @@ export interface ServerDeps {
   badges?: BadgeRenderer
   /** Tests shorten them. */
   timeouts?: ServerTimeouts
+  /** Webhooks: the secret box shared with the dispatcher, the dispatcher's wake-up, the policy's look-up (tests). */
+  webhooks?: { box?: SecretBox; wake?: () => void; lookup?: Resolve }
 }
 
 /** Largest request body accepted anywhere: the check endpoint's 4 KiB. */
@@ -112,7 +117,13 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
       badges: deps.badges ?? new BadgeRenderer(),
       checks: deps.checks,
       states: deps.states,
-      schedule: deps.schedule
+      schedule: deps.schedule,
+      webhooks: {
+        box: deps.webhooks?.box ?? new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile }),
+        policy: targetPolicy(config),
+        lookup: deps.webhooks?.lookup ?? createResolver({ servers: config.dnsServers, timeoutMs: 5000 }),
+        wake: deps.webhooks?.wake ?? (() => {})
+      }
     })
   )
   return server

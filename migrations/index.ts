@@ -5,6 +5,7 @@ import * as checks from './20261122-03-checks.js'
 import * as outages from './20261122-04-outages.js'
 import * as sitesChangedAt from './20261124-05-sites-changed-at.js'
 import * as events from './20261124-07-events.js'
+import * as webhooks from './20261124-08-webhooks.js'
 
 export interface Migration {
   readonly name: string
@@ -19,5 +20,6 @@ export const migrations: readonly Migration[] = [
   { name: '20261122-03-checks', ...checks },
   { name: '20261122-04-outages', ...outages },
   { name: '20261124-05-sites-changed-at', ...sitesChangedAt },
-  { name: '20261124-07-events', ...events }
+  { name: '20261124-07-events', ...events },
+  { name: '20261124-08-webhooks', ...webhooks }
 ]

@@ -11,6 +11,7 @@ const errors = (...names: string[]): Json =>
         Unauthorized: 401,
         NotFound: 404,
         MethodNotAllowed: 405,
+        Conflict: 409,
         PayloadTooLarge: 413,
         UnsupportedMediaType: 415,
         TooManyRequests: 429,
@@ -23,6 +24,7 @@ const errors = (...names: string[]): Json =>
 const keyedErrors = (...extra: string[]): Json =>
   errors(...extra, 'Unauthorized', 'MethodNotAllowed', 'TooManyRequests', 'InternalError', 'ServiceUnavailable')
 const ok = (description: string, schema: Json): Json => ({ description, headers: budgetHeaders(true), content: json(schema) })
+const noContent = (description: string): Json => ({ description, headers: budgetHeaders(true) })
 const noKey: Json[] = []
 
 const badgeHeaders = {
@@ -115,6 +117,70 @@ export const paths: Json = {
         }
       ],
       responses: { 200: ok('A page of outages.', ref('schemas', 'OutageList')), ...keyedErrors('BadRequest') }
+    }
+  },
+  '/api/v1/webhooks': {
+    post: {
+      operationId: 'createWebhook',
+      tags: ['webhooks'],
+      summary: 'Register a webhook (costs 1)',
+      description:
+        'Events committed from now on that match `events` and `domains` are POSTed to `url` as Standard Webhooks: body `{"type", "timestamp", "data"}`, headers `webhook-id` (the event id, the same on every retry), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the base64-decoded part of the secret after `whsec_`). A 2xx within 15 s delivers; anything else is retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then daily while three days have not passed, then the delivery is `failed`; a 410 disables the webhook. Redirects are not followed. A URL whose host resolves to a non-public address is refused with 400.',
+      requestBody: { required: true, content: json(ref('schemas', 'WebhookRequest')) },
+      responses: {
+        201: ok('The webhook, with its secret: the only time the secret is shown.', ref('schemas', 'WebhookCreated')),
+        ...keyedErrors('BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType')
+      }
+    },
+    get: {
+      operationId: 'listWebhooks',
+      tags: ['webhooks'],
+      summary: 'Every webhook, oldest first, without secrets (costs 1)',
+      responses: { 200: ok('The webhooks.', ref('schemas', 'WebhookList')), ...keyedErrors() }
+    }
+  },
+  '/api/v1/webhooks/{id}': {
+    delete: {
+      operationId: 'deleteWebhook',
+      tags: ['webhooks'],
+      summary: 'Remove a webhook and its delivery log (costs 1)',
+      parameters: [ref('parameters', 'WebhookId')],
+      responses: { 204: noContent('Removed; nothing more is sent.'), ...keyedErrors('BadRequest', 'NotFound') }
+    }
+  },
+  '/api/v1/webhooks/{id}/deliveries': {
+    get: {
+      operationId: 'listDeliveries',
+      tags: ['webhooks'],
+      summary: "A webhook's deliveries, newest first (costs 1)",
+      description:
+        'Ordered by id, newest first. To page past `limit`, repeat the query with `cursor` set to `next_cursor` until it is null. Deliveries are kept 30 days.',
+      parameters: [
+        ref('parameters', 'WebhookId'),
+        { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+        {
+          name: 'cursor',
+          in: 'query',
+          required: false,
+          description: 'The `next_cursor` of the previous page, as given.',
+          schema: { type: 'string', maxLength: 100 }
+        }
+      ],
+      responses: { 200: ok('A page of deliveries.', ref('schemas', 'DeliveryList')), ...keyedErrors('BadRequest', 'NotFound') }
+    }
+  },
+  '/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry': {
+    post: {
+      operationId: 'retryDelivery',
+      tags: ['webhooks'],
+      summary: 'Send a delivery again now (costs 1)',
+      description:
+        'Whatever its status, the delivery goes back to `pending`, due now, with its retry schedule started over; the same `webhook-id` is sent. A disabled webhook (its receiver answered 410) is refused with 409, and so is a delivery whose event is no longer stored (events are kept 7 days).',
+      parameters: [ref('parameters', 'WebhookId'), ref('parameters', 'DeliveryId')],
+      responses: {
+        202: ok('Queued: the delivery as it now stands.', ref('schemas', 'Delivery')),
+        ...keyedErrors('BadRequest', 'NotFound', 'Conflict')
+      }
     }
   },
   '/api/badge/{domain}': {

@@ -13,6 +13,7 @@ import { outageRoutes } from './outages.js'
 import { pageRoutes } from './pages.js'
 import { rateLimitRoutes } from './rate-limit.js'
 import { statusRoutes } from './status.js'
+import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
 
 export interface RouteDeps {
   db: Db
@@ -28,6 +29,8 @@ export interface RouteDeps {
   states?: SiteStates
   /** Whether the scheduler keeps up, for /healthz; without one (no scheduler) it is `ok`. */
   schedule?: () => ScheduleHealth
+  /** The webhook routes' secret box, target policy and the dispatcher's wake-up. */
+  webhooks: Omit<WebhookRouteDeps, 'db' | 'now'>
 }
 
 /** The route table: every path the service answers, one module per resource. */
@@ -40,6 +43,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...outageRoutes(deps),
     ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
     ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),
+    ...webhookRoutes({ db: deps.db, now: deps.now, ...deps.webhooks }),
     ...openApiRoutes({ publicUrl: deps.publicUrl }),
     ...fallbackRoutes()
   ]

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { ConfigError, loadConfig, parseConnectTo, type Config, type ConnectToRule } from '../../config/index.js'
 
 const VARIABLES = [
@@ -19,7 +19,8 @@ const VARIABLES = [
   'DNS_SERVERS',
   'MAX_CHECKS_IN_FLIGHT',
   'MAX_KEY_SHARE',
-  'DENY_TARGETS'
+  'DENY_TARGETS',
+  'WEBHOOK_KEY'
 ]
 
 /** Runs loadConfig on a bad env and returns the ConfigError's message (fails the test when it does not throw one). */
@@ -68,7 +69,9 @@ t.test('an empty environment gives the documented defaults', async (t) => {
       logLevel: 'info',
       dnsServers: [],
       maxChecksInFlight: 4000,
-      maxKeyShare: 0.5
+      maxKeyShare: 0.5,
+      webhookKey: null,
+      webhookKeyFile: resolve('data/webhook.key')
     }
   )
 })
@@ -151,6 +154,17 @@ t.test('good values of each variable are taken and converted', async (t) => {
       'ALLOW_PRIVATE_TARGETS as CIDR ranges',
       { ALLOW_PRIVATE_TARGETS: '10.20.0.0/16, 127.0.0.2/32,fd00::/8,192.168.1.7' },
       { allowPrivateTargets: false, allowedTargetRanges: ['10.20.0.0/16', '127.0.0.2/32', 'fd00::/8', '192.168.1.7'] }
+    ],
+    ['WEBHOOK_KEY', { WEBHOOK_KEY: Buffer.alloc(32, 9).toString('base64') }, { webhookKey: Buffer.alloc(32, 9) }],
+    [
+      'the webhook key file beside a SQLite file',
+      { DATABASE_URL: 'sqlite:/var/lib/site-status/db.sqlite' },
+      { webhookKeyFile: '/var/lib/site-status/webhook.key' }
+    ],
+    [
+      'the webhook key file under data/ for MySQL',
+      { DATABASE_URL: 'mysql://u:p@db:3306/site' },
+      { webhookKeyFile: resolve('data/webhook.key') }
     ]
   ]
   for (const [title, env, expected] of cases) {
@@ -298,7 +312,11 @@ t.test('bad values produce a one-line ConfigError naming the variable', async (t
     ['CONNECT_TO', 'example.com:https:127.0.0.1:8443', /https/],
     ['CONNECT_TO', 'example.com:443:127.0.0.1:0', /port/],
     ['CONNECT_TO', 'a.test:80:b.test:8080\nc.test:80:d.test:8080'],
-    ['LOG_LEVEL', 'verbose']
+    ['LOG_LEVEL', 'verbose'],
+    ['WEBHOOK_KEY', '', /must not be empty/],
+    ['WEBHOOK_KEY', Buffer.alloc(31, 7).toString('base64'), /base64 of exactly 32 bytes/],
+    ['WEBHOOK_KEY', Buffer.alloc(33, 7).toString('base64'), /base64 of exactly 32 bytes/],
+    ['WEBHOOK_KEY', 'not base64 at all, and not 32 bytes!!!!!!!!!', /base64 of exactly 32 bytes/]
   ]
   for (const [variable, value, detail] of cases) {
     t.test(`${variable}=${JSON.stringify(value)} is refused`, async (t) => {
@@ -322,6 +340,12 @@ t.test('several bad variables are all named in one line', async (t) => {
   const message = configError(t, env)
   t.ok(isOneLine(message), `one line: ${JSON.stringify(message)}`)
   t.strictSame(named(message).sort(), Object.keys(env).sort())
+})
+
+t.test('a refused WEBHOOK_KEY is not repeated in the error', async (t) => {
+  const key = Buffer.alloc(31, 7).toString('base64')
+  const message = configError(t, { WEBHOOK_KEY: key })
+  t.notMatch(message, key.slice(0, 20), 'the key text stays out of the message')
 })
 
 t.test('a good variable beside a bad one is not blamed', async (t) => {

@@ -7,7 +7,7 @@ import { createLogger } from '../../lib/logger.js'
 import type { SiteStates } from '../../lib/monitoring/site-state.js'
 import type { CheckSupervisor } from '../../lib/probing/supervisor.js'
 import type { RateLimiter } from '../../lib/rate-limit.js'
-import { buildServer, type ServerTimeouts } from '../../lib/server.js'
+import { buildServer, type ServerDeps, type ServerTimeouts } from '../../lib/server.js'
 import type { Db } from '../../lib/store/db.js'
 import { createKey } from '../../lib/store/keys.js'
 import { recordLogLines } from './suite-log.js'
@@ -40,7 +40,8 @@ export async function testServer({
   states,
   badges,
   timeouts,
-  schedule
+  schedule,
+  webhooks
 }: {
   db: Db
   env?: Record<string, string>
@@ -51,11 +52,12 @@ export async function testServer({
   badges?: BadgeRenderer
   timeouts?: ServerTimeouts
   schedule?: () => 'ok' | 'behind'
+  webhooks?: ServerDeps['webhooks']
 }): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
   const logger = createLogger({ level: config.logLevel, stream: logs })
-  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges, timeouts, schedule })
+  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges, timeouts, schedule, webhooks })
   return {
     server,
     config,

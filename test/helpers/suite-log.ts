@@ -54,8 +54,8 @@ export function logLinesOf(output: string): string[] {
   return output.split('\n').filter((line) => /^\{.*"level":/.test(line))
 }
 
-/** Anything that looks like a key or a credential header, whatever the line's shape. */
-const SECRET = /ssk_[A-Za-z0-9_-]{20,}|authorization|bearer\s+\S/i
+/** Anything that looks like a key, a webhook secret or a credential header, whatever the line's shape. */
+const SECRET = /ssk_[A-Za-z0-9_-]{20,}|whsec_[A-Za-z0-9+/]{20,}|authorization|bearer\s+\S/i
 
 /** The lines that leak a secret, with the file they came from. */
 export function findSecrets(lines: ReadonlyArray<{ file: string; line: string }>): Array<{ file: string; line: string }> {

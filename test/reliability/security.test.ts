@@ -62,11 +62,12 @@ t.test('the suite-wide log check sees every logged line and recognises leaks', a
     'a line logged in a test reaches the suite log the after hook reads'
   )
   const key = `ssk_${'x'.repeat(43)}`
-  const leaking = [`{"msg":"${key}"}`, '{"req":{"headers":{"Authorization":"x"}}}', '{"msg":"Bearer abc.def"}']
+  const secret = `whsec_${Buffer.alloc(32, 1).toString('base64')}`
+  const leaking = [`{"msg":"${key}"}`, '{"req":{"headers":{"Authorization":"x"}}}', '{"msg":"Bearer abc.def"}', `{"secret":"${secret}"}`]
   t.equal(
     findSecrets(leaking.map((line) => ({ file: 'f', line }))).length,
-    3,
-    'a key, an Authorization header and a bearer token are all caught'
+    4,
+    'a key, an Authorization header, a bearer token and a webhook secret are all caught'
   )
   t.equal(findSecrets([{ file: 'f', line: '{"msg":"request failed","err":{"code":"E"}}' }]).length, 0, 'a clean line is not')
 })
