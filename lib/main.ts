@@ -1,6 +1,8 @@
 import type { Server } from '@hapi/hapi'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
+import { EventFeed } from './events/feed.js'
+import { EventStreams } from './events/streams.js'
 import type { Admission } from './probing/admission.js'
 import { createProbing } from './probing/build.js'
 import type { LocationPools } from './probing/location-pool.js'
@@ -21,6 +23,8 @@ export interface RunningService {
   admission: Admission
   /** The checks waiting to be recorded, and those dropped (benchmarks read its counters). */
   recorder: CheckRecorder
+  /** The outbox's reader: subscribe to it to learn of each event committed (the webhook dispatcher does). */
+  events: EventFeed
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>
 }
@@ -50,6 +54,7 @@ export async function startService({
   const db = openDb(config.databaseUrl)
   let pools: LocationPools | undefined
   let monitoring: Monitoring | undefined
+  let feed: EventFeed | undefined
   try {
     const applied = await migrateLatest(db)
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
@@ -76,9 +81,13 @@ export async function startService({
       firstPruneMs,
       concurrency: admission.scheduledSlots
     })
+    feed = new EventFeed({ db, logger })
+    await feed.start()
+    const events = feed
+    const streams = new EventStreams({ db, feed, logger })
     const running = monitoring
     const schedule = (): ReturnType<Monitoring['schedule']> => running.schedule()
-    const server = await buildServer({ config, db, logger, checks, states, schedule })
+    const server = await buildServer({ config, db, logger, checks, states, schedule, events: streams })
     listenWithBacklog(server, LISTEN_BACKLOG)
     await server.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')
@@ -89,8 +98,11 @@ export async function startService({
         // No new scheduled checks from now on; the ones running end within the grace, while the
         // listener closes and the requests in flight finish.
         const scheduled = monitoring?.stop()
+        // Event streams never end by themselves: end them, so that the drain does not wait for them.
+        streams.close()
         await drain(server, DRAIN_TIMEOUT_MS)
         await scheduled
+        await events.stop()
         if (!(await recorder.flush(FLUSH_TIMEOUT_MS))) logger.warn({ pending: recorder.pending() }, 'checks not recorded at stop')
         recorder.close()
         await pools?.close()
@@ -98,9 +110,10 @@ export async function startService({
       })()
       return stopping
     }
-    return { server, db, monitoring, admission, recorder, stop }
+    return { server, db, monitoring, admission, recorder, events, stop }
   } catch (err) {
     await monitoring?.stop().catch(() => {})
+    await feed?.stop().catch(() => {})
     await pools?.close().catch(() => {})
     await db.destroy().catch(() => {})
     throw err
