@@ -1,4 +1,5 @@
 import { budgetHeaders, ref } from './components.js'
+import { eventsPath } from './events.js'
 
 type Json = Record<string, unknown>
 
@@ -117,6 +118,7 @@ export const paths: Json = {
       responses: { 200: ok('A page of outages.', ref('schemas', 'OutageList')), ...keyedErrors('BadRequest') }
     }
   },
+  '/api/v1/events': eventsPath,
   '/api/badge/{domain}': {
     get: {
       operationId: 'getBadge',

@@ -5,6 +5,7 @@ import { StreamRefusedError, type EventStreams } from '../events/streams.js'
 import { refundRequest, type RateLimitCredentials, type RateLimiter } from '../rate-limit.js'
 
 const EVENT_ID = /^\d{1,15}$/
+const RETRY_AFTER_S = 5
 const idMessage = (name: string): Record<string, string> => ({
   'string.pattern.base': `"${name}" must be an event id (a whole number from 0)`,
   'string.base': `"${name}" must be an event id (a whole number from 0)`
@@ -39,9 +40,9 @@ export function eventRoutes({ streams, limiter }: { streams: EventStreams; limit
         } catch (err) {
           if (!(err instanceof StreamRefusedError)) throw err
           refundRequest(request, limiter)
-          if (err.code === 'STREAMS_PER_KEY') throw Boom.tooManyRequests(err.message)
-          const boom = Boom.serverUnavailable(err.message)
-          boom.output.headers['Retry-After'] = '5'
+          const boom = err.code === 'STREAMS_PER_KEY' ? Boom.tooManyRequests(err.message) : Boom.serverUnavailable(err.message)
+          // A slot frees when a stream closes, which nobody can foresee: a short wait, as every 429 and 503 carries one.
+          boom.output.headers['Retry-After'] = String(RETRY_AFTER_S)
           throw boom
         }
         // hapi stops writing when the client goes, but leaves the source open: close it, which frees the slot.

@@ -6,6 +6,7 @@ import { addSite, addSites } from '../../../lib/monitoring/add-sites.js'
 import { recordCheck } from '../../../lib/monitoring/record-check.js'
 import type { Db } from '../../../lib/store/db.js'
 import { scheduledCheck } from '../../helpers/checks.js'
+import { openApiProblems } from '../../helpers/openapi.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 import { bearer, LogCapture, testServer } from '../../helpers/server.js'
 import { SseClient } from '../../helpers/sse.js'
@@ -153,6 +154,7 @@ t.test('bad since or Last-Event-ID is 400 JSON', async (t) => {
     t.equal(res.statusCode, 400, url)
     t.match(JSON.parse(res.payload), { error: String }, 'with a JSON error')
     t.notMatch(res.payload, /stack|select/i)
+    t.same(openApiProblems(res), [], 'as documented')
   }
   const res = await server.inject({ url: '/api/v1/events' })
   t.equal(res.statusCode, 401, 'a key is needed')
