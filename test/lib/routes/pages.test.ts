@@ -91,6 +91,18 @@ for (const engine of engines()) {
     )
     t.match(rows[0]?.[2], /ongoing/)
 
+    const events = [...html.matchAll(/<tr data-event="([^"]+)"><td>([^<]+)<\/td><td><time datetime="([^"]+)">[^<]+<\/time><\/td><\/tr>/g)]
+    t.same(
+      events.map((e) => [e[1], e[2], e[3]]),
+      [
+        ['outage.opened', 'Outage started', new Date(T0 - 20 * MIN).toISOString()],
+        ['outage.closed', 'Outage ended', new Date(T0 - 6 * 60 * MIN + 40 * MIN).toISOString()],
+        ['outage.opened', 'Outage started', new Date(T0 - 6 * 60 * MIN).toISOString()],
+        ['site.added', 'Monitoring started', new Date(T0 - 60 * MIN).toISOString()]
+      ],
+      "the site's events, newest first, in words, with their times"
+    )
+
     const embed = embedCode({ publicUrl: 'https://status.example.net', domain: 'shop.example.com', name: 'The Shop' })
     t.equal(textarea(html, 'embed-html'), '<img src="https://status.example.net/api/badge/shop.example.com" alt="The Shop status">')
     t.equal(textarea(html, 'embed-markdown'), embed.markdown)
