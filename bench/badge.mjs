@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { openDb } from '../dist/lib/store/db.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
 import { recordCheck } from '../dist/lib/monitoring/record-check.js'
-import { addSites } from '../dist/lib/store/sites.js'
+import { addSites } from '../dist/lib/monitoring/add-sites.js'
 import { ask, freePort, median, start, stop, writeFigures } from './processes.mjs'
 import { compareServers, wrkVersion } from './wrk.mjs'
 

@@ -46,7 +46,7 @@ import { generateKey, hashKey } from '../dist/lib/keys.js'
 import { openDb, toDate } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
-import { addSites } from '../dist/lib/store/sites.js'
+import { addSites } from '../dist/lib/monitoring/add-sites.js'
 import { readStoredRows, storedRowProblems } from '../test/helpers/stored-rows.mjs'
 import { freePort, writeFigures } from './processes.mjs'
 

@@ -22,7 +22,7 @@ import { generateKey, hashKey } from '../dist/lib/keys.js'
 import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
-import { addSites } from '../dist/lib/store/sites.js'
+import { addSites } from '../dist/lib/monitoring/add-sites.js'
 import { ask, freePort, median, start, stop, writeFigures } from './processes.mjs'
 import { compareServers, runWrk, wrkVersion } from './wrk.mjs'
 

@@ -10,7 +10,7 @@ import { SiteStates } from '../dist/lib/monitoring/site-state.js'
 import { createLogger } from '../dist/lib/logger.js'
 import { openDb } from '../dist/lib/store/db.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
-import { addSites } from '../dist/lib/store/sites.js'
+import { addSites } from '../dist/lib/monitoring/add-sites.js'
 
 const SITES = Number(process.env.BENCH_SITES ?? 2000)
 const CHECKS = Number(process.env.BENCH_CHECKS ?? 20_000)

@@ -1,6 +1,8 @@
 import type { Server } from '@hapi/hapi'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
+import { EventFeed } from './events/feed.js'
+import { EventStreams } from './events/streams.js'
 import type { Admission } from './probing/admission.js'
 import { createProbing } from './probing/build.js'
 import type { LocationPools } from './probing/location-pool.js'
@@ -28,6 +30,8 @@ export interface RunningService {
   recorder: CheckRecorder
   /** Sends webhook deliveries; `wake()` when events arrive. */
   webhooks: WebhookDispatcher
+  /** The outbox's reader: subscribe to it to learn of each event committed (the webhook dispatcher does). */
+  events: EventFeed
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>
 }
@@ -61,6 +65,7 @@ export async function startService({
   let monitoring: Monitoring | undefined
   let webhooks: WebhookDispatcher | undefined
   const outbound = createPost({ policy: targetPolicy(config), dnsServers: config.dnsServers, userAgent: userAgent(config.publicUrl) })
+  let feed: EventFeed | undefined
   try {
     const applied = await migrateLatest(db)
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
@@ -87,6 +92,10 @@ export async function startService({
       firstPruneMs,
       concurrency: admission.scheduledSlots
     })
+    feed = new EventFeed({ db, logger })
+    await feed.start()
+    const events = feed
+    const streams = new EventStreams({ db, feed, logger })
     const running = monitoring
     const schedule = (): ReturnType<Monitoring['schedule']> => running.schedule()
     const box = new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile })
@@ -104,7 +113,12 @@ export async function startService({
         wake: () => {
           dispatcher.wake()
         }
-      }
+      },
+      events: streams
+    })
+    // A committed event wakes the dispatcher at once, instead of at its next round.
+    const unsubscribe = events.subscribe(() => {
+      dispatcher.wake()
     })
     listenWithBacklog(server, LISTEN_BACKLOG)
     await server.start()
@@ -118,8 +132,12 @@ export async function startService({
         // listener closes and the requests in flight finish.
         const scheduled = monitoring?.stop()
         const delivering = dispatcher.stop(WEBHOOK_GRACE_MS)
+        // Event streams never end by themselves: end them, so that the drain does not wait for them.
+        streams.close()
         await drain(server, DRAIN_TIMEOUT_MS)
         await scheduled
+        unsubscribe()
+        await events.stop()
         await delivering
         await outbound.close()
         if (!(await recorder.flush(FLUSH_TIMEOUT_MS))) logger.warn({ pending: recorder.pending() }, 'checks not recorded at stop')
@@ -129,11 +147,12 @@ export async function startService({
       })()
       return stopping
     }
-    return { server, db, monitoring, admission, recorder, webhooks: dispatcher, stop }
+    return { server, db, monitoring, admission, recorder, webhooks: dispatcher, events, stop }
   } catch (err) {
     await webhooks?.stop(0).catch(() => {})
     await outbound.close().catch(() => {})
     await monitoring?.stop().catch(() => {})
+    await feed?.stop().catch(() => {})
     await pools?.close().catch(() => {})
     await db.destroy().catch(() => {})
     throw err

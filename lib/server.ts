@@ -4,6 +4,7 @@ import Boom from '@hapi/boom'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import { BadgeRenderer } from './badge/renderer.js'
+import type { EventStreams } from './events/streams.js'
 import type { SiteStates } from './monitoring/site-state.js'
 import type { CheckSupervisor } from './probing/supervisor.js'
 import { KeyAuthenticator, registerKeyAuth } from './auth.js'
@@ -35,6 +36,8 @@ export interface ServerDeps {
   timeouts?: ServerTimeouts
   /** Webhooks: the secret box shared with the dispatcher, the dispatcher's wake-up, the policy's look-up (tests). */
   webhooks?: { box?: SecretBox; wake?: () => void; lookup?: Resolve }
+  /** The open event streams, for `GET /api/v1/events`. */
+  events?: EventStreams
 }
 
 /** Largest request body accepted anywhere: the check endpoint's 4 KiB. */
@@ -76,6 +79,9 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
     port: config.port,
     host: config.host,
     router: { isCaseSensitive: true, stripTrailingSlash: false },
+    // hapi compresses every text/* answer a client accepts gzip for, streams included: an event
+    // stream would then sit in the compressor's buffer instead of reaching the client.
+    mime: { override: { 'text/event-stream': { compressible: false } } },
     // hapi's clean stop half-closes every connection it thinks idle; a request already on its way
     // over one is then read and run, but its answer can no longer be sent. Node's own close (see
     // lib/main.ts) answers every request it reads and closes only idle keep-alive connections.
@@ -123,7 +129,8 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
         policy: targetPolicy(config),
         lookup: deps.webhooks?.lookup ?? createResolver({ servers: config.dnsServers, timeoutMs: 5000 }),
         wake: deps.webhooks?.wake ?? (() => {})
-      }
+      },
+      events: deps.events
     })
   )
   return server

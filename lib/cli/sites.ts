@@ -3,10 +3,11 @@ import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import type { Config } from '../../config/index.js'
 import { DomainError, normaliseDomain } from '../rules/domain.js'
+import { addSite, addSites } from '../monitoring/add-sites.js'
 import { removeSite } from '../monitoring/remove-site.js'
 import { currentVerdict } from '../monitoring/site-state.js'
 import type { Db } from '../store/db.js'
-import { addSite, addSites, listTrackedSites, type AddOutcome, type SiteEntry } from '../store/sites.js'
+import { listTrackedSites, type AddOutcome, type SiteEntry } from '../store/sites.js'
 import { CommandError, UsageError, println, table, type CliIo } from './io.js'
 
 export const SITES_HELP = `usage:

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { Db } from '../store/db.js'
 import { pruneChecks } from '../store/checks.js'
+import { pruneEvents } from '../store/events.js'
 import { scheduleHealth, type ScheduleLoad } from './schedule-load.js'
 import { Scheduler } from './scheduler.js'
 import { loopDelaySampler } from './start-pace.js'
@@ -13,6 +14,8 @@ const PRUNE_EVERY_MS = 3_600_000
 /** The first prune comes soon after start, so a service restarted more often than hourly still prunes. */
 const FIRST_PRUNE_MS = 60_000
 const DAY_MS = 86_400_000
+/** Events are kept this long: streams and webhooks resume from them (see docs/decisions.md, Events). */
+export const EVENT_RETENTION_DAYS = 7
 
 export interface Monitoring {
   scheduler: Scheduler
@@ -39,7 +42,7 @@ export function behindMessage({ seconds, duePerS, runPerS, late, skipped, shed }
 
 /**
  * Checks every tracked site from all locations once per interval (the supervisor records each
- * result) and prunes raw checks past their retention. The site list, and with it the in-memory
+ * result) and prunes raw checks past their retention, and events past {@link EVENT_RETENTION_DAYS}. The site list, and with it the in-memory
  * state the status endpoint serves, is re-read on every scheduler refresh. The first prune runs a
  * minute after start, then one every hour. While the scheduler is behind, a warning with its figures
  * is logged once a minute.
@@ -97,6 +100,12 @@ export async function startMonitoring({
       if (pruned > 0) logger.info({ pruned }, 'old checks pruned')
     } catch (err) {
       logger.warn({ err }, 'pruning old checks failed')
+    }
+    try {
+      const pruned = await pruneEvents({ db, before: new Date(now().getTime() - EVENT_RETENTION_DAYS * DAY_MS) })
+      if (pruned > 0) logger.info({ pruned }, 'old events pruned')
+    } catch (err) {
+      logger.warn({ err }, 'pruning old events failed')
     }
   }
   let every: NodeJS.Timeout | undefined

@@ -1,3 +1,5 @@
+import { announced, appendToOutbox } from '../events/outbox.js'
+import { outageEvent, type NewEvent } from '../rules/events.js'
 import { isStale, outageTransition, type OutageSnapshot, type OutageStep } from '../rules/outages.js'
 import { checkKey, findStoredChecks, insertChecks, newestCheckTime, updateSiteStates, type CheckRecord } from '../store/checks.js'
 import type { Db } from '../store/db.js'
@@ -42,9 +44,13 @@ export async function recordCheck({
  * removed meanwhile is not stored. Returns what each check did, in the order given; null for a site
  * whose row is gone.
  *
+ * Each outage opened or closed is announced (`outage.opened`, `outage.closed`) in the same
+ * transaction, after its other writes, so that the sequence lock is held for the commit alone.
+ *
  * `retried` says an earlier attempt at this same batch failed: the connection may have been lost
  * after that attempt's commit, so checks already stored are not stored twice, and what the
- * committed attempt did is read back and reported again.
+ * committed attempt did is read back and reported again (its events committed with it, so they
+ * are not announced twice).
  */
 export async function recordChecks({
   db,
@@ -56,17 +62,38 @@ export async function recordChecks({
   retried?: boolean
 }): Promise<Array<RecordedCheck | null>> {
   if (checks.length === 0) return []
-  return db.transaction(async (trx) => {
+  let events = 0
+  const recorded = await db.transaction(async (trx) => {
     const ids = checks.map((c) => c.siteId)
     const sites = await lockSites({ db: trx, ids })
     const live = checks.filter((c) => sites.get(c.siteId)?.removed_at === null)
     const stored = retried ? await findStoredChecks({ db: trx, checks: live }) : new Map<string, number>()
-    const results =
-      live.length > 0 && stored.size >= live.length
-        ? await replayCommitted(trx, live, sites, stored)
-        : await applyChecks(trx, live, sites, stored)
+    let results: Map<CheckRecord, RecordedCheck>
+    if (live.length > 0 && stored.size >= live.length) results = await replayCommitted(trx, live, sites, stored)
+    else {
+      results = await applyChecks(trx, live, sites, stored)
+      events = (await appendToOutbox({ db: trx, events: outageEvents(live, sites, results) })).length
+    }
     return checks.map((c) => (sites.get(c.siteId) === undefined ? null : (results.get(c) ?? NOT_CURRENT)))
   })
+  if (events > 0) announced()
+  return recorded
+}
+
+/** The events announcing the outages the checks opened or closed, in the order of the checks. */
+function outageEvents(
+  checks: readonly CheckRecord[],
+  sites: ReadonlyMap<number, LockedSite>,
+  results: ReadonlyMap<CheckRecord, RecordedCheck>
+): NewEvent[] {
+  const events: NewEvent[] = []
+  for (const check of checks) {
+    const r = results.get(check)
+    const site = sites.get(check.siteId)
+    if (!r?.outage || r.step === 'none' || !site) continue
+    events.push(outageEvent(r.step, site, r.outage, check.checkedAt))
+  }
+  return events
 }
 
 /** Stores the checks not stored yet and applies each to its site's outages and current state. */

@@ -1,3 +1,5 @@
+import { announced, appendToOutbox } from '../events/outbox.js'
+import { outageEvent, siteEvent, type NewEvent } from '../rules/events.js'
 import { outageEndOnRemoval } from '../rules/outages.js'
 import type { Db } from '../store/db.js'
 import { closeOutage, listOpenOutages } from '../store/outages.js'
@@ -5,17 +7,27 @@ import { lockTrackedSite, markSiteRemoved } from '../store/sites.js'
 
 /**
  * Stops tracking a site; its checks and outages are kept. An ongoing outage ends as
- * `outageEndOnRemoval` says. Returns false when the site was not tracked.
+ * `outageEndOnRemoval` says. Announces, in the same transaction, `outage.closed` for that outage
+ * and then `site.removed`. Returns false when the site was not tracked.
  */
 export async function removeSite({ db, domain, now }: { db: Db; domain: string; now: Date }): Promise<boolean> {
-  return db.transaction(async (trx) => {
+  const removed = await db.transaction(async (trx) => {
     // The row lock orders this against a check being recorded for the site at the same moment.
     const site = await lockTrackedSite({ db: trx, domain })
     if (!site) return false
     await markSiteRemoved({ db: trx, id: site.id, now })
     const open = (await listOpenOutages({ db: trx, siteIds: [site.id] })).get(site.id) ?? null
     const end = outageEndOnRemoval(open, now)
-    if (open && end) await closeOutage({ db: trx, id: open.id, endedAt: end })
+    const named = { id: site.id, domain, name: site.name }
+    const events: NewEvent[] = []
+    if (open && end) {
+      await closeOutage({ db: trx, id: open.id, endedAt: end })
+      events.push(outageEvent('close', named, { started_at: open.started_at, ended_at: end }, now))
+    }
+    events.push(siteEvent('removed', named, now))
+    await appendToOutbox({ db: trx, events })
     return true
   })
+  if (removed) announced()
+  return removed
 }

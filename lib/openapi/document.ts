@@ -1,4 +1,5 @@
 import { components } from './components.js'
+import { eventSchemas, eventWebhooks } from './events.js'
 import { paths } from './paths.js'
 
 /**
@@ -30,6 +31,7 @@ export function openApiDocument({ publicUrl }: { publicUrl: string }): Record<st
       { name: 'operations', description: 'Health and this document.' }
     ],
     paths,
-    components
+    webhooks: eventWebhooks,
+    components: { ...components, schemas: { ...(components.schemas as Record<string, unknown>), ...eventSchemas } }
   }
 }

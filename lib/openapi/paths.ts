@@ -1,4 +1,5 @@
 import { budgetHeaders, ref } from './components.js'
+import { eventsPath } from './events.js'
 
 type Json = Record<string, unknown>
 
@@ -183,6 +184,7 @@ export const paths: Json = {
       }
     }
   },
+  '/api/v1/events': eventsPath,
   '/api/badge/{domain}': {
     get: {
       operationId: 'getBadge',

@@ -1,6 +1,7 @@
 import type { StatusRecord } from '../monitoring/site-state.js'
 import type { SiteStatus } from '../rules/consensus.js'
 import { durationSeconds } from '../rules/outages.js'
+import type { EventRow } from '../store/events.js'
 import type { ListedOutage } from '../store/outages.js'
 import type { ResponseTimeBucket } from '../store/response-times.js'
 import { chartModel } from './chart.js'
@@ -14,6 +15,17 @@ export const CHART_BUCKET_MS = 5 * 60_000
 /** How many of a site's outages its page lists. */
 export const PAGE_OUTAGES = 10
 
+/** How many of a site's events (kept 7 days) its page lists. */
+export const PAGE_EVENTS = 20
+
+/** Each event type in words. */
+const EVENT_LABELS: Record<string, string> = {
+  'outage.opened': 'Outage started',
+  'outage.closed': 'Outage ended',
+  'site.added': 'Monitoring started',
+  'site.removed': 'Monitoring stopped'
+}
+
 const WINDOWS = [
   { key: 'day', window: 'Last 24 hours' },
   { key: 'week', window: 'Last 7 days' },
@@ -25,11 +37,14 @@ export function sitePageContext({
   record,
   outages,
   buckets,
+  events = [],
   publicUrl,
   now
 }: {
   record: StatusRecord
   outages: readonly ListedOutage[]
+  /** The site's recent events, newest first. */
+  events?: readonly EventRow[]
   buckets: readonly ResponseTimeBucket[]
   publicUrl: string
   now: Date
@@ -59,6 +74,10 @@ export function sitePageContext({
         endedIso,
         duration: humanDuration(durationSeconds(o.started_at, o.ended_at, now))
       }
+    }),
+    events: events.map((e) => {
+      const iso = e.created_at.toISOString()
+      return { type: e.type, label: EVENT_LABELS[e.type] ?? e.type, at: humanTime(iso), atIso: iso }
     }),
     embed: embedCode({ publicUrl, domain: record.domain, name: record.name })
   }

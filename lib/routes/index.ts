@@ -1,11 +1,13 @@
 import type { ServerRoute } from '@hapi/hapi'
 import type { BadgeRenderer } from '../badge/renderer.js'
+import type { EventStreams } from '../events/streams.js'
 import type { SiteStates } from '../monitoring/site-state.js'
 import type { CheckSupervisor } from '../probing/supervisor.js'
 import type { RateLimiter } from '../rate-limit.js'
 import type { Db } from '../store/db.js'
 import { badgeRoutes } from './badge.js'
 import { checkRoutes } from './check.js'
+import { eventRoutes } from './events.js'
 import { fallbackRoutes } from './fallback.js'
 import { healthRoutes, type ScheduleHealth } from './health.js'
 import { openApiRoutes } from './openapi.js'
@@ -31,6 +33,8 @@ export interface RouteDeps {
   schedule?: () => ScheduleHealth
   /** The webhook routes' secret box, target policy and the dispatcher's wake-up. */
   webhooks: Omit<WebhookRouteDeps, 'db' | 'now'>
+  /** The open event streams; a server built without them (some tests) has no events route. */
+  events?: EventStreams
 }
 
 /** The route table: every path the service answers, one module per resource. */
@@ -41,6 +45,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...(deps.checks ? checkRoutes({ checks: deps.checks, limiter: deps.limiter }) : []),
     ...(deps.states ? statusRoutes({ states: deps.states, now: deps.now }) : []),
     ...outageRoutes(deps),
+    ...(deps.events ? eventRoutes({ streams: deps.events, limiter: deps.limiter }) : []),
     ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
     ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),
     ...webhookRoutes({ db: deps.db, now: deps.now, ...deps.webhooks }),

@@ -1,10 +1,19 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import type { SiteStates } from '../monitoring/site-state.js'
-import { CHART_BUCKET_MS, CHART_PERIOD_MS, PAGE_OUTAGES, SITES_PER_PAGE, siteListContext, sitePageContext } from '../pages/site-page.js'
+import {
+  CHART_BUCKET_MS,
+  CHART_PERIOD_MS,
+  PAGE_EVENTS,
+  PAGE_OUTAGES,
+  SITES_PER_PAGE,
+  siteListContext,
+  sitePageContext
+} from '../pages/site-page.js'
 import { RenderCache, type RenderedPage } from '../pages/render-cache.js'
 import { PAGES_DIR, pageView, securePage } from '../pages/views.js'
 import type { Db } from '../store/db.js'
+import { listSiteEvents } from '../store/events.js'
 import { listOutages } from '../store/outages.js'
 import { listResponseTimes } from '../store/response-times.js'
 
@@ -77,11 +86,12 @@ export function pageRoutes({
             // Removed while the render waited its turn: as if it had been asked a moment later.
             if (record === null || siteId === undefined)
               return render(request, 'error', { title: 'Not found', message: 'this site is not tracked here' }, 404)
-            const [page, buckets] = await Promise.all([
+            const [page, buckets, events] = await Promise.all([
               listOutages({ db, domain, ongoing: false, limit: PAGE_OUTAGES }),
-              listResponseTimes({ db, siteId, from: new Date(at.getTime() - CHART_PERIOD_MS), to: at, bucketMs: CHART_BUCKET_MS })
+              listResponseTimes({ db, siteId, from: new Date(at.getTime() - CHART_PERIOD_MS), to: at, bucketMs: CHART_BUCKET_MS }),
+              listSiteEvents({ db, siteId, limit: PAGE_EVENTS })
             ])
-            return render(request, 'site', sitePageContext({ record, outages: page.outages, buckets, publicUrl, now: at }))
+            return render(request, 'site', sitePageContext({ record, outages: page.outages, buckets, events, publicUrl, now: at }))
           })
         )
       }

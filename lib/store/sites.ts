@@ -23,65 +23,73 @@ export interface SiteEntry {
 }
 export type AddOutcome = 'added' | 'resumed' | 'already'
 
-/**
- * Tracks a normalised domain. A removed site is tracked again in a new tracking period (its
- * history stays); an already tracked one is left alone except for a new name, if one is given.
- */
-export async function addSite({ db, entry, now }: { db: Db; entry: SiteEntry; now: Date }): Promise<AddOutcome> {
-  const [outcome] = await addSites({ db, entries: [entry], now })
-  return outcome as AddOutcome
+/** A site as tracking it left it: its outcome, row id and current name. */
+export interface TrackedSite {
+  outcome: AddOutcome
+  id: number
+  domain: string
+  name: string
 }
 
-/** Adds many sites in one transaction; returns each entry's outcome in order. Entries must be distinct. */
-export async function addSites({ db, entries, now }: { db: Db; entries: readonly SiteEntry[]; now: Date }): Promise<AddOutcome[]> {
+/**
+ * Tracks normalised domains inside the caller's transaction `db`. A removed site is tracked again
+ * in a new tracking period (its history stays); an already tracked one is left alone except for a
+ * new name, if one is given. Returns each entry's outcome and row, in order. Entries must be distinct.
+ */
+export async function trackSites({ db, entries, now }: { db: Db; entries: readonly SiteEntry[]; now: Date }): Promise<TrackedSite[]> {
   if (entries.length === 0) return []
-  return db.transaction(async (trx) => {
-    const existing = new Map<string, { removed: boolean }>()
-    const rows = await trx('sites')
-      .whereIn(
-        'domain',
-        entries.map((e) => e.domain)
-      )
-      .select('domain', 'removed_at')
-    for (const r of rows) existing.set(String(r.domain), { removed: r.removed_at !== null })
-    const fresh = entries.filter((e) => !existing.has(e.domain))
-    for (let i = 0; i < fresh.length; i += 200) {
-      await trx('sites').insert(
-        fresh.slice(i, i + 200).map((e) => ({ domain: e.domain, name: e.name ?? e.domain, added_at: now, changed_at: now }))
-      )
+  const domains = entries.map((e) => e.domain)
+  const existing = new Map<string, { removed: boolean }>()
+  for (const r of await db('sites').whereIn('domain', domains).select('domain', 'removed_at')) {
+    existing.set(String(r.domain), { removed: r.removed_at !== null })
+  }
+  const fresh = entries.filter((e) => !existing.has(e.domain))
+  for (let i = 0; i < fresh.length; i += 200) {
+    await db('sites').insert(
+      fresh.slice(i, i + 200).map((e) => ({ domain: e.domain, name: e.name ?? e.domain, added_at: now, changed_at: now }))
+    )
+  }
+  const outcomes = new Map<string, AddOutcome>()
+  for (const e of entries) {
+    const found = existing.get(e.domain)
+    if (!found) {
+      outcomes.set(e.domain, 'added')
+      continue
     }
-    const outcomes: AddOutcome[] = []
-    for (const e of entries) {
-      const found = existing.get(e.domain)
-      if (!found) {
-        outcomes.push('added')
-        continue
-      }
-      const patch: Record<string, unknown> = {}
-      if (e.name !== null) patch.name = e.name
-      if (found.removed)
-        Object.assign(patch, {
-          removed_at: null,
-          added_at: now,
-          status: 'unavailable',
-          blocked: false,
-          partial: false,
-          response_ms: null,
-          checked_at: null
-        })
-      if (Object.keys(patch).length > 0)
-        await trx('sites')
-          .where({ domain: e.domain })
-          .update({ ...patch, changed_at: now })
-      outcomes.push(found.removed ? 'resumed' : 'already')
-    }
-    return outcomes
+    const patch: Record<string, unknown> = {}
+    if (e.name !== null) patch.name = e.name
+    if (found.removed)
+      Object.assign(patch, {
+        removed_at: null,
+        added_at: now,
+        status: 'unavailable',
+        blocked: false,
+        partial: false,
+        response_ms: null,
+        checked_at: null
+      })
+    if (Object.keys(patch).length > 0)
+      await db('sites')
+        .where({ domain: e.domain })
+        .update({ ...patch, changed_at: now })
+    outcomes.set(e.domain, found.removed ? 'resumed' : 'already')
+  }
+  // One read of the rows as written: ids of the new ones, names of the renamed ones.
+  const rows = new Map<string, { id: number; name: string }>()
+  for (const r of await db('sites').whereIn('domain', domains).select('id', 'domain', 'name')) {
+    rows.set(String(r.domain), { id: Number(r.id), name: String(r.name) })
+  }
+  return entries.map((e) => {
+    const row = rows.get(e.domain) as { id: number; name: string }
+    return { outcome: outcomes.get(e.domain) as AddOutcome, id: row.id, domain: e.domain, name: row.name }
   })
 }
 
 /** A site's row as a write locks it: what recording a check needs to know. */
 export interface LockedSite {
   id: number
+  domain: string
+  name: string
   added_at: Date
   removed_at: Date | null
   checked_at: Date | null
@@ -98,10 +106,12 @@ export async function lockSites({ db, ids }: { db: Db; ids: readonly number[] })
   const sites = new Map<number, LockedSite>()
   const sorted = [...new Set(ids)].sort((a, b) => a - b)
   for (const part of chunks(sorted, ID_CHUNK)) {
-    const query = db('sites').whereIn('id', part).orderBy('id').select('id', 'checked_at', 'removed_at', 'added_at')
+    const query = db('sites').whereIn('id', part).orderBy('id').select('id', 'domain', 'name', 'checked_at', 'removed_at', 'added_at')
     for (const row of await forUpdate(db, query)) {
       sites.set(Number(row.id), {
         id: Number(row.id),
+        domain: String(row.domain),
+        name: String(row.name),
         added_at: toDate(row.added_at) as Date,
         removed_at: toDate(row.removed_at),
         checked_at: toDate(row.checked_at)
@@ -112,9 +122,9 @@ export async function lockSites({ db, ids }: { db: Db; ids: readonly number[] })
 }
 
 /** Reads and locks a tracked site's row by domain until the transaction `db` ends; null when not tracked. */
-export async function lockTrackedSite({ db, domain }: { db: Db; domain: string }): Promise<{ id: number } | null> {
-  const row = await forUpdate(db, db('sites').where({ domain }).whereNull('removed_at').first('id'))
-  return row ? { id: Number(row.id) } : null
+export async function lockTrackedSite({ db, domain }: { db: Db; domain: string }): Promise<{ id: number; name: string } | null> {
+  const row = await forUpdate(db, db('sites').where({ domain }).whereNull('removed_at').first('id', 'name'))
+  return row ? { id: Number(row.id), name: String(row.name) } : null
 }
 
 /** Marks a site removed (no longer tracked) at `now`; its checks and outages are kept. */

@@ -2,6 +2,7 @@ import { Writable } from 'node:stream'
 import type { Server } from '@hapi/hapi'
 import { loadConfig, type Config } from '../../config/index.js'
 import type { BadgeRenderer } from '../../lib/badge/renderer.js'
+import type { EventStreams } from '../../lib/events/streams.js'
 import { generateKey, hashKey } from '../../lib/keys.js'
 import { createLogger } from '../../lib/logger.js'
 import type { SiteStates } from '../../lib/monitoring/site-state.js'
@@ -41,7 +42,8 @@ export async function testServer({
   badges,
   timeouts,
   schedule,
-  webhooks
+  webhooks,
+  events
 }: {
   db: Db
   env?: Record<string, string>
@@ -53,11 +55,12 @@ export async function testServer({
   timeouts?: ServerTimeouts
   schedule?: () => 'ok' | 'behind'
   webhooks?: ServerDeps['webhooks']
+  events?: EventStreams
 }): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
   const logger = createLogger({ level: config.logLevel, stream: logs })
-  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges, timeouts, schedule, webhooks })
+  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges, timeouts, schedule, webhooks, events })
   return {
     server,
     config,

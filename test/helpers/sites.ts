@@ -5,7 +5,7 @@ import { SiteStates } from '../../lib/monitoring/site-state.js'
 import type { CheckResult } from '../../lib/probing/supervisor.js'
 import { createLogger } from '../../lib/logger.js'
 import type { Db } from '../../lib/store/db.js'
-import { addSites } from '../../lib/store/sites.js'
+import { addSites } from '../../lib/monitoring/add-sites.js'
 import { migratedDb } from './db.js'
 import { testServer, type TestServer } from './server.js'
 

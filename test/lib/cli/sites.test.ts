@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import t from 'tap'
 import { toDate } from '../../../lib/store/db.js'
-import { addSites } from '../../../lib/store/sites.js'
+import { addSites } from '../../../lib/monitoring/add-sites.js'
 import { hasStackTrace, lines, runCli, spawnCli } from '../../helpers/cli.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 

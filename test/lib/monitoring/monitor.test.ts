@@ -9,7 +9,7 @@ import { startService } from '../../../lib/main.js'
 import { openDb, toDate } from '../../../lib/store/db.js'
 import { migrateLatest } from '../../../lib/store/migrate.js'
 import { removeSite } from '../../../lib/monitoring/remove-site.js'
-import { addSite, addSites } from '../../../lib/store/sites.js'
+import { addSite, addSites } from '../../../lib/monitoring/add-sites.js'
 import { createTestDatabase, engines, migratedDb } from '../../helpers/db.js'
 import { holds } from '../../helpers/poll.js'
 import { LogCapture } from '../../helpers/server.js'
@@ -61,37 +61,51 @@ for (const engine of engines()) {
     )
   })
 
-  t.test(`the service prunes raw checks with the configured CHECK_RETENTION_DAYS soon after start, on ${engine}`, async (t) => {
-    const database = await createTestDatabase(engine)
-    t.teardown(() => database.cleanup())
-    const setup = openDb(database.url)
-    await migrateLatest(setup)
-    const now = Date.now()
-    await addSite({ db: setup, entry: { domain: 'old.example.com', name: null }, now: new Date(now - 10 * DAY) })
-    const site = await setup('sites').where({ domain: 'old.example.com' }).first('id')
-    const row = (daysAgo: number) => ({
-      site_id: site.id,
-      checked_at: new Date(now - daysAgo * DAY),
-      status: 'up',
-      blocked: false,
-      partial: false,
-      response_ms: 100,
-      locations_answered: 3,
-      locations_total: 3,
-      source: 'schedule',
-      locations: '[]'
-    })
-    await setup('checks').insert([row(5), row(3), row(2.1), row(1.9), row(0.5)])
-    await setup.destroy()
+  t.test(
+    `the service prunes raw checks with the configured CHECK_RETENTION_DAYS, and events after 7 days, soon after start, on ${engine}`,
+    async (t) => {
+      const database = await createTestDatabase(engine)
+      t.teardown(() => database.cleanup())
+      const setup = openDb(database.url)
+      await migrateLatest(setup)
+      const now = Date.now()
+      await addSite({ db: setup, entry: { domain: 'old.example.com', name: null }, now: new Date(now - 10 * DAY) })
+      const site = await setup('sites').where({ domain: 'old.example.com' }).first('id')
+      const row = (daysAgo: number) => ({
+        site_id: site.id,
+        checked_at: new Date(now - daysAgo * DAY),
+        status: 'up',
+        blocked: false,
+        partial: false,
+        response_ms: 100,
+        locations_answered: 3,
+        locations_total: 3,
+        source: 'schedule',
+        locations: '[]'
+      })
+      await setup('checks').insert([row(5), row(3), row(2.1), row(1.9), row(0.5)])
+      const event = (id: number, daysAgo: number) => ({
+        id,
+        type: 'site.added',
+        site_id: site.id,
+        data: '{}',
+        created_at: new Date(now - daysAgo * DAY)
+      })
+      await setup('events').insert([event(101, 8), event(102, 7.1), event(103, 6.9)])
+      await setup.destroy()
 
-    const config = loadConfig({ PORT: '0', DATABASE_URL: database.url, CHECK_INTERVAL_S: '3600', CHECK_RETENTION_DAYS: '2' })
-    const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }), firstPruneMs: 100 })
-    t.teardown(() => service.stop())
-    const left = async (): Promise<number> => Number((await service.db('checks').count({ n: '*' }))[0]?.n)
-    t.ok(await holds(async () => (await left()) === 2, 10_000), 'the first prune ran')
-    const kept = (await service.db('checks').orderBy('checked_at').pluck('checked_at')).map((d: unknown) => toDate(d)?.getTime())
-    t.same(kept, [now - 1.9 * DAY, now - 0.5 * DAY], 'checks older than two days went, younger ones stayed')
-  })
+      const config = loadConfig({ PORT: '0', DATABASE_URL: database.url, CHECK_INTERVAL_S: '3600', CHECK_RETENTION_DAYS: '2' })
+      const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }), firstPruneMs: 100 })
+      t.teardown(() => service.stop())
+      const left = async (): Promise<number> => Number((await service.db('checks').count({ n: '*' }))[0]?.n)
+      t.ok(await holds(async () => (await left()) === 2, 10_000), 'the first prune ran')
+      const kept = (await service.db('checks').orderBy('checked_at').pluck('checked_at')).map((d: unknown) => toDate(d)?.getTime())
+      t.same(kept, [now - 1.9 * DAY, now - 0.5 * DAY], 'checks older than two days went, younger ones stayed')
+      const events = async (): Promise<number[]> => (await service.db('events').where('id', '>', 100).orderBy('id').pluck('id')).map(Number)
+      t.ok(await holds(async () => (await events()).length === 1, 10_000), 'the same prune went on to the events')
+      t.same(await events(), [103], 'events older than seven days went, younger ones stayed')
+    }
+  )
 }
 
 t.test('while behind, one warning a minute gives the figures, and /healthz is told; not a word while keeping up', async (t) => {

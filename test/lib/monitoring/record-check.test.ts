@@ -4,7 +4,7 @@ import { removeSite } from '../../../lib/monitoring/remove-site.js'
 import type { CheckRecord } from '../../../lib/store/checks.js'
 import type { Db } from '../../../lib/store/db.js'
 import { toDate } from '../../../lib/store/db.js'
-import { addSite } from '../../../lib/store/sites.js'
+import { addSite } from '../../../lib/monitoring/add-sites.js'
 import { scheduledCheck } from '../../helpers/checks.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
@@ -114,5 +114,82 @@ for (const engine of engines()) {
     const before = await contents(db)
     t.same(await recordChecks({ db, checks, retried: true }), first, 'the retry reports what the committed attempt did')
     t.same(await contents(db), before, 'and writes nothing more')
+  })
+}
+
+/** The outbox as stored: each event's id, type, site and parsed payload. */
+async function storedEvents(db: Db): Promise<Array<{ id: number; type: string; site_id: number | null; data: any }>> {
+  const rows = await db('events').orderBy('id').select('id', 'type', 'site_id', 'data')
+  return rows.map((r) => ({
+    id: Number(r.id),
+    type: String(r.type),
+    site_id: r.site_id === null ? null : Number(r.site_id),
+    data: JSON.parse(r.data)
+  }))
+}
+
+for (const engine of engines()) {
+  t.test(`a batch announces each outage it opens or closes, once, in the batch's order, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    const { checks, ids } = await batchFixture(db)
+    await db('events').delete()
+    const [flap, late] = ids as [number, number]
+    await db('sites').where({ id: flap }).update({ name: 'Flapper' })
+    await recordChecks({ db, checks })
+    const events = await storedEvents(db)
+    t.same(
+      events.map((e) => [e.type, e.site_id]),
+      [
+        ['outage.closed', flap],
+        ['outage.opened', flap],
+        ['outage.opened', late],
+        ['outage.closed', flap],
+        ['outage.opened', flap]
+      ]
+    )
+    t.same(events[0]?.data, {
+      domain: 'flap.example.com',
+      name: 'Flapper',
+      started_at: new Date(T0 - 30_000).toISOString(),
+      ended_at: new Date(T0 + MIN).toISOString(),
+      duration_seconds: 90,
+      site: { domain: 'flap.example.com', name: 'Flapper' }
+    })
+    t.same(events[2]?.data, {
+      domain: 'late.example.com',
+      name: 'late.example.com',
+      started_at: new Date(T0 + 3 * MIN).toISOString(),
+      ended_at: null,
+      duration_seconds: 0,
+      site: { domain: 'late.example.com', name: 'late.example.com' }
+    })
+    t.same(
+      events.map((e) => e.id),
+      events.map((_, i) => (events[0]?.id ?? 0) + i),
+      'ids without gaps'
+    )
+  })
+
+  t.test(`a retried batch announces once, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    const { checks } = await batchFixture(db)
+    await recordChecks({ db, checks })
+    const before = await storedEvents(db)
+    await recordChecks({ db, checks, retried: true })
+    t.same(await storedEvents(db), before, 'the committed attempt announced it; the retry adds nothing')
+  })
+
+  t.test(`a batch rolled back announces nothing and records nothing, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    const { checks } = await batchFixture(db)
+    const before = await contents(db)
+    const events = await storedEvents(db)
+    // A row in the way of the next id makes the append, the batch's last write, fail.
+    const next = Number((await db('event_sequence').first('last_id')).last_id) + 1
+    await db('events').insert({ id: next, type: 'site.added', site_id: null, data: '{}', created_at: new Date(T0) })
+    await t.rejects(recordChecks({ db, checks }))
+    t.same(await contents(db), before, 'no check, outage or state change committed')
+    t.same((await storedEvents(db)).slice(0, -1), events, 'and no event')
+    t.equal(Number((await db('event_sequence').first('last_id')).last_id), next - 1, 'the sequence rolled back too')
   })
 }

@@ -4,7 +4,7 @@ import { removeSite } from '../../../lib/monitoring/remove-site.js'
 import { outageRecord } from '../../../lib/routes/outages.js'
 import { toDate } from '../../../lib/store/db.js'
 import { listOutages } from '../../../lib/store/outages.js'
-import { addSite } from '../../../lib/store/sites.js'
+import { addSite } from '../../../lib/monitoring/add-sites.js'
 import { scheduledCheck } from '../../helpers/checks.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
@@ -77,5 +77,59 @@ for (const engine of engines()) {
       'the closed outage keeps its end'
     )
     t.same(toDate((await db('sites').first('removed_at')).removed_at)?.toISOString(), new Date(T0 + 5 * MIN).toISOString())
+  })
+}
+
+for (const engine of engines()) {
+  t.test(`removing a site with an ongoing outage announces outage.closed, then site.removed, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    await addSite({ db, entry: { domain: 'gone.example.com', name: 'Gone' }, now: new Date(T0 - MIN) })
+    const id = Number((await db('sites').first('id')).id)
+    await recordCheck({ db, check: check(id, 'down', T0) })
+    const before = Number((await db('event_sequence').first('last_id')).last_id)
+    t.ok(await removeSite({ db, domain: 'gone.example.com', now: new Date(T0 + 10 * MIN) }))
+    const events = (await db('events').where('id', '>', before).orderBy('id').select('id', 'type', 'site_id', 'data')).map((e) => ({
+      id: Number(e.id),
+      type: e.type,
+      site_id: Number(e.site_id),
+      data: JSON.parse(e.data)
+    }))
+    const site = { domain: 'gone.example.com', name: 'Gone' }
+    t.same(events, [
+      {
+        id: before + 1,
+        type: 'outage.closed',
+        site_id: id,
+        data: {
+          ...site,
+          started_at: new Date(T0).toISOString(),
+          ended_at: new Date(T0 + 10 * MIN).toISOString(),
+          duration_seconds: 600,
+          site
+        }
+      },
+      { id: before + 2, type: 'site.removed', site_id: id, data: { site, at: new Date(T0 + 10 * MIN).toISOString() } }
+    ])
+    t.notOk(await removeSite({ db, domain: 'gone.example.com', now: new Date(T0 + 20 * MIN) }))
+    t.equal((await db('events').where('id', '>', before)).length, 2, 'removing an untracked site announces nothing')
+  })
+
+  t.test(`removing a site without an outage announces site.removed alone; a rollback announces nothing, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    await addSite({ db, entry: { domain: 'fine.example.com', name: null }, now: new Date(T0 - MIN) })
+    const before = Number((await db('event_sequence').first('last_id')).last_id)
+    await t.rejects(
+      db.transaction(async (trx) => {
+        await removeSite({ db: trx, domain: 'fine.example.com', now: new Date(T0) })
+        throw new Error('rolled back')
+      })
+    )
+    t.equal((await db('events').where('id', '>', before)).length, 0, 'a removal rolled back announces nothing')
+    t.equal((await db('sites').whereNull('removed_at')).length, 1, 'and removes nothing')
+    t.ok(await removeSite({ db, domain: 'fine.example.com', now: new Date(T0) }))
+    t.same(
+      (await db('events').where('id', '>', before).select('type')).map((e) => e.type),
+      ['site.removed']
+    )
   })
 }

@@ -1,11 +1,14 @@
 import t from 'tap'
 import type { ServerInjectResponse } from '@hapi/hapi'
 import { Validator } from '@seriousme/openapi-schema-validator'
+import { EventFeed } from '../../../lib/events/feed.js'
+import { EventStreams } from '../../../lib/events/streams.js'
+import { createLogger } from '../../../lib/logger.js'
 import { SiteStates } from '../../../lib/monitoring/site-state.js'
 import { CheckSupervisor } from '../../../lib/probing/supervisor.js'
 import { openApiDocument } from '../../../lib/openapi/document.js'
 import { migratedDb } from '../../helpers/db.js'
-import { document, openApiProblems } from '../../helpers/openapi.js'
+import { document, openApiProblems, schemaAt } from '../../helpers/openapi.js'
 import { testServer } from '../../helpers/server.js'
 
 type Json = Record<string, any>
@@ -19,6 +22,21 @@ t.test('the document passes a third-party OpenAPI 3.1 validator', async (t) => {
   t.same(result.errors ?? [], [], 'no schema errors')
   t.equal(result.valid, true)
   t.equal(validator.version, '3.1')
+})
+
+t.test('every event type is described as a webhook, its data as the stream carries it', async (t) => {
+  t.same(Object.keys(document.webhooks as Json).sort(), ['outage.closed', 'outage.opened', 'site.added', 'site.removed'])
+  const outage = {
+    domain: 'example.com',
+    name: 'Example',
+    started_at: '2026-11-22T06:25:07.123Z',
+    ended_at: null,
+    duration_seconds: 0,
+    site: { domain: 'example.com', name: 'Example' }
+  }
+  t.ok(schemaAt('/components/schemas/OutageEventData')(outage), 'an outage event passes')
+  t.notOk(schemaAt('/components/schemas/OutageEventData')({ ...outage, site: undefined }), 'one without its site fails')
+  t.ok(schemaAt('/components/schemas/SiteEventData')({ site: outage.site, at: '2026-11-22T06:25:07.123Z' }), 'a site event passes')
 })
 
 t.test('the validator would catch a broken document', async (t) => {
@@ -36,7 +54,9 @@ t.test('every route the server answers is documented, and every documented opera
     connectTo: []
   })
   const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'https://status.example.net' })
-  const { server } = await testServer({ db, checks, states })
+  const logger = createLogger({ level: 'silent' })
+  const events = new EventStreams({ db, feed: new EventFeed({ db, logger }), logger })
+  const { server } = await testServer({ db, checks, states, events })
   const served = new Set(
     server
       .table()

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import type { Db } from '../../../lib/store/db.js'
 import { listOutages } from '../../../lib/store/outages.js'
-import { addSite } from '../../../lib/store/sites.js'
+import { addSite } from '../../../lib/monitoring/add-sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
 import { bearer, testServer } from '../../helpers/server.js'

@@ -3,7 +3,7 @@ import { SiteStates } from '../../../lib/monitoring/site-state.js'
 import { embedCode } from '../../../lib/pages/embed.js'
 import { SITES_PER_PAGE } from '../../../lib/pages/site-page.js'
 import { openDb } from '../../../lib/store/db.js'
-import { addSites } from '../../../lib/store/sites.js'
+import { addSites } from '../../../lib/monitoring/add-sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
 import { testServer } from '../../helpers/server.js'
@@ -90,6 +90,18 @@ for (const engine of engines()) {
       'newest first, with durations for people'
     )
     t.match(rows[0]?.[2], /ongoing/)
+
+    const events = [...html.matchAll(/<tr data-event="([^"]+)"><td>([^<]+)<\/td><td><time datetime="([^"]+)">[^<]+<\/time><\/td><\/tr>/g)]
+    t.same(
+      events.map((e) => [e[1], e[2], e[3]]),
+      [
+        ['outage.opened', 'Outage started', new Date(T0 - 20 * MIN).toISOString()],
+        ['outage.closed', 'Outage ended', new Date(T0 - 6 * 60 * MIN + 40 * MIN).toISOString()],
+        ['outage.opened', 'Outage started', new Date(T0 - 6 * 60 * MIN).toISOString()],
+        ['site.added', 'Monitoring started', new Date(T0 - 60 * MIN).toISOString()]
+      ],
+      "the site's events, newest first, in words, with their times"
+    )
 
     const embed = embedCode({ publicUrl: 'https://status.example.net', domain: 'shop.example.com', name: 'The Shop' })
     t.equal(textarea(html, 'embed-html'), '<img src="https://status.example.net/api/badge/shop.example.com" alt="The Shop status">')

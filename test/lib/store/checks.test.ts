@@ -1,7 +1,7 @@
 import t from 'tap'
 import { checkKey, findStoredChecks, insertChecks, newestCheckTime, updateSiteStates, type CheckRecord } from '../../../lib/store/checks.js'
 import { toDate } from '../../../lib/store/db.js'
-import { addSites } from '../../../lib/store/sites.js'
+import { addSites } from '../../../lib/monitoring/add-sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')

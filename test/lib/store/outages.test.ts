@@ -1,6 +1,6 @@
 import t from 'tap'
 import { closeOutage, findOutageAt, insertOutage, listOpenOutages, listOutages } from '../../../lib/store/outages.js'
-import { addSites } from '../../../lib/store/sites.js'
+import { addSites } from '../../../lib/monitoring/add-sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { insertChecks, type CheckRecord } from '../../../lib/store/checks.js'
 import { listResponseTimes } from '../../../lib/store/response-times.js'
-import { addSite } from '../../../lib/store/sites.js'
+import { addSite } from '../../../lib/monitoring/add-sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
 const T0 = Date.parse('2026-11-22T00:00:00.000Z')

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { toDate } from '../../../lib/store/db.js'
-import { addSites, listTrackedSites, lockSites, lockTrackedSite, markSiteRemoved } from '../../../lib/store/sites.js'
+import { addSites } from '../../../lib/monitoring/add-sites.js'
+import { listTrackedSites, lockSites, lockTrackedSite, markSiteRemoved } from '../../../lib/store/sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
@@ -50,8 +51,15 @@ for (const engine of engines()) {
     t.same(
       [...locked.values()],
       [
-        { id: a, added_at: new Date(T0 - MIN), removed_at: null, checked_at: new Date(T0) },
-        { id: b, added_at: new Date(T0 - MIN), removed_at: new Date(T0 + MIN), checked_at: null }
+        { id: a, domain: 'a.example.com', name: 'a.example.com', added_at: new Date(T0 - MIN), removed_at: null, checked_at: new Date(T0) },
+        {
+          id: b,
+          domain: 'b.example.com',
+          name: 'b.example.com',
+          added_at: new Date(T0 - MIN),
+          removed_at: new Date(T0 + MIN),
+          checked_at: null
+        }
       ],
       'in id order, once each; a site whose row is gone is missing'
     )

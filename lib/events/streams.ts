@@ -1,0 +1,232 @@
+import { PassThrough, type Readable } from 'node:stream'
+import type { Logger } from 'pino'
+import type { Db } from '../store/db.js'
+import { latestEventId, listEventsAfter, oldestEventId, type EventRow } from '../store/events.js'
+import type { EventFeed } from './feed.js'
+
+/** Open streams one key may hold; the next is refused (429). */
+export const MAX_STREAMS_PER_KEY = 10
+/**
+ * Open streams in the whole instance; the next is refused (503). Each holds a connection (a file
+ * descriptor) and a few KiB; 10,000 stay well inside the descriptor limit the service needs.
+ */
+export const MAX_STREAMS = 10_000
+/** A comment on every stream this often, so proxies and clients see the connection alive (at least every 15 s). */
+export const HEARTBEAT_MS = 10_000
+/** Stored events per read while replaying. */
+const REPLAY_PAGE = 500
+/** A client this far behind (bytes not yet taken by its socket) is cut; it resumes with Last-Event-ID. */
+const MAX_BUFFERED_BYTES = 1 << 20
+
+/** Why a stream was refused; the route turns it into a status. */
+export class StreamRefusedError extends Error {
+  constructor(
+    readonly code: 'STREAMS_PER_KEY' | 'STREAMS_TOTAL' | 'STREAMS_CLOSED',
+    message: string
+  ) {
+    super(message)
+  }
+}
+
+/** An event as a Server-Sent Events frame: its id, type and JSON payload (JSON text holds no newline). */
+export function eventFrame(event: EventRow): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${event.data}\n\n`
+}
+
+interface OpenStream {
+  key: string
+  out: PassThrough
+  /** The newest id written; nothing at or below it is written again. */
+  cursor: number
+  /** Live events that arrived while the stored log was being replayed, in id order. */
+  pending: EventRow[] | null
+  unsubscribe: () => void
+}
+
+/**
+ * The open event streams: each takes the events the {@link EventFeed} delivers, after replaying
+ * from the stored log what followed the id the client last saw. Bounded per key and in total; a
+ * comment is written on every stream every `heartbeatMs`; `close()` ends them all (shutdown).
+ */
+export class EventStreams {
+  readonly #db: Db
+  readonly #feed: EventFeed
+  readonly #logger: Logger
+  readonly #heartbeatMs: number
+  readonly #maxPerKey: number
+  readonly #maxTotal: number
+  readonly #open = new Set<OpenStream>()
+  readonly #perKey = new Map<string, number>()
+  #heartbeat: NodeJS.Timeout | undefined
+  #closed = false
+
+  constructor({
+    db,
+    feed,
+    logger,
+    heartbeatMs = HEARTBEAT_MS,
+    maxPerKey = MAX_STREAMS_PER_KEY,
+    maxTotal = MAX_STREAMS
+  }: {
+    db: Db
+    feed: EventFeed
+    logger: Logger
+    heartbeatMs?: number
+    maxPerKey?: number
+    maxTotal?: number
+  }) {
+    this.#db = db
+    this.#feed = feed
+    this.#logger = logger
+    this.#heartbeatMs = heartbeatMs
+    this.#maxPerKey = maxPerKey
+    this.#maxTotal = maxTotal
+  }
+
+  /** Streams open now, in all or for one key. */
+  count(key?: string): number {
+    return key === undefined ? this.#open.size : (this.#perKey.get(key) ?? 0)
+  }
+
+  /**
+   * Opens a stream for `key`: the events after `since` (replayed from the stored log, then live),
+   * or with no `since`, the events from now on. Throws {@link StreamRefusedError} over a limit, and
+   * the database's error when it cannot tell where to start; the stream is then not counted.
+   * Destroying the stream (the client went away) frees its slot at once.
+   */
+  async open({ key, since }: { key: string; since: number | null }): Promise<Readable> {
+    if (this.#closed) throw new StreamRefusedError('STREAMS_CLOSED', 'the service is stopping')
+    const held = this.#perKey.get(key) ?? 0
+    if (held >= this.#maxPerKey) {
+      throw new StreamRefusedError(
+        'STREAMS_PER_KEY',
+        `too many open event streams: this key has ${held}, the most it may hold; close one first`
+      )
+    }
+    if (this.#open.size >= this.#maxTotal)
+      throw new StreamRefusedError('STREAMS_TOTAL', 'too many open event streams on this server; retry later')
+    // Counted and subscribed before any wait, so that a limit holds and no live event is missed.
+    const stream: OpenStream = {
+      key,
+      out: new PassThrough(),
+      cursor: this.#feed.lastId,
+      pending: since === null ? null : [],
+      unsubscribe: () => {}
+    }
+    this.#perKey.set(key, held + 1)
+    this.#open.add(stream)
+    stream.unsubscribe = this.#feed.subscribe((event) => {
+      this.#take(stream, event)
+    })
+    stream.out.once('close', () => {
+      this.#release(stream)
+    })
+    this.#startHeartbeat()
+    if (since === null) {
+      stream.out.write(`: events after ${stream.cursor}\n\n`)
+      return stream.out
+    }
+    let first: string
+    try {
+      const [latest, oldest] = await Promise.all([latestEventId({ db: this.#db }), oldestEventId({ db: this.#db })])
+      ;({ cursor: stream.cursor, comment: first } = replayStart(since, latest, oldest))
+    } catch (err) {
+      stream.out.destroy()
+      throw err
+    }
+    stream.out.write(`: ${first}\n\n`)
+    void this.#replay(stream)
+    return stream.out
+  }
+
+  /** Ends every stream cleanly and refuses new ones: the service is stopping. */
+  close(): void {
+    this.#closed = true
+    for (const stream of [...this.#open]) {
+      stream.out.end(': the server is stopping; reconnect with Last-Event-ID\n\n')
+      this.#release(stream)
+    }
+  }
+
+  #take(stream: OpenStream, event: EventRow): void {
+    if (stream.pending !== null) stream.pending.push(event)
+    else this.#write(stream, event)
+  }
+
+  #write(stream: OpenStream, event: EventRow): void {
+    if (event.id <= stream.cursor || stream.out.writableEnded) return
+    stream.cursor = event.id
+    stream.out.write(eventFrame(event))
+    if (stream.out.writableLength > MAX_BUFFERED_BYTES) {
+      stream.out.end()
+      this.#release(stream)
+    }
+  }
+
+  /** Writes the stored events after the stream's cursor page by page, then those that came live meanwhile. */
+  async #replay(stream: OpenStream): Promise<void> {
+    try {
+      for (;;) {
+        const rows = await listEventsAfter({ db: this.#db, afterId: stream.cursor, limit: REPLAY_PAGE })
+        if (stream.out.destroyed || stream.out.writableEnded) return
+        for (const event of rows) this.#write(stream, event)
+        if (rows.length < REPLAY_PAGE) break
+        if (stream.out.writableNeedDrain) await drained(stream.out)
+      }
+      const pending = stream.pending ?? []
+      stream.pending = null
+      for (const event of pending) this.#write(stream, event)
+    } catch (err) {
+      this.#logger.warn({ err }, 'replaying events failed; the stream ends for the client to resume')
+      if (!stream.out.writableEnded) stream.out.end(': replay failed; reconnect with Last-Event-ID\n\n')
+      this.#release(stream)
+    }
+  }
+
+  #release(stream: OpenStream): void {
+    if (!this.#open.delete(stream)) return
+    stream.unsubscribe()
+    const held = (this.#perKey.get(stream.key) ?? 1) - 1
+    if (held > 0) this.#perKey.set(stream.key, held)
+    else this.#perKey.delete(stream.key)
+    if (this.#open.size === 0) {
+      clearInterval(this.#heartbeat)
+      this.#heartbeat = undefined
+    }
+  }
+
+  #startHeartbeat(): void {
+    if (this.#heartbeat !== undefined) return
+    this.#heartbeat = setInterval(() => {
+      for (const stream of this.#open) if (!stream.out.writableEnded) stream.out.write(':\n\n')
+    }, this.#heartbeatMs)
+    this.#heartbeat.unref()
+  }
+}
+
+/**
+ * Where a replay after `since` starts, and the stream's first comment. Ids have no gaps, so when
+ * the oldest stored id is past `since + 1` the events between were pruned: the replay starts at the
+ * oldest kept and says so. An id beyond the newest (another database, say) starts from the newest.
+ */
+export function replayStart(since: number, latest: number, oldest: number | null): { cursor: number; comment: string } {
+  if (since > latest) return { cursor: latest, comment: `no event ${since} here (the newest is ${latest}); events after ${latest}` }
+  if (since < latest && (oldest === null || oldest > since + 1)) {
+    const from = oldest ?? latest + 1
+    return { cursor: from - 1, comment: `events ${since + 1} to ${from - 1} were pruned; replaying from ${from}` }
+  }
+  return { cursor: since, comment: `replaying events after ${since}` }
+}
+
+/** Resolves once the stream has passed its buffered bytes on, or has closed. */
+function drained(out: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      out.off('drain', done)
+      out.off('close', done)
+      resolve()
+    }
+    out.once('drain', done)
+    out.once('close', done)
+  })
+}

@@ -1,0 +1,154 @@
+/**
+ * The events: their payload schemas, the stream that carries them (`GET /api/v1/events`) and, as
+ * OpenAPI 3.1 `webhooks`, the deliveries that carry them to subscribers' URLs.
+ */
+import { EVENT_TYPES } from '../rules/events.js'
+import { budgetHeaders, ref } from './components.js'
+
+type Json = Record<string, unknown>
+
+const timestamp: Json = { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' }
+const eventSite: Json = {
+  type: 'object',
+  required: ['domain', 'name'],
+  properties: { domain: { type: 'string' }, name: { type: 'string' } },
+  additionalProperties: false
+}
+
+export const eventSchemas: Json = {
+  OutageEventData: {
+    type: 'object',
+    description:
+      'The data of `outage.opened` and `outage.closed`: the outage record as the outages endpoint lists it, as it stood when the event happened (`duration_seconds` then), plus its site.',
+    required: ['domain', 'name', 'started_at', 'ended_at', 'duration_seconds', 'site'],
+    properties: {
+      domain: { type: 'string' },
+      name: { type: 'string' },
+      started_at: timestamp,
+      ended_at: { oneOf: [timestamp, { type: 'null' }] },
+      duration_seconds: { type: 'integer', minimum: 0 },
+      site: eventSite
+    },
+    additionalProperties: false
+  },
+  SiteEventData: {
+    type: 'object',
+    description: 'The data of `site.added` (tracked, or tracked again after a removal) and `site.removed`: the site and when.',
+    required: ['site', 'at'],
+    properties: { site: eventSite, at: timestamp },
+    additionalProperties: false
+  }
+}
+
+const dataSchema = (type: string): Json => ref('schemas', type.startsWith('outage.') ? 'OutageEventData' : 'SiteEventData')
+
+/** `GET /api/v1/events`, the path item. */
+export const eventsPath: Json = {
+  get: {
+    operationId: 'streamEvents',
+    tags: ['api'],
+    summary: 'Server-Sent Events: every outage and site change as it commits (costs 1 when opened)',
+    description: [
+      'A `text/event-stream` that stays open. Each event is `id: <id>`, `event: <type>` and `data: <JSON>` followed by a blank line; ids increase strictly without gaps. Types: `outage.opened`, `outage.closed` (data: OutageEventData), `site.added`, `site.removed` (data: SiteEventData).',
+      'With `Last-Event-ID` (what EventSource sends when it reconnects) or `since`, the events after that id are replayed from the stored log, then the stream goes on live, with nothing missed or repeated. The header wins over `since`. Events are kept 7 days: an id older than the oldest kept replays from the oldest, and the first comment says which ids were pruned. Without either, the stream starts with the events after the newest one.',
+      'Lines starting with `:` are comments: one first, then one at least every 15 s. Never compressed. A key may hold 10 open streams; the eleventh is refused with 429 and costs nothing. When the server stops, every stream ends cleanly: reconnect with Last-Event-ID.'
+    ].join('\n\n'),
+    parameters: [
+      {
+        name: 'since',
+        in: 'query',
+        required: false,
+        description: 'Replay the events after this id.',
+        schema: { type: 'string', pattern: '^\\d{1,15}$' }
+      },
+      {
+        name: 'Last-Event-ID',
+        in: 'header',
+        required: false,
+        description: 'The id of the last event received; wins over `since`.',
+        schema: { type: 'string', pattern: '^\\d{0,15}$' }
+      }
+    ],
+    responses: {
+      200: {
+        description: 'The stream.',
+        headers: {
+          ...budgetHeaders(true),
+          'Cache-Control': { description: 'Never cached.', required: true, schema: { const: 'no-cache' } },
+          'X-Accel-Buffering': { description: 'Tells nginx not to buffer the stream.', required: true, schema: { const: 'no' } }
+        },
+        content: {
+          'text/event-stream': {
+            schema: { type: 'string' },
+            example:
+              'id: 42\nevent: outage.opened\ndata: {"domain":"example.com","name":"Example","started_at":"2026-11-22T06:25:07.123Z","ended_at":null,"duration_seconds":0,"site":{"domain":"example.com","name":"Example"}}\n\n'
+          }
+        }
+      },
+      400: ref('responses', 'BadRequest'),
+      401: ref('responses', 'Unauthorized'),
+      405: ref('responses', 'MethodNotAllowed'),
+      429: {
+        description:
+          "The key's per-minute limit is reached, or this key already holds 10 open streams (close one first); either way nothing was consumed.",
+        headers: { 'Retry-After': ref('headers', 'Retry-After'), ...budgetHeaders(true) },
+        content: { 'application/json': { schema: ref('schemas', 'Error') } }
+      },
+      500: ref('responses', 'InternalError'),
+      503: {
+        description: 'The database is unreachable, the server holds its most open streams (10,000), or it is stopping.',
+        headers: { 'Retry-After': ref('headers', 'Retry-After') },
+        content: { 'application/json': { schema: ref('schemas', 'Error') } }
+      }
+    }
+  }
+}
+
+/**
+ * One webhook per event type: a POST to the subscriber's URL, as the Standard Webhooks
+ * specification has it (`{type, timestamp, data}` signed in `webhook-signature`).
+ */
+export const eventWebhooks: Json = Object.fromEntries(
+  EVENT_TYPES.map((type) => [
+    type,
+    {
+      post: {
+        operationId: `webhook${type.replace(/(^|\.)(\w)/g, (_m, _dot: string, c: string) => c.toUpperCase())}`,
+        summary: `The \`${type}\` event, delivered to a webhook's URL`,
+        description:
+          'Signed as Standard Webhooks says: `webhook-signature` is `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded part of the secret. A 2xx within 15 s delivers; anything else is retried with backoff; 410 disables the webhook.',
+        parameters: [
+          {
+            name: 'webhook-id',
+            in: 'header',
+            required: true,
+            description: 'The event id, the same on every retry.',
+            schema: { type: 'string' }
+          },
+          {
+            name: 'webhook-timestamp',
+            in: 'header',
+            required: true,
+            description: 'Unix seconds.',
+            schema: { type: 'string', pattern: '^\\d+$' }
+          },
+          { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string', pattern: '^v1,' } }
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['type', 'timestamp', 'data'],
+                properties: { type: { const: type }, timestamp: timestamp, data: dataSchema(type) },
+                additionalProperties: false
+              }
+            }
+          }
+        },
+        responses: { '2XX': { description: 'Delivered.' }, 410: { description: 'Gone: the webhook is disabled.' } }
+      }
+    }
+  ])
+)
