@@ -4,6 +4,7 @@ import * as sites from './20261122-02-sites.js'
 import * as checks from './20261122-03-checks.js'
 import * as outages from './20261122-04-outages.js'
 import * as sitesChangedAt from './20261124-05-sites-changed-at.js'
+import * as keyScopes from './20261124-06-key-scopes.js'
 
 export interface Migration {
   readonly name: string
@@ -17,5 +18,6 @@ export const migrations: readonly Migration[] = [
   { name: '20261122-02-sites', ...sites },
   { name: '20261122-03-checks', ...checks },
   { name: '20261122-04-outages', ...outages },
-  { name: '20261124-05-sites-changed-at', ...sitesChangedAt }
+  { name: '20261124-05-sites-changed-at', ...sitesChangedAt },
+  { name: '20261124-06-key-scopes', ...keyScopes }
 ]

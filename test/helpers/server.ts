@@ -27,8 +27,8 @@ export interface TestServer {
   server: Server
   config: Config
   logs: LogCapture
-  /** Issues a key straight into the store; returns the key text. */
-  issueKey: (options?: { name?: string; limit?: number | null }) => Promise<string>
+  /** Issues a key straight into the store (scopes comma-separated, `read,check` by default); returns the key text. */
+  issueKey: (options?: { name?: string; limit?: number | null; scopes?: string }) => Promise<string>
 }
 
 export async function testServer({
@@ -60,9 +60,9 @@ export async function testServer({
     server,
     config,
     logs,
-    issueKey: async ({ name = 'test', limit = null } = {}) => {
+    issueKey: async ({ name = 'test', limit = null, scopes } = {}) => {
       const key = generateKey()
-      await createKey({ db, name, keyHash: hashKey(key), rateLimit: limit, now: new Date() })
+      await createKey({ db, name, keyHash: hashKey(key), rateLimit: limit, scopes, now: new Date() })
       return key
     }
   }
