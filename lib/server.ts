@@ -26,6 +26,11 @@ export interface ServerDeps {
   states?: SiteStates
   /** Whether the scheduler keeps up, told by /healthz. */
   schedule?: () => ScheduleHealth
+  /**
+   * Called after the sites API added or removed a site; resolves once the scheduler and `states`
+   * hold the change. Without one (no scheduler), `states` is refreshed directly.
+   */
+  sitesChanged?: () => Promise<void>
   /** Rendered badges; tests pass their own to count renders. */
   badges?: BadgeRenderer
   /** Tests shorten them. */
@@ -48,6 +53,15 @@ export interface ServerTimeouts {
 }
 
 export const SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 10_000, checkEveryMs: 1000 }
+
+/** Without a scheduler to tell, a change of sites is brought into the in-memory state directly. */
+function refreshStates(db: Db, states: SiteStates | undefined, now: () => Date): () => Promise<void> {
+  return async () => {
+    if (!states) return
+    states.changed()
+    await states.refresh(db, now())
+  }
+}
 
 /**
  * Builds the Hapi server without listening: `main` starts it, tests drive it with `inject()`.
@@ -100,7 +114,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   // get their budget. Budget first: an error replaced while formatting keeps the headers of the one
   // it replaces.
   server.ext('onPreResponse', (request, h) => {
-    addBudgetHeaders(request)
+    addBudgetHeaders(request, limiter)
     return formatErrorResponse(request, h, errorPage)
   })
   server.route(
@@ -112,7 +126,8 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
       badges: deps.badges ?? new BadgeRenderer(),
       checks: deps.checks,
       states: deps.states,
-      schedule: deps.schedule
+      schedule: deps.schedule,
+      sitesChanged: deps.sitesChanged ?? refreshStates(db, deps.states, now)
     })
   )
   return server
