@@ -78,7 +78,8 @@ export async function startService({
     })
     const running = monitoring
     const schedule = (): ReturnType<Monitoring['schedule']> => running.schedule()
-    const server = await buildServer({ config, db, logger, checks, states, schedule })
+    const sitesChanged = (): Promise<void> => running.sitesChanged()
+    const server = await buildServer({ config, db, logger, checks, states, schedule, sitesChanged })
     listenWithBacklog(server, LISTEN_BACKLOG)
     await server.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')

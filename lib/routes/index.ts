@@ -12,6 +12,7 @@ import { openApiRoutes } from './openapi.js'
 import { outageRoutes } from './outages.js'
 import { pageRoutes } from './pages.js'
 import { rateLimitRoutes } from './rate-limit.js'
+import { siteRoutes } from './sites.js'
 import { statusRoutes } from './status.js'
 
 export interface RouteDeps {
@@ -28,9 +29,14 @@ export interface RouteDeps {
   states?: SiteStates
   /** Whether the scheduler keeps up, for /healthz; without one (no scheduler) it is `ok`. */
   schedule?: () => ScheduleHealth
+  /** Resolves once the scheduler and `states` hold a site the sites API just added or removed. */
+  sitesChanged: () => Promise<void>
 }
 
-/** The route table: every path the service answers, one module per resource. */
+/**
+ * The route table: every path the service answers, one module per resource. Every keyed route
+ * declares the scope it needs (`requireScope`); `GET /api/v1/rate_limit` alone is open to any key.
+ */
 export function routes(deps: RouteDeps): ServerRoute[] {
   return [
     ...healthRoutes(deps),
@@ -38,6 +44,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...(deps.checks ? checkRoutes({ checks: deps.checks, limiter: deps.limiter }) : []),
     ...(deps.states ? statusRoutes({ states: deps.states, now: deps.now }) : []),
     ...outageRoutes(deps),
+    ...(deps.states ? siteRoutes({ db: deps.db, states: deps.states, now: deps.now, sitesChanged: deps.sitesChanged }) : []),
     ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
     ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),
     ...openApiRoutes({ publicUrl: deps.publicUrl }),

@@ -25,15 +25,37 @@ export type AddOutcome = 'added' | 'resumed' | 'already'
 
 /**
  * Tracks a normalised domain. A removed site is tracked again in a new tracking period (its
- * history stays); an already tracked one is left alone except for a new name, if one is given.
+ * history stays); an already tracked one is left alone except for a new name, if one is given and
+ * `renameTracked` (the default) allows it.
  */
-export async function addSite({ db, entry, now }: { db: Db; entry: SiteEntry; now: Date }): Promise<AddOutcome> {
-  const [outcome] = await addSites({ db, entries: [entry], now })
+export async function addSite({
+  db,
+  entry,
+  now,
+  renameTracked = true
+}: {
+  db: Db
+  entry: SiteEntry
+  now: Date
+  renameTracked?: boolean
+}): Promise<AddOutcome> {
+  const [outcome] = await addSites({ db, entries: [entry], now, renameTracked })
   return outcome as AddOutcome
 }
 
 /** Adds many sites in one transaction; returns each entry's outcome in order. Entries must be distinct. */
-export async function addSites({ db, entries, now }: { db: Db; entries: readonly SiteEntry[]; now: Date }): Promise<AddOutcome[]> {
+export async function addSites({
+  db,
+  entries,
+  now,
+  renameTracked = true
+}: {
+  db: Db
+  entries: readonly SiteEntry[]
+  now: Date
+  /** False: an entry already tracked is left exactly as it is (the sites API answers 409 for it). */
+  renameTracked?: boolean
+}): Promise<AddOutcome[]> {
   if (entries.length === 0) return []
   return db.transaction(async (trx) => {
     const existing = new Map<string, { removed: boolean }>()
@@ -58,7 +80,7 @@ export async function addSites({ db, entries, now }: { db: Db; entries: readonly
         continue
       }
       const patch: Record<string, unknown> = {}
-      if (e.name !== null) patch.name = e.name
+      if (e.name !== null && (found.removed || renameTracked)) patch.name = e.name
       if (found.removed)
         Object.assign(patch, {
           removed_at: null,
