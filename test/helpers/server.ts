@@ -40,7 +40,8 @@ export async function testServer({
   states,
   badges,
   timeouts,
-  schedule
+  schedule,
+  sitesChanged
 }: {
   db: Db
   env?: Record<string, string>
@@ -51,11 +52,12 @@ export async function testServer({
   badges?: BadgeRenderer
   timeouts?: ServerTimeouts
   schedule?: () => 'ok' | 'behind'
+  sitesChanged?: () => Promise<void>
 }): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
   const logger = createLogger({ level: config.logLevel, stream: logs })
-  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges, timeouts, schedule })
+  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges, timeouts, schedule, sitesChanged })
   return {
     server,
     config,
