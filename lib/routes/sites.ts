@@ -105,7 +105,8 @@ export function siteRoutes({
         if (outcome === 'already') throw Boom.conflict(`${domain} is already tracked`)
         await sitesChanged()
         const record = states.statusRecord(domain, now())
-        if (record === null) throw Boom.conflict(`${domain} was removed while it was being added`)
+        // Tracked, but the re-read failed (the database went away) or a removal came in between.
+        if (record === null) throw Boom.serverUnavailable(`${domain} was added, but its status could not be read; ask again shortly`)
         return h.response(record).code(201).location(`/api/v1/status/${domain}`)
       }
     },
