@@ -3,6 +3,7 @@ import type { Server } from '@hapi/hapi'
 import { LRUCache } from 'lru-cache'
 import { databaseUnavailable } from './errors.js'
 import { hashKey, isWellFormedKey, sameHash } from './keys.js'
+import { storedScopes, type Scope } from './rules/scopes.js'
 import type { Db } from './store/db.js'
 import { findKeyByHash, listKeyHashesAfter } from './store/keys.js'
 import type { ApiKeyRow } from './store/tables.js'
@@ -12,6 +13,8 @@ export interface KeyCredentials {
   keyId: number
   name: string
   limit: number
+  /** Read with the key's row, so a changed key is seen as quickly as a revoked one. hapi checks routes' `auth.access.scope` against it. */
+  scope: Scope[]
 }
 
 type Lookup = { row: ApiKeyRow } | { row: null }
@@ -171,7 +174,7 @@ export class KeyAuthenticator {
     const row = found.row
     if (!row || !sameHash(row.key_hash, keyHash)) throw Boom.unauthorized('invalid API key', 'Bearer')
     if (row.revoked_at !== null) throw Boom.unauthorized('API key has been revoked', 'Bearer')
-    return { keyId: row.id, name: row.name, limit: row.rate_limit ?? this.#defaultLimit }
+    return { keyId: row.id, name: row.name, limit: row.rate_limit ?? this.#defaultLimit, scope: storedScopes(row.scopes) }
   }
 }
 
@@ -189,4 +192,13 @@ export function registerKeyAuth(server: Server, authenticator: KeyAuthenticator)
     }
   }))
   server.auth.strategy('api-key', 'api-key')
+}
+
+/**
+ * Route options that let only keys holding `scope` in: hapi checks it after authentication and
+ * before the rate limit (onPostAuth), so a key refused for its scope spends nothing. A keyed route
+ * without one is open to every valid key, as `GET /api/v1/rate_limit` is on purpose.
+ */
+export function requireScope(scope: Scope): { access: { scope: Scope[] } } {
+  return { access: { scope: [scope] } }
 }

@@ -30,6 +30,29 @@ declare module '@hapi/hapi' {
   }
 }
 
+/**
+ * hapi refuses a key outside a route's `auth.access.scope` with 403 "Insufficient scope" and the
+ * scopes it needed in the error's `data.need`; the client is told which scope, and which it holds.
+ * Undefined for any other error.
+ */
+function scopeMessage(request: Request, boom: Boom.Boom): string | undefined {
+  const data: unknown = boom.data
+  if (boom.output.statusCode !== 403 || typeof data !== 'object' || data === null || !('need' in data) || !Array.isArray(data.need)) {
+    return undefined
+  }
+  const needed: string[] = []
+  for (const need of data.need as unknown[]) {
+    for (const kind of ['selection', 'required'] as const) {
+      const names: unknown = (need as Record<string, unknown> | null)?.[kind]
+      if (Array.isArray(names)) needed.push(...names.map(String))
+    }
+  }
+  if (needed.length === 0) return undefined
+  const held: unknown = (request.auth.credentials as { scope?: unknown } | null)?.scope
+  const scopes = Array.isArray(held) && held.length > 0 ? held.map(String).join(', ') : 'none'
+  return `this API key lacks the "${needed.join('" or "')}" scope this route needs (the key's scopes: ${scopes})`
+}
+
 /** Draws an error as an HTML page, for routes that answer HTML (`options.plugins.page`). */
 export type HtmlErrorRenderer = (h: ResponseToolkit, status: number, message: string, headers: Record<string, string>) => ResponseObject
 
@@ -49,7 +72,8 @@ export function formatErrorResponse(request: Request, h: ResponseToolkit, render
     boom = replacement
   }
   const status = boom.output.statusCode
-  const message = status === 500 ? 'internal server error' : boom.output.payload.message || boom.output.payload.error
+  const message =
+    status === 500 ? 'internal server error' : (scopeMessage(request, boom) ?? (boom.output.payload.message || boom.output.payload.error))
   boom.output.payload = { error: message } as unknown as Boom.Payload
   if (status === 503 && boom.output.headers['Retry-After'] === undefined) boom.output.headers['Retry-After'] = '5'
   if (renderHtml && request.route.settings.plugins?.page) {

@@ -98,6 +98,7 @@ export async function startService({
     const streams = new EventStreams({ db, feed, logger })
     const running = monitoring
     const schedule = (): ReturnType<Monitoring['schedule']> => running.schedule()
+    const sitesChanged = (): Promise<void> => running.sitesChanged()
     const box = new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile })
     webhooks = new WebhookDispatcher({ db, box, post: outbound.post, logger })
     const dispatcher = webhooks
@@ -114,7 +115,8 @@ export async function startService({
           dispatcher.wake()
         }
       },
-      events: streams
+      events: streams,
+      sitesChanged
     })
     // A committed event wakes the dispatcher at once, instead of at its next round.
     const unsubscribe = events.subscribe(() => {

@@ -180,9 +180,14 @@ export function refundRequest(request: Request, limiter: RateLimiter): void {
 /**
  * Puts the key's budget on a keyed response, errors included. Called from the server's one
  * onPreResponse step; headers go straight into the response, which is on every request's path.
+ * A key refused before it was charged (outside the route's scope) is shown its budget untouched.
  */
-export function addBudgetHeaders(request: Request): void {
-  const state = (request.plugins as WithState)[STATE]
+export function addBudgetHeaders(request: Request, limiter: RateLimiter): void {
+  let state = (request.plugins as WithState)[STATE]
+  if (!state && request.auth.isAuthenticated) {
+    const { keyId, limit } = request.auth.credentials as unknown as RateLimitCredentials
+    state = limiter.peek(String(keyId), limit)
+  }
   if (!state) return
   const response = request.response
   const headers = Boom.isBoom(response) ? response.output.headers : response.headers

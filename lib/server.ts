@@ -30,6 +30,11 @@ export interface ServerDeps {
   states?: SiteStates
   /** Whether the scheduler keeps up, told by /healthz. */
   schedule?: () => ScheduleHealth
+  /**
+   * Called after the sites API added or removed a site; resolves once the scheduler and `states`
+   * hold the change. Without one (no scheduler), `states` is refreshed directly.
+   */
+  sitesChanged?: () => Promise<void>
   /** Rendered badges; tests pass their own to count renders. */
   badges?: BadgeRenderer
   /** Tests shorten them. */
@@ -56,6 +61,15 @@ export interface ServerTimeouts {
 }
 
 export const SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 10_000, checkEveryMs: 1000 }
+
+/** Without a scheduler to tell, a change of sites is brought into the in-memory state directly. */
+function refreshStates(db: Db, states: SiteStates | undefined, now: () => Date): () => Promise<void> {
+  return async () => {
+    if (!states) return
+    states.changed()
+    await states.refresh(db, now())
+  }
+}
 
 /**
  * Builds the Hapi server without listening: `main` starts it, tests drive it with `inject()`.
@@ -111,7 +125,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   // get their budget. Budget first: an error replaced while formatting keeps the headers of the one
   // it replaces.
   server.ext('onPreResponse', (request, h) => {
-    addBudgetHeaders(request)
+    addBudgetHeaders(request, limiter)
     return formatErrorResponse(request, h, errorPage)
   })
   server.route(
@@ -130,7 +144,8 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
         lookup: deps.webhooks?.lookup ?? createResolver({ servers: config.dnsServers, timeoutMs: 5000 }),
         wake: deps.webhooks?.wake ?? (() => {})
       },
-      events: deps.events
+      events: deps.events,
+      sitesChanged: deps.sitesChanged ?? refreshStates(db, deps.states, now)
     })
   )
   return server

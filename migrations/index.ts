@@ -4,6 +4,7 @@ import * as sites from './20261122-02-sites.js'
 import * as checks from './20261122-03-checks.js'
 import * as outages from './20261122-04-outages.js'
 import * as sitesChangedAt from './20261124-05-sites-changed-at.js'
+import * as keyScopes from './20261124-06-key-scopes.js'
 import * as events from './20261124-07-events.js'
 import * as webhooks from './20261124-08-webhooks.js'
 
@@ -20,6 +21,7 @@ export const migrations: readonly Migration[] = [
   { name: '20261122-03-checks', ...checks },
   { name: '20261122-04-outages', ...outages },
   { name: '20261124-05-sites-changed-at', ...sitesChangedAt },
+  { name: '20261124-06-key-scopes', ...keyScopes },
   { name: '20261124-07-events', ...events },
   { name: '20261124-08-webhooks', ...webhooks }
 ]

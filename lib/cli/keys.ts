@@ -1,14 +1,19 @@
 import { parseArgs } from 'node:util'
 import type { Config } from '../../config/index.js'
 import { generateKey, hashKey } from '../keys.js'
+import { DEFAULT_SCOPES, formatScopes, parseScopes, ScopeListError, SCOPES, type Scope } from '../rules/scopes.js'
 import type { Db } from '../store/db.js'
 import { createKey, listKeys, revokeKey } from '../store/keys.js'
 import { CommandError, UsageError, println, table, type CliIo } from './io.js'
 
 export const KEYS_HELP = `usage:
-  site-status keys create --name NAME [--limit N]   issue a key (N requests/minute); prints it once
-  site-status keys list                             keys with id, name, limit, created, revoked
-  site-status keys revoke ID                        revoke a key (effective within one second)`
+  site-status keys create --name NAME [--limit N] [--scopes LIST]
+                                issue a key (N requests/minute); prints it once. LIST is a
+                                comma-separated subset of ${SCOPES.join(', ')} (default ${DEFAULT_SCOPES.join(',')}):
+                                read: status, outages, sites list; check: on-demand checks;
+                                manage: add and remove sites
+  site-status keys list         keys with id, name, limit, created, revoked, scopes
+  site-status keys revoke ID    revoke a key (effective within one second)`
 
 const MAX_LIMIT = 1_000_000
 
@@ -18,6 +23,16 @@ function parseLimit(text: string | undefined): number | null {
     throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}`)
   }
   return Number(text)
+}
+
+function parseScopesOption(text: string | undefined): Scope[] {
+  if (text === undefined) return [...DEFAULT_SCOPES]
+  try {
+    return parseScopes(text)
+  } catch (err) {
+    if (err instanceof ScopeListError) throw new UsageError(`--${err.message}`)
+    throw err
+  }
 }
 
 export async function keysCommand(args: string[], io: CliIo, open: () => Promise<{ db: Db; config: Config }>): Promise<number> {
@@ -30,7 +45,7 @@ export async function keysCommand(args: string[], io: CliIo, open: () => Promise
   if (sub === 'create') {
     const { values, positionals } = parseArgs({
       args: rest,
-      options: { name: { type: 'string' }, limit: { type: 'string' } },
+      options: { name: { type: 'string' }, limit: { type: 'string' }, scopes: { type: 'string' } },
       strict: true,
       allowPositionals: true
     })
@@ -39,12 +54,13 @@ export async function keysCommand(args: string[], io: CliIo, open: () => Promise
     if (!name) throw new UsageError('keys create needs --name NAME')
     if (name.length > 100 || /\p{Cc}/u.test(name)) throw new UsageError('--name must be 1 to 100 printable characters')
     const rateLimit = parseLimit(values.limit)
+    const scopes = formatScopes(parseScopesOption(values.scopes))
     const { db, config } = await open()
     const key = generateKey()
-    const row = await createKey({ db, name, keyHash: hashKey(key), rateLimit, now: io.now() })
+    const row = await createKey({ db, name, keyHash: hashKey(key), rateLimit, scopes, now: io.now() })
     println(
       io.stderr,
-      `created key ${row.id} "${name}" with a limit of ${rateLimit ?? config.rateLimitPerMin} requests/minute${rateLimit === null ? ' (the default)' : ''}`
+      `created key ${row.id} "${name}" with a limit of ${rateLimit ?? config.rateLimitPerMin} requests/minute${rateLimit === null ? ' (the default)' : ''} and the scopes ${scopes}`
     )
     println(io.stderr, 'store it now: it is shown only this once')
     println(io.stdout, key)
@@ -57,13 +73,14 @@ export async function keysCommand(args: string[], io: CliIo, open: () => Promise
     println(
       io.stdout,
       table(
-        ['ID', 'NAME', 'LIMIT', 'CREATED', 'REVOKED'],
+        ['ID', 'NAME', 'LIMIT', 'CREATED', 'REVOKED', 'SCOPES'],
         rows.map((k) => [
           String(k.id),
           k.name,
           k.rate_limit === null ? `${config.rateLimitPerMin} (default)` : String(k.rate_limit),
           k.created_at.toISOString(),
-          k.revoked_at?.toISOString() ?? '-'
+          k.revoked_at?.toISOString() ?? '-',
+          k.scopes
         ])
       )
     )

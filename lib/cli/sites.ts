@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util'
 import type { Config } from '../../config/index.js'
 import { DomainError, normaliseDomain } from '../rules/domain.js'
 import { addSite, addSites } from '../monitoring/add-sites.js'
+import { parseSiteName, SiteNameError } from '../rules/site-name.js'
 import { removeSite } from '../monitoring/remove-site.js'
 import { currentVerdict } from '../monitoring/site-state.js'
 import type { Db } from '../store/db.js'
@@ -20,19 +21,6 @@ export const SITES_HELP = `usage:
 
 /** How many sites one import transaction writes: small enough to show progress, large enough to be fast. */
 const IMPORT_BATCH = 500
-
-export class SiteNameError extends Error {
-  constructor() {
-    super('name must be 1 to 200 printable characters')
-  }
-}
-
-export function parseSiteName(text: string | undefined): string | null {
-  if (text === undefined) return null
-  const name = text.trim()
-  if (name === '' || name.length > 200 || /\p{Cc}/u.test(name)) throw new SiteNameError()
-  return name
-}
 
 function domainArg(positionals: string[], command: string): string {
   if (positionals.length !== 1) throw new UsageError(`sites ${command} needs one DOMAIN`)

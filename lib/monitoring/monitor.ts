@@ -23,6 +23,8 @@ export interface Monitoring {
   load(): ScheduleLoad
   /** `behind` while the scheduler does not keep up (see `isBehind`), for /healthz. */
   schedule(): 'ok' | 'behind'
+  /** Sites were added or removed in this process: re-read them now; resolves once the scheduler and the in-memory state hold the change. */
+  sitesChanged(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -119,6 +121,10 @@ export async function startMonitoring({
     scheduler,
     load: () => scheduler.load(),
     schedule: () => scheduleHealth(scheduler.load()),
+    sitesChanged: () => {
+      states.changed()
+      return scheduler.refreshNow()
+    },
     stop: async () => {
       clearTimeout(first)
       clearInterval(every)

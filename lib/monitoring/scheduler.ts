@@ -94,7 +94,10 @@ export class Scheduler {
   #stopped = false
   /** The list the wheel was last brought in line with. */
   #listed: ScheduledSite[] | null = null
-  #refreshing = false
+  /** The read of the site list under way, if any. */
+  #running: Promise<void> | null = null
+  /** A read asked for by {@link refreshNow}, to begin once the one under way ends. */
+  #queued: Promise<void> | null = null
 
   constructor(opts: SchedulerOptions) {
     if (!(opts.intervalMs > 0) || !(opts.concurrency >= 1)) throw new RangeError('intervalMs and concurrency must be positive')
@@ -181,10 +184,32 @@ export class Scheduler {
     return this.#window.read(this.#opts.now())
   }
 
-  async #refresh(): Promise<void> {
+  /**
+   * Reads the site list now rather than at the next periodic refresh (the sites API added or removed
+   * one) and resolves once the wheel holds it. The read begins after this call, so it sees every
+   * change made before; callers arriving while one waits share it.
+   */
+  refreshNow(): Promise<void> {
+    if (this.#queued !== null) return this.#queued
+    const queued = (this.#running ?? Promise.resolve()).then(() => {
+      if (this.#queued === queued) this.#queued = null
+      return this.#refresh()
+    })
+    this.#queued = queued
+    return queued
+  }
+
+  #refresh(): Promise<void> {
     // A slow database must not pile up overlapping reads, nor let an older list win over a newer one.
-    if (this.#refreshing) return
-    this.#refreshing = true
+    if (this.#running !== null) return this.#running
+    const running = this.#read().finally(() => {
+      this.#running = null
+    })
+    this.#running = running
+    return running
+  }
+
+  async #read(): Promise<void> {
     const readAt = this.#opts.now()
     let sites: ScheduledSite[]
     try {
@@ -192,8 +217,6 @@ export class Scheduler {
     } catch (err) {
       this.#report(err, 'list')
       return
-    } finally {
-      this.#refreshing = false
     }
     if (this.#stopped) return
     // The same list as last time (SiteStates hands back the array it kept) has nothing to compare.

@@ -75,6 +75,8 @@ export class SiteStates {
   #tracked: Array<{ id: number; domain: string }> | null = null
   #version: string | null = null
   #fullAt = -Infinity
+  /** Set by {@link changed}: the next refresh reads the list whatever the version says. */
+  #stale = false
 
   constructor({ intervalMs, publicUrl }: { intervalMs: number; publicUrl: string }) {
     this.#intervalMs = intervalMs
@@ -98,8 +100,12 @@ export class SiteStates {
    * minute, for changes made behind the store's back.
    */
   async refresh(db: Db, now: Date): Promise<Array<{ id: number; domain: string }>> {
+    const stale = this.#stale
+    this.#stale = false
     const version = await sitesVersion({ db })
-    if (this.#tracked !== null && version === this.#version && now.getTime() - this.#fullAt < FULL_REFRESH_MS) return this.#tracked
+    if (!stale && this.#tracked !== null && version === this.#version && now.getTime() - this.#fullAt < FULL_REFRESH_MS) {
+      return this.#tracked
+    }
     const tracked = await listTrackedIds({ db })
     const seen = new Set<number>()
     const reload: number[] = []
@@ -131,6 +137,14 @@ export class SiteStates {
     this.#version = version
     this.#fullAt = now.getTime()
     return this.#tracked
+  }
+
+  /**
+   * Says this process changed the tracked sites (the sites API): the next refresh reads them in full
+   * even if the version did not move, as it may not when two changes share a millisecond.
+   */
+  changed(): void {
+    this.#stale = true
   }
 
   #forgetOld(state: StoredSiteState, now: Date): void {
@@ -208,6 +222,25 @@ export class SiteStates {
     for (const { site } of this.#byId.values()) counts[currentVerdict(site, now, this.#intervalMs).status]++
     const records = this.#sorted.slice((page - 1) * size, page * size).map((domain) => this.statusRecord(domain, now) as StatusRecord)
     return { total: this.#sorted.length, counts, records }
+  }
+
+  /**
+   * Up to `limit` status records of the tracked sites whose domains sort after `after` (all when
+   * undefined), in domain order, and whether more follow: keyset paging, so sites added or removed
+   * between pages never shift the sites not yet seen.
+   */
+  pageAfter(after: string | undefined, limit: number, now: Date): { records: StatusRecord[]; more: boolean } {
+    this.#sorted ??= [...this.#byDomain.keys()].sort()
+    const sorted = this.#sorted
+    let lo = 0
+    let hi = sorted.length
+    while (after !== undefined && lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((sorted[mid] as string) <= after) lo = mid + 1
+      else hi = mid
+    }
+    const records = sorted.slice(lo, lo + limit).map((domain) => this.statusRecord(domain, now) as StatusRecord)
+    return { records, more: lo + limit < sorted.length }
   }
 
   /**

@@ -166,6 +166,28 @@ const schemas: Json = {
     },
     additionalProperties: false
   },
+  SiteList: {
+    type: 'object',
+    required: ['sites', 'next_cursor'],
+    properties: {
+      sites: { type: 'array', maxItems: 200, items: ref('schemas', 'StatusRecord') },
+      next_cursor: { ...nullable({ type: 'string' }), description: 'Pass as `cursor` for the next page; null on the last page.' }
+    },
+    additionalProperties: false
+  },
+  AddSiteRequest: {
+    type: 'object',
+    required: ['domain'],
+    properties: {
+      domain: {
+        type: 'string',
+        description: 'A hostname, or an http(s) URL reduced to its host; normalised like everywhere (lower case, punycode).',
+        examples: ['example.com']
+      },
+      name: { type: 'string', minLength: 1, maxLength: 200, description: 'Display name; the domain when absent.' }
+    },
+    additionalProperties: false
+  },
   OutageList: {
     type: 'object',
     required: ['outages', 'next_cursor'],
@@ -330,6 +352,10 @@ const error = (description: string, extra: Json = {}): Json => ({
 const responses: Json = {
   BadRequest: error('Invalid input: a bad domain, parameter or body. The text says what is wrong.'),
   Unauthorized: error('Missing, malformed, unknown or revoked key.', { 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') }),
+  Forbidden: error(
+    'The key lacks the scope this operation needs (its `security` names it); the text names the scope. The request consumed nothing.',
+    budgetHeaders(true)
+  ),
   NotFound: error('The site is not tracked, or no such route.'),
   MethodNotAllowed: error('The path exists but not with this method.', { Allow: ref('headers', 'Allow') }),
   PayloadTooLarge: error('The request body is over 4 KiB.'),
@@ -338,7 +364,9 @@ const responses: Json = {
     'Retry-After': ref('headers', 'Retry-After'),
     ...budgetHeaders(true)
   }),
-  Conflict: error('The request cannot be done in the current state (a disabled webhook, a pruned event). The text says why.'),
+  Conflict: error(
+    "The request conflicts with what is stored: the site is already tracked, the webhook is disabled, or the delivery's event was pruned. The text says why."
+  ),
   InternalError: error('An unexpected fault; the body says only "internal server error".'),
   ServiceUnavailable: error('The database is unreachable.', { 'Retry-After': ref('headers', 'Retry-After') }),
   OverCapacity: error(
@@ -394,7 +422,8 @@ export const components: Json = {
     bearerAuth: {
       type: 'http',
       scheme: 'bearer',
-      description: 'An API key issued by the operator (`site-status keys create`): `ssk_` followed by 43 base64url characters.'
+      description:
+        'An API key issued by the operator (`site-status keys create --scopes LIST`): `ssk_` followed by 43 base64url characters. Each key holds scopes, and each operation names the one it needs in its `security` requirement: `read` (status, outages, the sites list), `check` (on-demand checks), `manage` (adding and removing sites). Keys hold `read` and `check` unless issued otherwise. A key without the scope gets 403. `GET /api/v1/rate_limit` is open to any valid key.'
     }
   }
 }

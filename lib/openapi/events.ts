@@ -47,6 +47,8 @@ export const eventsPath: Json = {
   get: {
     operationId: 'streamEvents',
     tags: ['api'],
+    // The key must hold the read scope (see the bearerAuth scheme); the route table declares the same.
+    security: [{ bearerAuth: ['read'] }],
     summary: 'Server-Sent Events: every outage and site change as it commits (costs 1 when opened)',
     description: [
       'A `text/event-stream` that stays open. Each event is `id: <id>`, `event: <type>` and `data: <JSON>` followed by a blank line; ids increase strictly without gaps. Types: `outage.opened`, `outage.closed` (data: OutageEventData), `site.added`, `site.removed` (data: SiteEventData).',
@@ -87,6 +89,7 @@ export const eventsPath: Json = {
       },
       400: ref('responses', 'BadRequest'),
       401: ref('responses', 'Unauthorized'),
+      403: ref('responses', 'Forbidden'),
       405: ref('responses', 'MethodNotAllowed'),
       429: {
         description:

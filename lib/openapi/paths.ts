@@ -1,3 +1,4 @@
+import type { Scope } from '../rules/scopes.js'
 import { budgetHeaders, ref } from './components.js'
 import { eventsPath } from './events.js'
 
@@ -10,9 +11,10 @@ const errors = (...names: string[]): Json =>
       const status = {
         BadRequest: 400,
         Unauthorized: 401,
+        Forbidden: 403,
         NotFound: 404,
-        MethodNotAllowed: 405,
         Conflict: 409,
+        MethodNotAllowed: 405,
         PayloadTooLarge: 413,
         UnsupportedMediaType: 415,
         TooManyRequests: 429,
@@ -24,9 +26,21 @@ const errors = (...names: string[]): Json =>
   )
 const keyedErrors = (...extra: string[]): Json =>
   errors(...extra, 'Unauthorized', 'MethodNotAllowed', 'TooManyRequests', 'InternalError', 'ServiceUnavailable')
+/** Errors of an operation that needs a scope: the keyed ones and 403. */
+const scopedErrors = (...extra: string[]): Json => keyedErrors(...extra, 'Forbidden')
 const ok = (description: string, schema: Json): Json => ({ description, headers: budgetHeaders(true), content: json(schema) })
 const noContent = (description: string): Json => ({ description, headers: budgetHeaders(true) })
 const noKey: Json[] = []
+/** The key must hold this scope (see the bearerAuth scheme); the server's route table declares the same. */
+const scope = (name: Scope): Json[] => [{ bearerAuth: [name] }]
+const limit: Json = { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } }
+const cursor: Json = {
+  name: 'cursor',
+  in: 'query',
+  required: false,
+  description: 'The `next_cursor` of the previous page, as given.',
+  schema: { type: 'string', maxLength: 100 }
+}
 
 const badgeHeaders = {
   ETag: ref('headers', 'ETag'),
@@ -67,12 +81,13 @@ export const paths: Json = {
       operationId: 'checkDomain',
       tags: ['api'],
       summary: 'Check a domain now from every location (costs 5)',
+      security: scope('check'),
       description:
         'Works for any public domain, tracked or not. A result younger than CACHE_TTL_S seconds is reused (`cached: true`) and costs the same; concurrent checks of one domain share one probe run. Domains resolving to non-public addresses are refused with 400. A check that would start a new probe run while the instance has MAX_CHECKS_IN_FLIGHT checks running, or while this key holds its share of them (MAX_KEY_SHARE), is refused at once with 503 and Retry-After, and costs nothing.',
       requestBody: { required: true, content: json(ref('schemas', 'CheckRequest')) },
       responses: {
         200: ok("Each location's result and the verdict.", ref('schemas', 'CheckResult')),
-        ...keyedErrors('BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType'),
+        ...scopedErrors('BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType'),
         503: ref('responses', 'OverCapacity')
       }
     }
@@ -82,8 +97,9 @@ export const paths: Json = {
       operationId: 'getStatus',
       tags: ['api'],
       summary: "A tracked site's stored status, uptime and last outage (costs 1)",
+      security: scope('read'),
       parameters: [ref('parameters', 'Domain')],
-      responses: { 200: ok('The status record.', ref('schemas', 'StatusRecord')), ...keyedErrors('BadRequest', 'NotFound') }
+      responses: { 200: ok('The status record.', ref('schemas', 'StatusRecord')), ...scopedErrors('BadRequest', 'NotFound') }
     }
   },
   '/api/v1/outages': {
@@ -91,6 +107,7 @@ export const paths: Json = {
       operationId: 'listOutages',
       tags: ['api'],
       summary: 'Confirmed outages, newest first (costs 1)',
+      security: scope('read'),
       description:
         'Ordered by start, newest first, ties by id. To page past `limit`, repeat the query with `cursor` set to `next_cursor` until it is null. Any parameter not listed here is refused with 400.',
       parameters: [
@@ -108,51 +125,95 @@ export const paths: Json = {
           description: '1: only outages still ongoing; 0: all.',
           schema: { type: 'string', enum: ['0', '1'] }
         },
-        { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
-        {
-          name: 'cursor',
-          in: 'query',
-          required: false,
-          description: 'The `next_cursor` of the previous page, as given.',
-          schema: { type: 'string', maxLength: 100 }
-        }
+        limit,
+        cursor
       ],
-      responses: { 200: ok('A page of outages.', ref('schemas', 'OutageList')), ...keyedErrors('BadRequest') }
+      responses: { 200: ok('A page of outages.', ref('schemas', 'OutageList')), ...scopedErrors('BadRequest') }
+    }
+  },
+  '/api/v1/sites': {
+    get: {
+      operationId: 'listSites',
+      tags: ['api'],
+      summary: 'Tracked sites with their status records, by domain (costs 1)',
+      description:
+        'Ordered by domain. To page past `limit`, repeat the query with `cursor` set to `next_cursor` until it is null; sites added or removed meanwhile never shift the ones not yet listed. Any parameter not listed here is refused with 400.',
+      security: scope('read'),
+      parameters: [limit, { ...cursor, schema: { type: 'string', maxLength: 400 } }],
+      responses: { 200: ok('A page of sites.', ref('schemas', 'SiteList')), ...scopedErrors('BadRequest') }
+    },
+    post: {
+      operationId: 'addSite',
+      tags: ['api'],
+      summary: 'Track a site (costs 1)',
+      description:
+        'The domain is normalised and judged by the same rules as `site-status sites add`. A site removed earlier is tracked again (its history kept, a new tracking period). The scheduler takes it at once; its first check comes within one check interval.',
+      security: scope('manage'),
+      requestBody: { required: true, content: json(ref('schemas', 'AddSiteRequest')) },
+      responses: {
+        201: {
+          description: 'Now tracked: its status record (`unavailable` until its first check).',
+          headers: {
+            ...budgetHeaders(true),
+            Location: { description: "The site's status endpoint.", required: true, schema: { type: 'string' } }
+          },
+          content: json(ref('schemas', 'StatusRecord'))
+        },
+        ...scopedErrors('BadRequest', 'Conflict', 'PayloadTooLarge', 'UnsupportedMediaType')
+      }
+    }
+  },
+  '/api/v1/sites/{domain}': {
+    delete: {
+      operationId: 'removeSite',
+      tags: ['api'],
+      summary: 'Stop tracking a site (costs 1)',
+      description: 'Its checks and outages are kept; an ongoing outage ends now. The scheduler drops it at once.',
+      security: scope('manage'),
+      parameters: [ref('parameters', 'Domain')],
+      responses: {
+        204: { description: 'No longer tracked.', headers: budgetHeaders(true) },
+        ...scopedErrors('BadRequest', 'NotFound')
+      }
     }
   },
   '/api/v1/webhooks': {
     post: {
       operationId: 'createWebhook',
       tags: ['webhooks'],
+      security: scope('manage'),
       summary: 'Register a webhook (costs 1)',
       description:
         'Events committed from now on that match `events` and `domains` are POSTed to `url` as Standard Webhooks: body `{"type", "timestamp", "data"}`, headers `webhook-id` (the event id, the same on every retry), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the base64-decoded part of the secret after `whsec_`). A 2xx within 15 s delivers; anything else is retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then daily while three days have not passed, then the delivery is `failed`; a 410 disables the webhook. Redirects are not followed. A URL whose host resolves to a non-public address is refused with 400.',
       requestBody: { required: true, content: json(ref('schemas', 'WebhookRequest')) },
       responses: {
         201: ok('The webhook, with its secret: the only time the secret is shown.', ref('schemas', 'WebhookCreated')),
-        ...keyedErrors('BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType')
+        ...scopedErrors('BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType')
       }
     },
     get: {
       operationId: 'listWebhooks',
       tags: ['webhooks'],
+      security: scope('manage'),
       summary: 'Every webhook, oldest first, without secrets (costs 1)',
-      responses: { 200: ok('The webhooks.', ref('schemas', 'WebhookList')), ...keyedErrors() }
+      responses: { 200: ok('The webhooks.', ref('schemas', 'WebhookList')), ...scopedErrors() }
     }
   },
   '/api/v1/webhooks/{id}': {
     delete: {
       operationId: 'deleteWebhook',
       tags: ['webhooks'],
+      security: scope('manage'),
       summary: 'Remove a webhook and its delivery log (costs 1)',
       parameters: [ref('parameters', 'WebhookId')],
-      responses: { 204: noContent('Removed; nothing more is sent.'), ...keyedErrors('BadRequest', 'NotFound') }
+      responses: { 204: noContent('Removed; nothing more is sent.'), ...scopedErrors('BadRequest', 'NotFound') }
     }
   },
   '/api/v1/webhooks/{id}/deliveries': {
     get: {
       operationId: 'listDeliveries',
       tags: ['webhooks'],
+      security: scope('manage'),
       summary: "A webhook's deliveries, newest first (costs 1)",
       description:
         'Ordered by id, newest first. To page past `limit`, repeat the query with `cursor` set to `next_cursor` until it is null. Deliveries are kept 30 days.',
@@ -167,20 +228,21 @@ export const paths: Json = {
           schema: { type: 'string', maxLength: 100 }
         }
       ],
-      responses: { 200: ok('A page of deliveries.', ref('schemas', 'DeliveryList')), ...keyedErrors('BadRequest', 'NotFound') }
+      responses: { 200: ok('A page of deliveries.', ref('schemas', 'DeliveryList')), ...scopedErrors('BadRequest', 'NotFound') }
     }
   },
   '/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry': {
     post: {
       operationId: 'retryDelivery',
       tags: ['webhooks'],
+      security: scope('manage'),
       summary: 'Send a delivery again now (costs 1)',
       description:
         'Whatever its status, the delivery goes back to `pending`, due now, with its retry schedule started over; the same `webhook-id` is sent. A disabled webhook (its receiver answered 410) is refused with 409, and so is a delivery whose event is no longer stored (events are kept 7 days).',
       parameters: [ref('parameters', 'WebhookId'), ref('parameters', 'DeliveryId')],
       responses: {
         202: ok('Queued: the delivery as it now stands.', ref('schemas', 'Delivery')),
-        ...keyedErrors('BadRequest', 'NotFound', 'Conflict')
+        ...scopedErrors('BadRequest', 'NotFound', 'Conflict')
       }
     }
   },

@@ -1,6 +1,7 @@
 import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
+import { requireScope } from '../auth.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { CapacityError, TargetPolicyError, type CheckSupervisor } from '../probing/supervisor.js'
 import { refundRequest, type RateLimitCredentials, type RateLimiter } from '../rate-limit.js'
@@ -20,6 +21,7 @@ export function checkRoutes({ checks, limiter }: { checks: CheckSupervisor; limi
       method: 'POST',
       path: '/api/v1/check',
       options: {
+        auth: requireScope('check'),
         plugins: { rateLimit: { cost: CHECK_COST } },
         payload: { allow: 'application/json', maxBytes: 4096 },
         validate: { payload: body }

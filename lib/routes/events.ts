@@ -1,6 +1,7 @@
 import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
+import { requireScope } from '../auth.js'
 import { StreamRefusedError, type EventStreams } from '../events/streams.js'
 import { refundRequest, type RateLimitCredentials, type RateLimiter } from '../rate-limit.js'
 
@@ -22,6 +23,7 @@ export function eventRoutes({ streams, limiter }: { streams: EventStreams; limit
       method: 'GET',
       path: '/api/v1/events',
       options: {
+        auth: requireScope('read'),
         validate: {
           query: Joi.object({ since: Joi.string().pattern(EVENT_ID).messages(idMessage('since')) }).unknown(false),
           headers: Joi.object({ 'last-event-id': Joi.string().allow('').pattern(EVENT_ID).messages(idMessage('Last-Event-ID')) }).unknown(

@@ -14,6 +14,7 @@ import { openApiRoutes } from './openapi.js'
 import { outageRoutes } from './outages.js'
 import { pageRoutes } from './pages.js'
 import { rateLimitRoutes } from './rate-limit.js'
+import { siteRoutes } from './sites.js'
 import { statusRoutes } from './status.js'
 import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
 
@@ -35,9 +36,14 @@ export interface RouteDeps {
   webhooks: Omit<WebhookRouteDeps, 'db' | 'now'>
   /** The open event streams; a server built without them (some tests) has no events route. */
   events?: EventStreams
+  /** Resolves once the scheduler and `states` hold a site the sites API just added or removed. */
+  sitesChanged: () => Promise<void>
 }
 
-/** The route table: every path the service answers, one module per resource. */
+/**
+ * The route table: every path the service answers, one module per resource. Every keyed route
+ * declares the scope it needs (`requireScope`); `GET /api/v1/rate_limit` alone is open to any key.
+ */
 export function routes(deps: RouteDeps): ServerRoute[] {
   return [
     ...healthRoutes(deps),
@@ -46,6 +52,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...(deps.states ? statusRoutes({ states: deps.states, now: deps.now }) : []),
     ...outageRoutes(deps),
     ...(deps.events ? eventRoutes({ streams: deps.events, limiter: deps.limiter }) : []),
+    ...(deps.states ? siteRoutes({ db: deps.db, states: deps.states, now: deps.now, sitesChanged: deps.sitesChanged }) : []),
     ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
     ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),
     ...webhookRoutes({ db: deps.db, now: deps.now, ...deps.webhooks }),

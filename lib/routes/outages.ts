@@ -1,6 +1,7 @@
 import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
+import { requireScope } from '../auth.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { durationSeconds } from '../rules/outages.js'
 import type { Db } from '../store/db.js'
@@ -60,7 +61,7 @@ export function outageRoutes({ db, now }: { db: Db; now: () => Date }): ServerRo
     {
       method: 'GET',
       path: '/api/v1/outages',
-      options: { validate: { query } },
+      options: { auth: requireScope('read'), validate: { query } },
       handler: async (request) => {
         const q = request.query as { domain?: string; ongoing?: string; limit: number; cursor?: string }
         let domain: string | undefined

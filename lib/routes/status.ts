@@ -1,5 +1,6 @@
 import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
+import { requireScope } from '../auth.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import type { SiteStates } from '../monitoring/site-state.js'
 
@@ -12,6 +13,7 @@ export function statusRoutes({ states, now }: { states: SiteStates; now: () => D
     {
       method: 'GET',
       path: '/api/v1/status/{domain}',
+      options: { auth: requireScope('read') },
       handler: (request, h) => {
         // Clients almost always ask with the normalised name a response gave them: no parsing needed.
         const raw = request.params.domain as string

@@ -1,6 +1,7 @@
 import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
+import { requireScope } from '../auth.js'
 import type { Resolve } from '../net/resolver.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { EVENT_TYPES } from '../rules/events.js'
@@ -135,7 +136,7 @@ export function webhookRoutes({ db, now, box, policy, lookup, wake }: WebhookRou
     {
       method: 'POST',
       path: '/api/v1/webhooks',
-      options: { payload: { allow: 'application/json' }, validate: { payload: createBody } },
+      options: { auth: requireScope('manage'), payload: { allow: 'application/json' }, validate: { payload: createBody } },
       handler: async (request, h) => {
         const body = request.payload as { url: string; events?: string[] | null; domains?: string[] | null }
         const url = parseUrl(body.url)
@@ -158,12 +159,13 @@ export function webhookRoutes({ db, now, box, policy, lookup, wake }: WebhookRou
     {
       method: 'GET',
       path: '/api/v1/webhooks',
+      options: { auth: requireScope('manage') },
       handler: async () => ({ webhooks: (await listWebhooks({ db })).map(webhookRecord) })
     },
     {
       method: 'DELETE',
       path: '/api/v1/webhooks/{id}',
-      options: { validate: { params: webhookId } },
+      options: { auth: requireScope('manage'), validate: { params: webhookId } },
       handler: async (request, h) => {
         const { id } = request.params as { id: number }
         if (!(await deleteWebhook({ db, id }))) throw Boom.notFound('no such webhook')
@@ -173,7 +175,7 @@ export function webhookRoutes({ db, now, box, policy, lookup, wake }: WebhookRou
     {
       method: 'GET',
       path: '/api/v1/webhooks/{id}/deliveries',
-      options: { validate: { params: webhookId, query: deliveriesQuery } },
+      options: { auth: requireScope('manage'), validate: { params: webhookId, query: deliveriesQuery } },
       handler: async (request) => {
         const { id } = request.params as { id: number }
         const q = request.query as { limit: number; cursor?: string }
@@ -191,7 +193,7 @@ export function webhookRoutes({ db, now, box, policy, lookup, wake }: WebhookRou
     {
       method: 'POST',
       path: '/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry',
-      options: { validate: { params: deliveryIds } },
+      options: { auth: requireScope('manage'), validate: { params: deliveryIds } },
       handler: async (request, h) => {
         const { id, delivery_id: deliveryId } = request.params as { id: number; delivery_id: number }
         const outcome = await retryDelivery({ db, webhookId: id, deliveryId, now: now() })

@@ -127,6 +127,12 @@ export function isPoolSaturated(db: Db, err: unknown): boolean {
   return pool !== undefined && pool.numUsed() > 0
 }
 
+/** A write refused by a unique index: another writer stored the same key first. */
+export function isDuplicateKey(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE'
+}
+
 /** A health probe must answer quickly even while the database hangs. */
 const PING_TIMEOUT_MS = 1000
 

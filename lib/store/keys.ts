@@ -7,6 +7,7 @@ function toKeyRow(r: Record<string, unknown>): ApiKeyRow {
     name: String(r.name),
     key_hash: String(r.key_hash),
     rate_limit: r.rate_limit === null ? null : Number(r.rate_limit),
+    scopes: String(r.scopes),
     created_at: toDate(r.created_at) as Date,
     revoked_at: toDate(r.revoked_at)
   }
@@ -17,16 +18,27 @@ export async function createKey({
   name,
   keyHash,
   rateLimit,
+  scopes,
   now
 }: {
   db: Db
   name: string
   keyHash: string
   rateLimit: number | null
+  /** Comma-separated; the column's default (`read,check`) when absent. */
+  scopes?: string
   now: Date
 }): Promise<ApiKeyRow> {
-  const [id] = await db('api_keys').insert({ name, key_hash: keyHash, rate_limit: rateLimit, created_at: now })
-  return { id: Number(id), name, key_hash: keyHash, rate_limit: rateLimit, created_at: now, revoked_at: null }
+  // Left out rather than undefined: SQLite's client would write undefined as NULL, not the default.
+  const [id] = await db('api_keys').insert({
+    name,
+    key_hash: keyHash,
+    rate_limit: rateLimit,
+    ...(scopes === undefined ? {} : { scopes }),
+    created_at: now
+  })
+  const row = await db('api_keys').where({ id }).first('scopes')
+  return { id: Number(id), name, key_hash: keyHash, rate_limit: rateLimit, scopes: String(row.scopes), created_at: now, revoked_at: null }
 }
 
 export async function listKeys({ db }: { db: Db }): Promise<ApiKeyRow[]> {

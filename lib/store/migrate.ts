@@ -30,3 +30,15 @@ export async function pendingMigrations(db: Db): Promise<string[]> {
   const [, pending] = (await db.migrate.list(options)) as [unknown[], Array<{ name: string }>]
   return pending.map((m) => m.name)
 }
+
+/** Rolls back the newest applied migration; returns its name (tests of one migration's down). */
+export async function migrateDownOne(db: Db): Promise<string[]> {
+  const [, reverted] = (await db.migrate.down(options)) as [number, string[]]
+  return reverted
+}
+
+/** Applies the next pending migration; returns its name. */
+export async function migrateUpOne(db: Db): Promise<string[]> {
+  const [, applied] = (await db.migrate.up(options)) as [number, string[]]
+  return applied
+}

@@ -34,9 +34,21 @@ export interface TrackedSite {
 /**
  * Tracks normalised domains inside the caller's transaction `db`. A removed site is tracked again
  * in a new tracking period (its history stays); an already tracked one is left alone except for a
- * new name, if one is given. Returns each entry's outcome and row, in order. Entries must be distinct.
+ * new name, if one is given and `renameTracked` (the default) allows it. Returns each entry's
+ * outcome and row, in order. Entries must be distinct.
  */
-export async function trackSites({ db, entries, now }: { db: Db; entries: readonly SiteEntry[]; now: Date }): Promise<TrackedSite[]> {
+export async function trackSites({
+  db,
+  entries,
+  now,
+  renameTracked = true
+}: {
+  db: Db
+  entries: readonly SiteEntry[]
+  now: Date
+  /** False: an entry already tracked is left exactly as it is (the sites API answers 409 for it). */
+  renameTracked?: boolean
+}): Promise<TrackedSite[]> {
   if (entries.length === 0) return []
   const domains = entries.map((e) => e.domain)
   const existing = new Map<string, { removed: boolean }>()
@@ -57,7 +69,7 @@ export async function trackSites({ db, entries, now }: { db: Db; entries: readon
       continue
     }
     const patch: Record<string, unknown> = {}
-    if (e.name !== null) patch.name = e.name
+    if (e.name !== null && (found.removed || renameTracked)) patch.name = e.name
     if (found.removed)
       Object.assign(patch, {
         removed_at: null,

@@ -5,6 +5,8 @@ export interface ApiKeyRow {
   name: string
   key_hash: string
   rate_limit: number | null
+  /** The stored scope list, comma-separated (`read,check`). */
+  scopes: string
   created_at: Date
   revoked_at: Date | null
 }

@@ -28,8 +28,8 @@ export interface TestServer {
   server: Server
   config: Config
   logs: LogCapture
-  /** Issues a key straight into the store; returns the key text. */
-  issueKey: (options?: { name?: string; limit?: number | null }) => Promise<string>
+  /** Issues a key straight into the store (scopes comma-separated, `read,check` by default); returns the key text. */
+  issueKey: (options?: { name?: string; limit?: number | null; scopes?: string }) => Promise<string>
 }
 
 export async function testServer({
@@ -43,7 +43,8 @@ export async function testServer({
   timeouts,
   schedule,
   webhooks,
-  events
+  events,
+  sitesChanged
 }: {
   db: Db
   env?: Record<string, string>
@@ -56,18 +57,33 @@ export async function testServer({
   schedule?: () => 'ok' | 'behind'
   webhooks?: ServerDeps['webhooks']
   events?: EventStreams
+  sitesChanged?: () => Promise<void>
 }): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
   const logger = createLogger({ level: config.logLevel, stream: logs })
-  const server = await buildServer({ config, db, logger, now, limiter, checks, states, badges, timeouts, schedule, webhooks, events })
+  const server = await buildServer({
+    config,
+    db,
+    logger,
+    now,
+    limiter,
+    checks,
+    states,
+    badges,
+    timeouts,
+    schedule,
+    webhooks,
+    events,
+    sitesChanged
+  })
   return {
     server,
     config,
     logs,
-    issueKey: async ({ name = 'test', limit = null } = {}) => {
+    issueKey: async ({ name = 'test', limit = null, scopes } = {}) => {
       const key = generateKey()
-      await createKey({ db, name, keyHash: hashKey(key), rateLimit: limit, now: new Date() })
+      await createKey({ db, name, keyHash: hashKey(key), rateLimit: limit, scopes, now: new Date() })
       return key
     }
   }

@@ -9,7 +9,7 @@ import { createTestDatabase, engines } from '../../helpers/db.js'
 /** Nothing listens on port 1: a database URL that can never be reached. */
 const UNREACHABLE = 'mysql://root@127.0.0.1:1/x'
 const TOP_COMMANDS = ['serve', 'migrate', 'keys', 'sites']
-const KEYS_SUBCOMMANDS = ['keys create --name NAME [--limit N]', 'keys list', 'keys revoke ID']
+const KEYS_SUBCOMMANDS = ['keys create --name NAME [--limit N] [--scopes LIST]', 'keys list', 'keys revoke ID']
 const SITES_SUBCOMMANDS = ['sites add DOMAIN [--name NAME]', 'sites remove DOMAIN', 'sites list', 'sites import FILE']
 
 t.test('help', async (t) => {

@@ -109,7 +109,7 @@ for (const engine of engines()) {
       const list = await spawnCli(['keys', 'list'], { env })
       t.equal(list.code, 0, 'list exits 0')
       const table = parseTable(list.stdout)
-      t.same(table[0], ['ID', 'NAME', 'LIMIT', 'CREATED', 'REVOKED'], 'the header names the columns')
+      t.same(table[0], ['ID', 'NAME', 'LIMIT', 'CREATED', 'REVOKED', 'SCOPES'], 'the header names the columns')
       const revokedRow = table.find((r) => r[0] === id)
       t.same(revokedRow?.slice(1, 3), ['to-revoke', '9'], 'the revoked key is listed with its name and limit')
       t.match(revokedRow?.[3] ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'created is an ISO time')
@@ -119,6 +119,37 @@ for (const engine of engines()) {
       t.equal(defaultRow?.[2], '60 (default)', 'a key without its own limit shows the default')
       t.equal(table.length, 1 + (await keyCount()), 'one line per key plus the header')
       t.notOk(list.stdout.includes('ssk_'), 'the list never shows keys')
+    })
+
+    t.test('keys create --scopes stores the scopes and keys list shows them', async (t) => {
+      const cases: Array<[string, string[], string]> = [
+        ['scoped-default', [], 'read,check'],
+        ['scoped-read', ['--scopes', 'read'], 'read'],
+        ['scoped-manage', ['--scopes', 'manage,READ'], 'read,manage'],
+        ['scoped-all', ['--scopes=check, manage ,read'], 'read,check,manage']
+      ]
+      for (const [name, args, stored] of cases) {
+        const res = await runCli(['keys', 'create', '--name', name, ...args], { env })
+        t.equal(res.code, 0, `${name}: exits 0`)
+        t.match(res.stderr, new RegExp(`and the scopes ${stored}\n`), `${name}: stderr names the scopes`)
+        t.equal((await db('api_keys').where({ name }).first()).scopes, stored, `${name}: ${stored} is stored`)
+      }
+      const table = parseTable((await runCli(['keys', 'list'], { env })).stdout)
+      for (const [name, , stored] of cases) t.equal(table.find((r) => r[1] === name)?.[5], stored, `keys list shows ${name}'s scopes`)
+    })
+
+    t.test('a bad --scopes is a usage error naming the valid scopes, and nothing is stored', async (t) => {
+      const before = await keyCount()
+      for (const scopes of ['admin', 'read,write', '', ',', 'read;check']) {
+        const res = await runCli(['keys', 'create', '--name', 'bad-scopes', '--scopes', scopes], { env })
+        t.equal(res.code, 2, `--scopes ${JSON.stringify(scopes)}: exits 2`)
+        t.equal(res.stdout, '', 'prints nothing on stdout')
+        t.equal(lines(res.stderr).length, 1, 'one stderr line')
+        t.match(res.stderr, /--scopes must be a comma-separated list of read, check, manage/, 'names the valid scopes')
+      }
+      const missing = await runCli(['keys', 'create', '--name', 'bad-scopes', '--scopes'], { env })
+      t.equal(missing.code, 2, '--scopes without a value exits 2')
+      t.equal(await keyCount(), before, 'no key was created')
     })
 
     t.test('revoking an unknown or malformed ID fails clearly', async (t) => {

@@ -459,3 +459,37 @@ t.test('sites imported in bulk while running are spread over the interval, not s
   t.ok(Math.max(...tenths) <= 150, `spread over the interval: ${tenths.join(' ')}`)
   await scheduler.stop()
 })
+
+t.test('refreshNow reads the list after a read already under way, and callers meanwhile share that read', async (t) => {
+  fakeTimers(t)
+  let list = sites(1)
+  let reads = 0
+  let hold: (() => void) | null = null
+  const scheduler = new Scheduler({
+    intervalMs: 60_000,
+    concurrency: 1,
+    refreshMs: 3_600_000,
+    runCheck: async () => {},
+    listSites: async () => {
+      reads++
+      const seen = list
+      if (reads === 2) await new Promise<void>((resolve) => (hold = resolve))
+      return seen
+    }
+  })
+  await scheduler.start()
+  t.teardown(() => scheduler.stop())
+  t.equal(scheduler.stats().sites, 1)
+
+  const first = scheduler.refreshNow()
+  await flush()
+  t.equal(reads, 2, 'a read is under way, holding the old list')
+  list = sites(3)
+  const second = scheduler.refreshNow()
+  const third = scheduler.refreshNow()
+  t.equal(second, third, 'callers arriving while a read waits share it')
+  ;(hold as (() => void) | null)?.()
+  await Promise.all([first, second, third])
+  t.equal(reads, 3, 'one more read, begun after the one under way')
+  t.equal(scheduler.stats().sites, 3, 'and the wheel holds the change made while the first read ran')
+})

@@ -71,15 +71,33 @@ t.test('every route the server answers is documented, and every documented opera
     )
   )
   t.same([...served].sort(), [...documented].sort(), 'the same set of method and path')
+
+  const declared = (auth: unknown): string[] => {
+    const access =
+      typeof auth === 'object' && auth !== null
+        ? ((auth as { access?: Array<{ scope?: { selection?: string[] } | false }> }).access ?? [])
+        : []
+    return access.flatMap((a) => (a.scope ? (a.scope.selection ?? []) : []))
+  }
+  for (const route of server.table().filter((r) => (r.settings.auth as unknown) !== false && !UNDOCUMENTED.has(r.path))) {
+    const op = (document.paths as Json)[route.path][route.method]
+    t.same(
+      op.security ?? [{ bearerAuth: [] }],
+      [{ bearerAuth: declared(route.settings.auth) }],
+      `${route.method.toUpperCase()} ${route.path} documents the scope it declares`
+    )
+  }
 })
 
 t.test('every operation documents the errors it can answer', async (t) => {
   for (const [path, item] of Object.entries(document.paths as Json)) {
     for (const [method, op] of Object.entries(item as Json)) {
       const statuses = Object.keys(op.responses)
-      const keyed = op.security === undefined
+      const keyed = op.security === undefined || op.security.length > 0
+      const scoped = keyed && op.security !== undefined
       const expected = ['405']
       if (keyed) expected.push('401', '429', '500', '503')
+      if (scoped) expected.push('403')
       if (path.includes('{') || (op.parameters ?? []).length > 0 || op.requestBody) expected.push('400')
       if (op.requestBody) expected.push('413', '415')
       if (path.includes('{domain}') && path.startsWith('/api/v1/')) expected.push('404')

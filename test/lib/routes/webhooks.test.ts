@@ -31,7 +31,7 @@ async function api(t: Test, db: Db, url: string, env: Record<string, string> = {
       }
     }
   })
-  const key = await issueKey({ limit: 100_000 })
+  const key = await issueKey({ limit: 100_000, scopes: 'read,check,manage' })
   const call = async (method: string, path: string, payload?: unknown) => {
     const res = await server.inject({ method, url: path, headers: bearer(key), payload: payload as object | undefined })
     matchesOpenApi(t, res)

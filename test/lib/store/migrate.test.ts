@@ -1,6 +1,6 @@
 import t from 'tap'
 import { openDb, toDate } from '../../../lib/store/db.js'
-import { migrateDownAll, migrateLatest, pendingMigrations } from '../../../lib/store/migrate.js'
+import { migrateDownAll, migrateDownOne, migrateLatest, migrateUpOne, pendingMigrations } from '../../../lib/store/migrate.js'
 import { migrations } from '../../../migrations/index.js'
 import { createTestDatabase, engines } from '../../helpers/db.js'
 
@@ -55,6 +55,27 @@ for (const engine of engines()) {
       await db('outages').where({ site_id: siteId }).update({ ended_at: new Date(), open_site_id: null })
       await db('outages').insert({ site_id: siteId, started_at: new Date(), open_site_id: siteId })
       t.equal(Number((await db('outages').where({ site_id: siteId }).count({ n: '*' }))[0]?.n), 2, 'closed outages do not count')
+    })
+
+    t.test('key scopes: keys issued before keep read,check; down drops the column', async (t) => {
+      // Down one at a time to just before the scopes migration: the later ones go first.
+      const later = migrations.slice(migrations.findIndex((m) => m.name === '20261124-06-key-scopes') + 1).map((m) => m.name)
+      const reverted: string[] = []
+      for (let i = 0; i < later.length; i++) reverted.push(...(await migrateDownOne(db)))
+      t.same(reverted, [...later].reverse(), 'the migrations after it are reverted one by one, newest first')
+      t.same(await migrateDownOne(db), ['20261124-06-key-scopes'], 'down reverts it alone')
+      t.notOk(await db.schema.hasColumn('api_keys', 'scopes'), 'the column is gone after down')
+      await db('api_keys').insert({ name: 'old', key_hash: 'a'.repeat(64), rate_limit: null, created_at: new Date() })
+      t.same(await migrateUpOne(db), ['20261124-06-key-scopes'], 'up applies it again')
+      t.equal((await db('api_keys').where({ name: 'old' }).first()).scopes, 'read,check', 'a key issued before scopes keeps read,check')
+      await db('api_keys').insert({ name: 'new', key_hash: 'b'.repeat(64), rate_limit: null, created_at: new Date() })
+      t.equal((await db('api_keys').where({ name: 'new' }).first()).scopes, 'read,check', 'a key stored without scopes gets the default')
+      await t.rejects(
+        db('api_keys').insert({ name: 'null', key_hash: 'c'.repeat(64), scopes: null, created_at: new Date() }),
+        'scopes cannot be null'
+      )
+      await db('api_keys').del()
+      t.same(await migrateLatest(db), later, 'and the later ones apply again on top')
     })
 
     t.test('down removes every table and up restores them', async (t) => {

@@ -21,7 +21,7 @@ t.test('the running service delivers an event to a webhook created through the A
   const service = await startService({ config, logger: createLogger({ level: 'info', stream: logs }) })
   t.teardown(() => service.stop())
   const key = generateKey()
-  await createKey({ db: service.db, name: 'webhooks', keyHash: hashKey(key), rateLimit: null, now: new Date() })
+  await createKey({ db: service.db, name: 'webhooks', keyHash: hashKey(key), rateLimit: null, scopes: 'manage', now: new Date() })
   const r = await receiver(t)
   const res = await service.server.inject({
     method: 'POST',

@@ -1,0 +1,145 @@
+import t, { type Test } from 'tap'
+import type { RequestRoute } from '@hapi/hapi'
+import { EventFeed } from '../../../lib/events/feed.js'
+import { EventStreams } from '../../../lib/events/streams.js'
+import { createLogger } from '../../../lib/logger.js'
+import { SiteStates } from '../../../lib/monitoring/site-state.js'
+import { CheckSupervisor } from '../../../lib/probing/supervisor.js'
+import { SCOPES, type Scope } from '../../../lib/rules/scopes.js'
+import { engines, migratedDb } from '../../helpers/db.js'
+import { matchesOpenApi } from '../../helpers/openapi.js'
+import { bearer, testServer } from '../../helpers/server.js'
+
+/** Keyed routes open to any valid key on purpose: a key may always ask what budget it has left. */
+const OPEN = new Set(['GET /api/v1/rate_limit'])
+
+/** Every non-empty subset of the scopes. */
+const COMBINATIONS: Scope[][] = Array.from({ length: 2 ** SCOPES.length - 1 }, (_, i) => SCOPES.filter((_s, bit) => ((i + 1) >> bit) & 1))
+
+/** The scope a route declares through hapi's auth.access.scope, as hapi keeps it after setting the route up. */
+function declaredScopes(route: RequestRoute): string[] {
+  const auth: unknown = route.settings.auth
+  if (typeof auth !== 'object' || auth === null) return []
+  const access = (auth as { access?: Array<{ scope?: { selection?: string[]; required?: string[] } | false }> }).access ?? []
+  return access.flatMap((a) => (a.scope ? [...(a.scope.selection ?? []), ...(a.scope.required ?? [])] : []))
+}
+
+async function scopedServer(engine: 'sqlite' | 'mysql', t: Test) {
+  const { db, url } = await migratedDb(engine, t)
+  const checks = new CheckSupervisor({
+    prober: { probeAll: async () => [] },
+    cacheTtlS: 60,
+    policy: { allowPrivate: false },
+    connectTo: []
+  })
+  const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'https://status.example.net' })
+  // The event stream's route exists only with streams to serve; the feed need not run for it.
+  const logger = createLogger({ level: 'silent' })
+  const events = new EventStreams({ db, feed: new EventFeed({ db, logger }), logger })
+  t.teardown(() => {
+    events.close()
+  })
+  return testServer({ db, env: { DATABASE_URL: url }, checks, states, events })
+}
+
+/**
+ * Where a route is asked: its path with placeholders filled. A stream let in would never end, so
+ * the events route is asked with an invalid `since`: the scope is judged before validation, so a
+ * key let in gets 400 and one refused still gets 403.
+ */
+function urlOf(path: string): string {
+  const url = path.replace('{domain}', 'unscoped-test.example.com').replace(/\{[^}]+\}/g, '1')
+  return path === '/api/v1/events' ? `${url}?since=not-an-id` : url
+}
+
+for (const engine of engines()) {
+  t.test(`every keyed route declares a scope and refuses keys without it, on ${engine}`, async (t) => {
+    const { server, issueKey } = await scopedServer(engine, t)
+    const keyed = server.table().filter((r) => (r.settings.auth as unknown) !== false)
+    t.ok(keyed.length >= 6, 'the route table has its keyed routes')
+    const required = new Map<string, Scope | null>()
+    for (const route of keyed) {
+      const name = `${route.method.toUpperCase()} ${route.path}`
+      const scopes = declaredScopes(route)
+      if (OPEN.has(name)) {
+        t.same(scopes, [], `${name} is open to any key`)
+        required.set(name, null)
+        continue
+      }
+      t.equal(scopes.length, 1, `${name} declares one scope`)
+      t.ok(SCOPES.includes(scopes[0] as Scope), `${name}'s scope is one a key can hold`)
+      required.set(name, scopes[0] as Scope)
+    }
+    t.same(
+      Object.fromEntries([...required].filter(([name]) => !OPEN.has(name))),
+      {
+        'POST /api/v1/check': 'check',
+        'GET /api/v1/status/{domain}': 'read',
+        'GET /api/v1/outages': 'read',
+        'GET /api/v1/sites': 'read',
+        'POST /api/v1/sites': 'manage',
+        'DELETE /api/v1/sites/{domain}': 'manage',
+        'GET /api/v1/events': 'read',
+        'POST /api/v1/webhooks': 'manage',
+        'GET /api/v1/webhooks': 'manage',
+        'DELETE /api/v1/webhooks/{id}': 'manage',
+        'GET /api/v1/webhooks/{id}/deliveries': 'manage',
+        'POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry': 'manage'
+      },
+      'the scopes the interface names'
+    )
+
+    for (const scopes of COMBINATIONS) {
+      const key = await issueKey({ name: scopes.join('+'), limit: 10_000, scopes: scopes.join(',') })
+      for (const route of keyed) {
+        const name = `${route.method.toUpperCase()} ${route.path}`
+        const need = required.get(name) ?? null
+        const url = urlOf(route.path)
+        const budget = async () =>
+          Number(JSON.parse((await server.inject({ url: '/api/v1/rate_limit', headers: bearer(key) })).payload).remaining)
+        const before = await budget()
+        const res = await server.inject({
+          method: route.method,
+          url,
+          headers: {
+            ...bearer(key),
+            ...(route.method === 'get' || route.method === 'delete' ? {} : { 'content-type': 'application/json' })
+          },
+          payload: route.method === 'get' || route.method === 'delete' ? undefined : '{}'
+        })
+        const what = `${name} with a ${scopes.join(',')} key`
+        if (need === null || scopes.includes(need)) {
+          t.not(res.statusCode, 403, `${what} is let in (${res.statusCode})`)
+          continue
+        }
+        t.equal(res.statusCode, 403, `${what} is refused`)
+        t.match(res.headers['content-type'], /^application\/json/, `${what}: JSON`)
+        t.match(JSON.parse(res.payload), { error: new RegExp(`"${need}" scope`) }, `${what}: the error names the scope needed`)
+        t.equal(Number(res.headers['ratelimit-remaining']), before, `${what}: the 403 shows the budget untouched`)
+        t.equal(await budget(), before, `${what}: and consumed nothing`)
+        matchesOpenApi(t, res, `${what}: the 403`)
+      }
+    }
+  })
+}
+
+t.test('a key refused for its scope keeps its whole budget for the routes it may use', async (t) => {
+  const { server, issueKey, logs } = await scopedServer('sqlite', t)
+  const key = await issueKey({ limit: 3, scopes: 'read' })
+  for (let i = 0; i < 5; i++) {
+    const res = await server.inject({ method: 'POST', url: '/api/v1/sites', headers: bearer(key), payload: { domain: 'example.com' } })
+    t.equal(res.statusCode, 403, `refused attempt ${i + 1} is 403, not 429`)
+    t.equal(
+      JSON.parse(res.payload).error,
+      'this API key lacks the "manage" scope this route needs (the key\'s scopes: read)',
+      'a clear message instead of hapi\'s "Insufficient scope"'
+    )
+  }
+  const codes: number[] = []
+  for (let i = 0; i < 4; i++) codes.push((await server.inject({ url: '/api/v1/sites', headers: bearer(key) })).statusCode)
+  t.same(codes, [200, 200, 200, 429], 'all three units are left for reading, then the limit applies')
+  t.notOk(
+    logs.lines.some((l) => l.includes('ssk_')),
+    'no key reaches the log'
+  )
+})
