@@ -24,6 +24,7 @@ import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
 import { addSites } from '../dist/lib/monitoring/add-sites.js'
 import { ask, freePort, median, start, stop, writeFigures } from './processes.mjs'
+import { percentile, startPush } from './push.mjs'
 import { compareServers, runWrk, wrkVersion } from './wrk.mjs'
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000)
@@ -36,6 +37,9 @@ const FLAP_EVERY = Number(process.env.BENCH_FLAP_EVERY ?? 100)
 const STATUS_WINDOW_S = Number(process.env.BENCH_STATUS_WINDOW_S ?? 15)
 const NAME = process.env.BENCH_NAME ?? 'bench/monitor'
 const COMPARE = (process.env.BENCH_COMPARE ?? '1') === '1'
+/** Event streams open and webhooks registered during phase 1 (bench:push: 1,000 and 100). */
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 0)
+const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 0)
 const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 /** A check is on time when its first request reaches the target within this long of its due time. */
 const ON_TIME_MS = 5000
@@ -103,6 +107,15 @@ try {
   const key = generateKey()
   // A limit no round comes near: a refused request would be measured as an error.
   await createKey({ db, name: 'bench', keyHash: hashKey(key), rateLimit: 1_000_000_000, now })
+  // Streams need a read key per 10 (the most one key may hold); webhooks a manage key.
+  const streamKeys = []
+  for (let i = 0; i < Math.ceil(STREAMS / 10); i++) {
+    const k = generateKey()
+    await createKey({ db, name: `stream-${i}`, keyHash: hashKey(k), rateLimit: 1_000_000, scopes: 'read', now })
+    streamKeys.push(k)
+  }
+  const manageKey = generateKey()
+  await createKey({ db, name: 'manage', keyHash: hashKey(manageKey), rateLimit: 1_000_000, scopes: 'manage', now })
   const env = {
     DATABASE_URL: url.toString(),
     ALLOW_PRIVATE_TARGETS: '1',
@@ -119,6 +132,9 @@ try {
   const first = await ask(sut.child, 'stats')
   const startedAt = performance.now()
   const checksBefore = Number((await db('checks').count({ n: '*' }))[0].n)
+  const push =
+    STREAMS + WEBHOOKS > 0 ? await startPush({ uri: sut.uri, streamKeys, manageKey, streams: STREAMS, webhooks: WEBHOOKS }) : null
+  const eventsBefore = Number((await db('event_sequence').first('last_id')).last_id)
   const headers = { authorization: `Bearer ${key}` }
   const paths = Array.from({ length: 1000 }, (_, i) => `/api/v1/status/s${(i * 7919) % SITES}.bench.test`)
   const runLeftS = () => RUN_S - (performance.now() - startedAt) / 1000
@@ -162,11 +178,26 @@ try {
       `  ${((performance.now() - startedAt) / 1000).toFixed(0)} s: started ${s.scheduler.started}, on time ${s.scheduler.onTime}, late ${s.scheduler.late}, skipped ${s.scheduler.skipped}, shed ${s.scheduler.shed}, running ${s.scheduler.running}, queued ${s.scheduler.queued}, ` +
         `last minute ${s.scheduler.lastMinute.duePerS} due/s, ${s.scheduler.lastMinute.runPerS} run/s${s.scheduler.lastMinute.behind ? ' (behind)' : ''}, ` +
         `recording ${s.recorder.pending} waiting, ${s.recorder.dropped.harmless + s.recorder.dropped.transitions} dropped, rss ${mb(s.rss)} MB, loop delay p99 ${s.delay.p99.toFixed(0)} ms, max ${s.delay.max.toFixed(0)} ms, gc ${s.gc.count} pauses, longest ${s.gc.maxMs.toFixed(0)} ms` +
-        (statusWindows.length > 0 ? `, status p99 ${statusWindows.at(-1).p99Ms.toFixed(1)} ms` : '')
+        (statusWindows.length > 0 ? `, status p99 ${statusWindows.at(-1).p99Ms.toFixed(1)} ms` : '') +
+        (push
+          ? `, streams ${push.stats().streamsOpen} open ${push.stats().streamEvents} events, deliveries ${push.stats().deliveries}`
+          : '')
     )
   }
   await statusLoad
   const last = await ask(sut.child, 'stats')
+  // Every outage event committed at least 5 s before the end must have reached every stream and
+  // every webhook exactly once by now.
+  const pushStats = push?.stats()
+  await push?.close()
+  const settledEvents = push
+    ? (
+        await db('events')
+          .where('id', '>', eventsBefore)
+          .where('created_at', '<=', new Date(Date.now() - 5000))
+          .select('id')
+      ).map((r) => Number(r.id))
+    : []
   const health = await (await fetch(`${sut.uri}/healthz`)).json()
   const endedAt = Date.now()
   const elapsedS = (performance.now() - startedAt) / 1000
@@ -315,10 +346,24 @@ try {
   }
 
   const fmtMs = (n) => (Number.isFinite(n) ? n.toFixed(1) : '-')
+  function pushRows() {
+    const { latency, reached } = pushStats
+    const short = (map, want) => settledEvents.filter((id) => (map.get(id) ?? 0) !== want).length
+    const fig = (xs) => `${fmtMs(percentile(xs, 50))} / ${fmtMs(percentile(xs, 99))} / ${fmtMs(percentile(xs, 100))} ms (${xs.length})`
+    return [
+      `| event streams open / refused / ended early (${Math.ceil(STREAMS / 10)} read keys, 10 each) | ${pushStats.streamsOpen} / ${pushStats.streamsRefused} / ${pushStats.streamsEnded} | ${STREAMS} / 0 / 0 |`,
+      `| webhooks (one loopback receiver answering 204) | ${WEBHOOKS} | |`,
+      `| events committed during the run, at least 5 s before its end | ${settledEvents.length} | |`,
+      `| of those, not on every stream exactly once / not delivered to every webhook exactly once; duplicate deliveries | ${short(reached.stream, pushStats.streamsOpen)} / ${short(reached.webhook, WEBHOOKS)}; ${pushStats.duplicates} | 0 / 0; 0 |`,
+      `| from the event (its check's time) to a stream: p50 / p99 / max (frames) | ${fig(latency.stream)} | p99 < 1,000 ms |`,
+      `| from the event to a webhook delivery: p50 / p99 / max (deliveries) | ${fig(latency.webhook)} | p99 < 1,000 ms |`
+    ]
+  }
   // What the scheduler should say, going by what the targets saw.
   const truth = onTimeShare >= 0.99 ? 'ok' : 'behind'
   const statusGoalMs = SITES > 30_000 ? 50 : 20
-  const rssGoalMb = SITES > 30_000 ? 800 : SITES > 10_000 ? 600 : 400
+  // Streams and webhooks get 100 MB on top of the monitor's budget (issue #15).
+  const rssGoalMb = (SITES > 30_000 ? 800 : SITES > 10_000 ? 600 : 400) + (push ? 100 : 0)
   const fmt = (n, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
   const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
   const statusRows = []
@@ -354,6 +399,7 @@ try {
     `| service peak RSS; RSS over the second half of the run, lowest to highest | ${mb(rssPeak)} MB; ${mb(rssLow)}-${mb(rssHigh)} MB | < ${rssGoalMb} MB |`,
     `| checks started / rows written (after the stop recorded what waited) / dropped / left waiting | ${final.scheduler.started} / ${rowsTotal} / ${dropped} / ${final.recorder.pending} | all recorded |`,
     `| outages: rows / transitions the recorded checks imply / outages differing from them / sites never failing with an outage | ${outageRows.length} / ${transitionsExpected} / ${transitionsMismatched} / ${outagesElsewhere} | - / - / 0 / 0 |`,
+    ...(push ? pushRows() : []),
     ...(COMPARE ? [] : ['', '(Phase 2, the status endpoint against bare hapi with the scheduler idle, was not run: BENCH_COMPARE=0.)'])
   ]
   if (COMPARE)
