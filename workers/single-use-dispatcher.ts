@@ -48,7 +48,8 @@ export class SingleUseClients extends Dispatcher {
   readonly #url: URL
   readonly #options: Client.Options
   readonly #connect: Connector
-  readonly #live = new Set<Client>()
+  /** Each Client still in use, with its own close under way (it was asked to close once dispatched). */
+  readonly #live = new Map<Client, Promise<void>>()
   #destroyed = false
 
   constructor(origin: string | URL, options: Client.Options) {
@@ -117,16 +118,21 @@ export class SingleUseClients extends Dispatcher {
     client
       .on('connect', (origin, targets) => this.emit('connect', origin, targets))
       .on('disconnect', (origin, targets, err) => this.emit('disconnect', origin, targets, err))
-    this.#live.add(client)
     client.dispatch(options, handler)
-    // close() lets the one request finish, then releases the Client and its connection.
-    void client.close().finally(() => this.#live.delete(client))
+    // close() lets the one request finish, then releases the Client and its connection. A Client
+    // is closed once: closing it again (or after a destroy) rejects with UND_ERR_CLOSED or
+    // UND_ERR_DESTROYED, so this dispatcher's own close waits for these instead.
+    const closing = client
+      .close()
+      .catch(() => {})
+      .finally(() => this.#live.delete(client))
+    this.#live.set(client, closing)
   }
 
   override close(): Promise<void>
   override close(callback: () => void): void
   override close(callback?: () => void): Promise<void> | void {
-    const done = Promise.all([...this.#live].map((c) => c.close())).then(() => {})
+    const done = Promise.all(this.#live.values()).then(() => {})
     if (callback === undefined) return done
     void done.then(callback)
   }
@@ -141,7 +147,7 @@ export class SingleUseClients extends Dispatcher {
     const err = typeof a === 'function' ? null : (a ?? null)
     const callback = typeof a === 'function' ? a : b
     this.#destroyed = true
-    const done = Promise.all([...this.#live].map((c) => c.destroy(err))).then(() => {})
+    const done = Promise.all([...this.#live.keys()].map((c) => c.destroy(err).catch(() => {}))).then(() => {})
     if (callback === undefined) return done
     void done.then(callback)
   }
