@@ -10,7 +10,7 @@ import { CheckRecorder } from '../../../lib/monitoring/recorder.js'
 import { SiteStates } from '../../../lib/monitoring/site-state.js'
 import { createLogger } from '../../../lib/logger.js'
 import type { Db } from '../../../lib/store/db.js'
-import { addSite } from '../../../lib/store/sites.js'
+import { addSite } from '../../../lib/monitoring/add-sites.js'
 import { migratedDb } from '../../helpers/db.js'
 import { LogCapture } from '../../helpers/server.js'
 

@@ -26,7 +26,8 @@ t.test('a sealed secret holds neither the secret nor its bytes, and opens again 
 
 t.test('another key cannot open it: a clear error with a code, never the secret', async (t) => {
   const secret = generateSecret()
-  const sealed = new SecretBox({ key: randomBytes(32), keyFile: '/nonexistent/webhook.key' }).seal(secret)
+  const key = randomBytes(32)
+  const sealed = new SecretBox({ key, keyFile: '/nonexistent/webhook.key' }).seal(secret)
   const other = new SecretBox({ key: randomBytes(32), keyFile: '/nonexistent/webhook.key' })
   t.throws(() => other.open(sealed), { name: 'SecretBoxError', code: 'WEBHOOK_KEY_MISMATCH' })
   try {
@@ -35,13 +36,19 @@ t.test('another key cannot open it: a clear error with a code, never the secret'
     t.notOk((err as Error).message.includes(secret.slice(6)), 'the message holds no secret')
   }
   t.throws(() => other.open('tampered'), { code: 'WEBHOOK_KEY_MISMATCH' }, 'a value not sealed here')
-  const tampered = Buffer.from(sealed.slice(3), 'base64')
-  tampered[tampered.length - 1] ^= 1
-  t.throws(
-    () => new SecretBox({ key: randomBytes(32), keyFile: '' }).open(`v1:${tampered.toString('base64')}`),
-    { code: 'WEBHOOK_KEY_MISMATCH' },
-    'a changed ciphertext fails authentication'
-  )
+  // With the right key, a single flipped bit anywhere fails GCM's authentication.
+  const right = new SecretBox({ key, keyFile: '' })
+  t.equal(right.open(sealed), secret, 'the right key opens it')
+  const bytes = Buffer.from(sealed.slice(3), 'base64')
+  for (const at of [0, Math.floor(bytes.length / 2), bytes.length - 1]) {
+    const tampered = Buffer.from(bytes)
+    tampered.writeUInt8(tampered.readUInt8(at) ^ 1, at)
+    t.throws(
+      () => right.open(`v1:${tampered.toString('base64')}`),
+      { code: 'WEBHOOK_KEY_MISMATCH' },
+      `a bit changed at byte ${at} fails authentication`
+    )
+  }
 })
 
 t.test('without WEBHOOK_KEY a key file is made on first seal, mode 0600, and shared by every box using it', async (t) => {
