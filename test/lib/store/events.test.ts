@@ -79,13 +79,24 @@ if (engines().includes('mysql')) {
     const a = await db.transaction()
     await appendEvents({ db: a, events: [event('site.added', 1)] })
     const b = db.transaction(async (trx) => appendEvents({ db: trx, events: [event('site.added', 2)] }))
+    let bDone = false
+    void b.finally(() => {
+      bDone = true
+    })
+    // The second appender's update shows in the process list while it waits for the row (InnoDB's
+    // own lock tables are a cache refreshed at its leisure, so they may not show it yet).
+    const database = new URL(url).pathname.slice(1)
     t.ok(
       await holds(async () => {
-        const [rows] = await watcher.raw('select count(*) as n from information_schema.innodb_lock_waits')
+        const [rows] = await watcher.raw(
+          "select count(*) as n from information_schema.processlist where db = ? and info like 'update `event_sequence`%'",
+          [database]
+        )
         return Number(rows[0].n) > 0
       }, 10_000),
-      'the second appender waits on the sequence row'
+      'the second appender is at the sequence row'
     )
+    t.notOk(bDone, 'and waits there while the first has not committed')
     t.same(await listEventsAfter({ db: watcher, afterId: 0, limit: 10 }), [], 'nothing is visible before the first commits')
     await a.commit()
     const [second] = await b
