@@ -190,6 +190,14 @@ try {
   // every webhook exactly once by now.
   const pushStats = push?.stats()
   await push?.close()
+  // Where a delivery's time went: from the event to its delivery row (the fan-out), and from that
+  // row to the receiver's 2xx (claim, send, record).
+  const deliveryRows = push
+    ? await db('webhook_deliveries as d')
+        .join('events as e', 'e.id', 'd.event_id')
+        .whereNotNull('d.delivered_at')
+        .select({ queuedAt: 'd.created_at', deliveredAt: 'd.delivered_at', eventAt: 'e.created_at' })
+    : []
   const settledEvents = push
     ? (
         await db('events')
@@ -356,7 +364,8 @@ try {
       `| events committed during the run, at least 5 s before its end | ${settledEvents.length} | |`,
       `| of those, not on every stream exactly once / not delivered to every webhook exactly once; duplicate deliveries | ${short(reached.stream, pushStats.streamsOpen)} / ${short(reached.webhook, WEBHOOKS)}; ${pushStats.duplicates} | 0 / 0; 0 |`,
       `| from the event (its check's time) to a stream: p50 / p99 / max (frames) | ${fig(latency.stream)} | p99 < 1,000 ms |`,
-      `| from the event to a webhook delivery: p50 / p99 / max (deliveries) | ${fig(latency.webhook)} | p99 < 1,000 ms |`
+      `| from the event to a webhook delivery: p50 / p99 / max (deliveries) | ${fig(latency.webhook)} | p99 < 1,000 ms |`,
+      `| of which from the event to its delivery row (fan-out) / from that row to the 2xx: p50 / p99 / max | ${fig(deliveryRows.map((r) => new Date(r.queuedAt) - new Date(r.eventAt)))}; ${fig(deliveryRows.map((r) => new Date(r.deliveredAt) - new Date(r.queuedAt)))} | |`
     ]
   }
   // What the scheduler should say, going by what the targets saw.

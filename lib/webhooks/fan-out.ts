@@ -39,18 +39,21 @@ export async function fanOut({ db, now, batch = BATCH }: { db: Db; now: Date; ba
     const events = (await listEventsAfter({ db, afterId: from, limit: batch })).map(judge)
     const last = events.at(-1)?.event.id
     if (last === undefined) break
-    for (const hook of hooks) {
-      if (hook.cursor >= last) continue
-      const deliveries: DeliveryInsert[] = events
-        .filter((e) => e.event.id > hook.cursor && webhookWants(hook, { type: e.event.type, domain: e.domain }))
-        .map((e) => ({ webhookId: hook.id, eventId: e.event.id, type: e.event.type, at: now }))
-      const moved = await db.transaction(async (trx) => {
-        if (!(await moveCursor({ db: trx, id: hook.id, from: hook.cursor, to: last }))) return false
-        await insertDeliveries({ db: trx, deliveries })
-        return true
-      })
-      if (moved) made += deliveries.length
-    }
+    // Every webhook's cursor and deliveries in one transaction: with a hundred webhooks, one per
+    // webhook made an event wait a hundred commits for its last delivery to be queued.
+    made += await db.transaction(async (trx) => {
+      const deliveries: DeliveryInsert[] = []
+      for (const hook of hooks) {
+        if (hook.cursor >= last) continue
+        if (!(await moveCursor({ db: trx, id: hook.id, from: hook.cursor, to: last }))) continue
+        for (const e of events) {
+          if (e.event.id > hook.cursor && webhookWants(hook, { type: e.event.type, domain: e.domain }))
+            deliveries.push({ webhookId: hook.id, eventId: e.event.id, type: e.event.type, at: now })
+        }
+      }
+      await insertDeliveries({ db: trx, deliveries })
+      return deliveries.length
+    })
     if (events.length < batch) break
     hooks = hooks.map((h) => ({ ...h, cursor: Math.max(h.cursor, last) })).filter((h) => h.cursor < latest)
   }
