@@ -27,6 +27,8 @@ process.on('message', async (msg) => {
       recorder: service.recorder.stats(),
       cpu: process.cpuUsage(),
       rss: process.memoryUsage().rss,
+      heap: process.memoryUsage().heapUsed,
+      external: process.memoryUsage().external,
       delay,
       gc
     })

@@ -177,7 +177,7 @@ try {
     console.error(
       `  ${((performance.now() - startedAt) / 1000).toFixed(0)} s: started ${s.scheduler.started}, on time ${s.scheduler.onTime}, late ${s.scheduler.late}, skipped ${s.scheduler.skipped}, shed ${s.scheduler.shed}, running ${s.scheduler.running}, queued ${s.scheduler.queued}, ` +
         `last minute ${s.scheduler.lastMinute.duePerS} due/s, ${s.scheduler.lastMinute.runPerS} run/s${s.scheduler.lastMinute.behind ? ' (behind)' : ''}, ` +
-        `recording ${s.recorder.pending} waiting, ${s.recorder.dropped.harmless + s.recorder.dropped.transitions} dropped, rss ${mb(s.rss)} MB, loop delay p99 ${s.delay.p99.toFixed(0)} ms, max ${s.delay.max.toFixed(0)} ms, gc ${s.gc.count} pauses, longest ${s.gc.maxMs.toFixed(0)} ms` +
+        `recording ${s.recorder.pending} waiting, ${s.recorder.dropped.harmless + s.recorder.dropped.transitions} dropped, rss ${mb(s.rss)} MB (heap ${mb(s.heap ?? 0)}, external ${mb(s.external ?? 0)}), loop delay p99 ${s.delay.p99.toFixed(0)} ms, max ${s.delay.max.toFixed(0)} ms, gc ${s.gc.count} pauses, longest ${s.gc.maxMs.toFixed(0)} ms` +
         (statusWindows.length > 0 ? `, status p99 ${statusWindows.at(-1).p99Ms.toFixed(1)} ms` : '') +
         (push
           ? `, streams ${push.stats().streamsOpen} open ${push.stats().streamEvents} events, deliveries ${push.stats().deliveries}`
