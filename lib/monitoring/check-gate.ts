@@ -113,8 +113,15 @@ export class CheckGate<E extends GateEntry> {
     if (entry.running || entry.waiting !== null) {
       this.#counters.skipped++
       this.#opts.count(now, 'skipped')
-    } else if (this.#running < this.#opts.concurrency && this.#queued === 0 && this.#bucket.take(now)) {
-      this.#start(entry, dueAt)
+    } else if (this.#running < this.#opts.concurrency && this.#queued === 0) {
+      // A slot is free: the pace alone holds it back. Waiting for the pace only makes every check
+      // that does run late (a queue served oldest first under a rate limit starts nothing on time),
+      // so what the pace refuses now is shed now, and what it lets start is on time.
+      if (this.#bucket.take(now)) this.#start(entry, dueAt)
+      else {
+        this.#counters.shed++
+        this.#opts.count(now, 'shed')
+      }
     } else if (this.#queued >= this.#opts.maxQueued) {
       this.#counters.shed++
       this.#opts.count(now, 'shed')
@@ -210,7 +217,13 @@ export class CheckGate<E extends GateEntry> {
         this.#shed(waiting, now)
         continue
       }
-      if (!this.#bucket.take(now)) break
+      if (!this.#bucket.take(now)) {
+        // Held back by the pace, not by a slot: one already late gives way (see offer).
+        if (now - waiting.dueAt <= this.#opts.onTimeMs) break
+        this.#queueHead++
+        this.#shed(waiting, now)
+        continue
+      }
       this.#queueHead++
       entry.waiting = null
       this.#queued--

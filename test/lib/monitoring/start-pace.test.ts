@@ -49,14 +49,16 @@ t.test(
     })
     let delay = 5
     const started: number[] = []
+    const lateness: number[] = []
     // 2,000 sites every 10 s: 200 due a second; each check is done at once.
     const scheduler = new Scheduler({
       intervalMs: INTERVAL,
       concurrency: 500,
       now: () => clock.now,
       listSites: async () => sites(2000),
-      runCheck: async () => {
+      runCheck: async (_site, dueAt) => {
         started.push(clock.now)
+        lateness.push(clock.now - dueAt)
       },
       loopDelayP99Ms: () => delay
     })
@@ -71,7 +73,10 @@ t.test(
     const paced = scheduler.stats()
     t.ok(paced.pace !== null && paced.pace <= 150, `a late loop cut the pace below the 200 due a second (${paced.pace?.toFixed(0)})`)
     const from = clock.now
+    const startedBefore = lateness.length
     await clock.tickAsync(3 * INTERVAL)
+    const latest = Math.max(...lateness.slice(startedBefore))
+    t.ok(latest <= 5000, `what the pace lets start is on time: the latest started ${latest} ms after due`)
     const startedPerS = (started.filter((at) => at > from).length * 1000) / (3 * INTERVAL)
     t.ok(
       startedPerS <= PACE_RULE.floorPerS * 1.1,
