@@ -113,15 +113,15 @@ export class CheckGate<E extends GateEntry> {
     if (entry.running || entry.waiting !== null) {
       this.#counters.skipped++
       this.#opts.count(now, 'skipped')
-    } else if (this.#running < this.#opts.concurrency && this.#queued === 0) {
-      // A slot is free: the pace alone holds it back. Waiting for the pace only makes every check
-      // that does run late (a queue served oldest first under a rate limit starts nothing on time),
-      // so what the pace refuses now is shed now, and what it lets start is on time.
-      if (this.#bucket.take(now)) this.#start(entry, dueAt)
-      else {
-        this.#counters.shed++
-        this.#opts.count(now, 'shed')
-      }
+    } else if (this.#running < this.#opts.concurrency && this.#queued === 0 && this.#bucket.take(now)) {
+      this.#start(entry, dueAt)
+    } else if (this.#running < this.#opts.concurrency) {
+      // A slot is free: the pace alone holds the check back (a queue with a free slot waits for
+      // the pace too). Waiting for the pace only makes every check that does run late (a queue
+      // served oldest first under a rate limit starts nothing on time), so it is shed now, and
+      // what the pace lets start is on time.
+      this.#counters.shed++
+      this.#opts.count(now, 'shed')
     } else if (this.#queued >= this.#opts.maxQueued) {
       this.#counters.shed++
       this.#opts.count(now, 'shed')
