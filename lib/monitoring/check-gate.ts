@@ -1,5 +1,4 @@
 import type { LoadEvent } from './schedule-load.js'
-import { StartBucket } from './start-pace.js'
 
 /** A tracked site as the scheduler knows it. */
 export interface ScheduledSite {
@@ -70,8 +69,6 @@ export class CheckGate<E extends GateEntry> {
   #counters: GateCounters = { started: 0, onTime: 0, late: 0, skipped: 0, shed: 0 }
   #closed = false
   #idle: Array<() => void> = []
-  /** Starts per second allowed now (see lib/monitoring/start-pace.ts); unlimited by default. */
-  readonly #bucket = new StartBucket()
 
   constructor(opts: CheckGateOptions) {
     this.#opts = opts
@@ -89,17 +86,6 @@ export class CheckGate<E extends GateEntry> {
     return { ...this.#counters }
   }
 
-  /** The limit on starts per second, null for none. */
-  get pace(): number | null {
-    return this.#bucket.limit
-  }
-
-  /** Sets the limit on starts per second (null lifts it) and starts what it now allows. */
-  setPace(limit: number | null): void {
-    this.#bucket.set(limit, this.#opts.now())
-    this.#pump()
-  }
-
   /** The entry of a site whose check runs or waits now, if any. */
   busyWith(siteId: number): E | undefined {
     return this.#busy.get(siteId)
@@ -113,15 +99,8 @@ export class CheckGate<E extends GateEntry> {
     if (entry.running || entry.waiting !== null) {
       this.#counters.skipped++
       this.#opts.count(now, 'skipped')
-    } else if (this.#running < this.#opts.concurrency && this.#queued === 0 && this.#bucket.take(now)) {
-      this.#start(entry, dueAt)
     } else if (this.#running < this.#opts.concurrency) {
-      // A slot is free: the pace alone holds the check back (a queue with a free slot waits for
-      // the pace too). Waiting for the pace only makes every check that does run late (a queue
-      // served oldest first under a rate limit starts nothing on time), so it is shed now, and
-      // what the pace lets start is on time.
-      this.#counters.shed++
-      this.#opts.count(now, 'shed')
+      this.#start(entry, dueAt)
     } else if (this.#queued >= this.#opts.maxQueued) {
       this.#counters.shed++
       this.#opts.count(now, 'shed')
@@ -134,7 +113,7 @@ export class CheckGate<E extends GateEntry> {
     }
   }
 
-  /** Drops the waiting checks at the head of the queue that can no longer start within one interval of due, and starts what the pace now allows. */
+  /** Drops the waiting checks at the head of the queue that can no longer start within one interval of due. */
   shedExpired(now: number): void {
     for (let head = this.#queue[this.#queueHead]; head !== undefined; head = this.#queue[this.#queueHead]) {
       if (head.entry.waiting === head) {
@@ -144,7 +123,6 @@ export class CheckGate<E extends GateEntry> {
       this.#queueHead++
     }
     this.#compact()
-    this.#pump()
   }
 
   /** Starts no further check, drops the waiting ones uncounted, and resolves once the running ones have finished. */
@@ -207,24 +185,13 @@ export class CheckGate<E extends GateEntry> {
     const now = this.#opts.now()
     while (!this.#closed && this.#running < this.#opts.concurrency && this.#queueHead < this.#queue.length) {
       const waiting = this.#queue[this.#queueHead] as Waiting<E>
-      const { entry } = waiting
-      if (entry.waiting !== waiting) {
-        this.#queueHead++
-        continue
-      }
-      if (entry.removed || now - waiting.dueAt >= this.#opts.intervalMs) {
-        this.#queueHead++
-        this.#shed(waiting, now)
-        continue
-      }
-      if (!this.#bucket.take(now)) {
-        // Held back by the pace, not by a slot: one already late gives way (see offer).
-        if (now - waiting.dueAt <= this.#opts.onTimeMs) break
-        this.#queueHead++
-        this.#shed(waiting, now)
-        continue
-      }
       this.#queueHead++
+      const { entry } = waiting
+      if (entry.waiting !== waiting) continue
+      if (entry.removed || now - waiting.dueAt >= this.#opts.intervalMs) {
+        this.#shed(waiting, now)
+        continue
+      }
       entry.waiting = null
       this.#queued--
       this.#start(entry, waiting.dueAt)

@@ -4,7 +4,6 @@ import { pruneChecks } from '../store/checks.js'
 import { pruneEvents } from '../store/events.js'
 import { scheduleHealth, type ScheduleLoad } from './schedule-load.js'
 import { Scheduler } from './scheduler.js'
-import { loopDelaySampler } from './start-pace.js'
 import type { SiteStates } from './site-state.js'
 import type { CheckSupervisor } from '../probing/supervisor.js'
 
@@ -34,11 +33,10 @@ export function behindFields({ seconds, duePerS, runPerS, started, late, skipped
 }
 
 /** The warning itself, figures included, for whoever reads the log as text. */
-export function behindMessage({ seconds, duePerS, runPerS, late, skipped, shed }: ScheduleLoad, pace: number | null = null): string {
+export function behindMessage({ seconds, duePerS, runPerS, late, skipped, shed }: ScheduleLoad): string {
   return (
     `scheduler behind: ${duePerS} checks due per second, ${runPerS} run per second; ` +
-    `in the last ${seconds} s ${shed} shed, ${skipped} skipped, ${late} started late` +
-    (pace === null ? '' : `; starts held to ${Math.round(pace)} per second to keep the API responsive`)
+    `in the last ${seconds} s ${shed} shed, ${skipped} skipped, ${late} started late`
   )
 }
 
@@ -58,8 +56,7 @@ export async function startMonitoring({
   logger,
   now = () => new Date(),
   firstPruneMs = FIRST_PRUNE_MS,
-  concurrency = CONCURRENCY,
-  paced = true
+  concurrency = CONCURRENCY
 }: {
   db: Db
   states: SiteStates
@@ -72,10 +69,7 @@ export async function startMonitoring({
   concurrency?: number
   /** Delay before the first prune (tests shorten it). */
   firstPruneMs?: number
-  /** Whether scheduled starts slow down while the event loop runs late (lib/monitoring/start-pace.ts). */
-  paced?: boolean
 }): Promise<Monitoring> {
-  const loopDelay = paced ? loopDelaySampler() : undefined
   const scheduler = new Scheduler({
     intervalMs,
     now: () => now().getTime(),
@@ -90,10 +84,8 @@ export async function startMonitoring({
       logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed')
     },
     onBehind: (load) => {
-      const pace = scheduler.stats().pace
-      logger.warn({ ...behindFields(load), pacePerS: pace === null ? null : Math.round(pace) }, behindMessage(load, pace))
-    },
-    loopDelayP99Ms: loopDelay?.p99Ms
+      logger.warn(behindFields(load), behindMessage(load))
+    }
   })
   await scheduler.start()
   const prune = async (): Promise<void> => {
@@ -128,7 +120,6 @@ export async function startMonitoring({
     stop: async () => {
       clearTimeout(first)
       clearInterval(every)
-      loopDelay?.close()
       await scheduler.stop()
     }
   }

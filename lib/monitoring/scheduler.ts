@@ -1,7 +1,6 @@
 import { CheckGate, type ScheduledSite } from './check-gate.js'
 import { PhaseWheel, type WheelEntry } from './phase-wheel.js'
 import { LoadWindow, type ScheduleLoad } from './schedule-load.js'
-import { nextPace, PACE_RULE, type PaceRule } from './start-pace.js'
 
 export type { ScheduledSite } from './check-gate.js'
 export { phaseOf } from './phase-wheel.js'
@@ -24,8 +23,6 @@ export interface SchedulerStats {
   queued: number
   /** Sites in the current list. */
   sites: number
-  /** Scheduled starts allowed per second while the event loop runs late; null when unlimited. */
-  pace: number | null
   /** The same over the last minute, with rates and whether the scheduler is behind. */
   lastMinute: ScheduleLoad
 }
@@ -53,24 +50,9 @@ export interface SchedulerOptions {
   /** The clock, in ms; default `Date.now`. */
   now?: () => number
   onError?: (err: unknown, what: 'list' | 'check') => void
-  /**
-   * The main thread's event-loop delay since the last read, which also resets it. With it, the
-   * starts per second follow `paceRule` (lib/monitoring/start-pace.ts), re-judged every second;
-   * without it they are not limited.
-   */
-  loopDelayP99Ms?: () => number
-  paceRule?: PaceRule
-}
-
-/** A loop delay read as {@link SchedulerOptions.loopDelayP99Ms} wants it. */
-export interface LoopDelaySampler {
-  /** The p99 in ms since the last call; resets. */
-  p99Ms(): number
 }
 
 const WARN_EVERY_MS = 60_000
-/** How often the pace on starts is judged. */
-const PACE_EVERY_MS = 1000
 
 /**
  * Checks every site once per interval at its own phase. Two parts, composed here: the
@@ -79,10 +61,7 @@ const PACE_EVERY_MS = 1000
  * shed. The scheduler keeps the site list fresh, turns the wheel every tick and counts the load.
  */
 export class Scheduler {
-  readonly #opts: Required<Omit<SchedulerOptions, 'onError' | 'onBehind' | 'loopDelayP99Ms' | 'paceRule'>> &
-    Pick<SchedulerOptions, 'onError' | 'onBehind' | 'loopDelayP99Ms'> & { paceRule: PaceRule }
-  /** Checks started when the pace was last judged. */
-  #startedAtPace = 0
+  readonly #opts: Required<Omit<SchedulerOptions, 'onError' | 'onBehind'>> & Pick<SchedulerOptions, 'onError' | 'onBehind'>
   readonly #gate: CheckGate<WheelEntry>
   readonly #wheel: PhaseWheel
   /** When the last successful read of the site list began; null before the first one. */
@@ -107,8 +86,7 @@ export class Scheduler {
       tickMs: opts.tickMs ?? 250,
       onTimeMs: opts.onTimeMs ?? 5000,
       maxQueued: opts.maxQueued ?? 10_000,
-      now: opts.now ?? Date.now,
-      paceRule: opts.paceRule ?? PACE_RULE
+      now: opts.now ?? Date.now
     }
     if (!(this.#opts.maxQueued >= 0)) throw new RangeError('maxQueued must not be negative')
     const { intervalMs, concurrency, maxQueued, onTimeMs, runCheck, now } = this.#opts
@@ -146,15 +124,6 @@ export class Scheduler {
       }, tickMs),
       setInterval(() => void this.#refresh(), refreshMs)
     )
-    if (this.#opts.loopDelayP99Ms !== undefined) {
-      this.#opts.loopDelayP99Ms()
-      this.#startedAtPace = this.#gate.counters().started
-      this.#timers.push(
-        setInterval(() => {
-          this.#judgePace()
-        }, PACE_EVERY_MS)
-      )
-    }
     for (const timer of this.#timers) timer.unref()
   }
 
@@ -169,14 +138,7 @@ export class Scheduler {
 
   stats(): SchedulerStats {
     const gate = this.#gate
-    return {
-      ...gate.counters(),
-      running: gate.running,
-      queued: gate.queued,
-      sites: this.#wheel.size,
-      pace: gate.pace,
-      lastMinute: this.load()
-    }
+    return { ...gate.counters(), running: gate.running, queued: gate.queued, sites: this.#wheel.size, lastMinute: this.load() }
   }
 
   /** The last minute's figures: due and started per second, late, skipped, shed, and whether it is behind. */
@@ -237,15 +199,6 @@ export class Scheduler {
       this.#gate.offer(entry, dueAt)
     })
     this.#warnIfBehind(now)
-  }
-
-  /** Once a second: the last second's loop delay and starts set the next second's limit on starts. */
-  #judgePace(): void {
-    if (this.#stopped || this.#opts.loopDelayP99Ms === undefined) return
-    const started = this.#gate.counters().started
-    const startedPerS = ((started - this.#startedAtPace) * 1000) / PACE_EVERY_MS
-    this.#startedAtPace = started
-    this.#gate.setPace(nextPace(this.#gate.pace, this.#opts.loopDelayP99Ms(), startedPerS, this.#opts.paceRule))
   }
 
   #warnIfBehind(now: number): void {
