@@ -1,27 +1,17 @@
 import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
+import { pageLimit } from './paging.js'
 import { requireScope } from '../auth.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { durationSeconds } from '../rules/outages.js'
 import type { Db } from '../store/db.js'
 import { listOutages, type ListedOutage, type OutageCursor } from '../store/outages.js'
 
-export const DEFAULT_LIMIT = 50
-export const MAX_LIMIT = 200
-
 const query = Joi.object({
   domain: Joi.string().max(2048),
   ongoing: Joi.string().valid('0', '1').messages({ 'any.only': '"ongoing" must be 1 (only ongoing outages) or 0 (all)' }),
-  limit: Joi.number()
-    .integer()
-    .min(1)
-    .max(MAX_LIMIT)
-    .default(DEFAULT_LIMIT)
-    .messages({
-      'number.base': `"limit" must be a whole number from 1 to ${MAX_LIMIT}`,
-      'number.integer': `"limit" must be a whole number from 1 to ${MAX_LIMIT}`
-    }),
+  limit: pageLimit,
   cursor: Joi.string().max(100)
 }).unknown(false)
 

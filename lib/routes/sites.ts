@@ -8,17 +8,10 @@ import type { SiteStates } from '../monitoring/site-state.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { parseSiteName, SiteNameError } from '../rules/site-name.js'
 import { isDuplicateKey, type Db } from '../store/db.js'
-import { DEFAULT_LIMIT, MAX_LIMIT } from './outages.js'
-
-const limitMessage = `"limit" must be a whole number from 1 to ${MAX_LIMIT}`
+import { pageLimit } from './paging.js'
 
 const listQuery = Joi.object({
-  limit: Joi.number()
-    .integer()
-    .min(1)
-    .max(MAX_LIMIT)
-    .default(DEFAULT_LIMIT)
-    .messages({ 'number.base': limitMessage, 'number.integer': limitMessage }),
+  limit: pageLimit,
   cursor: Joi.string().max(400)
 }).unknown(false)
 

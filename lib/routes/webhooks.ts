@@ -1,6 +1,7 @@
 import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
+import { pageLimit } from './paging.js'
 import { requireScope } from '../auth.js'
 import type { Resolve } from '../net/resolver.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
@@ -13,8 +14,6 @@ import type { SecretBox } from '../webhooks/secret-box.js'
 
 export const MAX_URL_LENGTH = 2048
 export const MAX_DOMAINS = 100
-export const DEFAULT_DELIVERIES = 50
-export const MAX_DELIVERIES = 200
 
 export interface WebhookRouteDeps {
   db: Db
@@ -64,15 +63,7 @@ const deliveryIds = webhookId.keys({ delivery_id: Joi.number().integer().min(1).
 })
 
 const deliveriesQuery = Joi.object({
-  limit: Joi.number()
-    .integer()
-    .min(1)
-    .max(MAX_DELIVERIES)
-    .default(DEFAULT_DELIVERIES)
-    .messages({
-      'number.base': `"limit" must be a whole number from 1 to ${MAX_DELIVERIES}`,
-      'number.integer': `"limit" must be a whole number from 1 to ${MAX_DELIVERIES}`
-    }),
+  limit: pageLimit,
   cursor: Joi.string().max(100)
 }).unknown(false)
 
