@@ -2,11 +2,12 @@ import { Writable } from 'node:stream'
 import type { Server } from '@hapi/hapi'
 import { loadConfig, type Config } from '../../config/index.js'
 import type { BadgeRenderer } from '../../lib/badge/renderer.js'
-import type { EventStreams } from '../../lib/events/streams.js'
+import { EventFeed } from '../../lib/events/feed.js'
+import { EventStreams } from '../../lib/events/streams.js'
 import { generateKey, hashKey } from '../../lib/keys.js'
 import { createLogger } from '../../lib/logger.js'
-import type { SiteStates } from '../../lib/monitoring/site-state.js'
-import type { CheckSupervisor } from '../../lib/probing/supervisor.js'
+import { SiteStates } from '../../lib/monitoring/site-state.js'
+import { CheckSupervisor } from '../../lib/probing/supervisor.js'
 import type { RateLimiter } from '../../lib/rate-limit.js'
 import { buildServer, type ServerDeps, type ServerTimeouts } from '../../lib/server.js'
 import type { Db } from '../../lib/store/db.js'
@@ -91,4 +92,28 @@ export async function testServer({
 
 export function bearer(key: string): Record<string, string> {
   return { authorization: `Bearer ${key}` }
+}
+
+/**
+ * A test server that answers every route the service has: a check supervisor whose locations
+ * answer nothing, empty site states, and event streams whose feed never runs. For tests about the
+ * route table itself (scopes, the OpenAPI document), where a route's existence is the point.
+ */
+export async function everyRouteServer(
+  t: { teardown(fn: () => unknown): void },
+  { db, env = {} }: { db: Db; env?: Record<string, string> }
+): Promise<TestServer> {
+  const checks = new CheckSupervisor({
+    prober: { probeAll: async () => [] },
+    cacheTtlS: 60,
+    policy: { allowPrivate: false },
+    connectTo: []
+  })
+  const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'https://status.example.net' })
+  const logger = createLogger({ level: 'silent' })
+  const events = new EventStreams({ db, feed: new EventFeed({ db, logger }), logger })
+  t.teardown(() => {
+    events.close()
+  })
+  return testServer({ db, env, checks, states, events })
 }

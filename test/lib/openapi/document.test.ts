@@ -1,15 +1,10 @@
 import t from 'tap'
 import type { ServerInjectResponse } from '@hapi/hapi'
 import { Validator } from '@seriousme/openapi-schema-validator'
-import { EventFeed } from '../../../lib/events/feed.js'
-import { EventStreams } from '../../../lib/events/streams.js'
-import { createLogger } from '../../../lib/logger.js'
-import { SiteStates } from '../../../lib/monitoring/site-state.js'
-import { CheckSupervisor } from '../../../lib/probing/supervisor.js'
 import { openApiDocument } from '../../../lib/openapi/document.js'
 import { migratedDb } from '../../helpers/db.js'
 import { document, openApiProblems, schemaAt } from '../../helpers/openapi.js'
-import { testServer } from '../../helpers/server.js'
+import { everyRouteServer, testServer } from '../../helpers/server.js'
 
 type Json = Record<string, any>
 const METHODS = ['get', 'post', 'put', 'patch', 'delete']
@@ -47,16 +42,7 @@ t.test('the validator would catch a broken document', async (t) => {
 
 t.test('every route the server answers is documented, and every documented operation exists', async (t) => {
   const { db } = await migratedDb('sqlite', t)
-  const checks = new CheckSupervisor({
-    prober: { probeAll: async () => [] },
-    cacheTtlS: 60,
-    policy: { allowPrivate: false },
-    connectTo: []
-  })
-  const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'https://status.example.net' })
-  const logger = createLogger({ level: 'silent' })
-  const events = new EventStreams({ db, feed: new EventFeed({ db, logger }), logger })
-  const { server } = await testServer({ db, checks, states, events })
+  const { server } = await everyRouteServer(t, { db })
   const served = new Set(
     server
       .table()

@@ -1,14 +1,9 @@
 import t, { type Test } from 'tap'
 import type { RequestRoute } from '@hapi/hapi'
-import { EventFeed } from '../../../lib/events/feed.js'
-import { EventStreams } from '../../../lib/events/streams.js'
-import { createLogger } from '../../../lib/logger.js'
-import { SiteStates } from '../../../lib/monitoring/site-state.js'
-import { CheckSupervisor } from '../../../lib/probing/supervisor.js'
 import { SCOPES, type Scope } from '../../../lib/rules/scopes.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
-import { bearer, testServer } from '../../helpers/server.js'
+import { bearer, everyRouteServer } from '../../helpers/server.js'
 
 /** Keyed routes open to any valid key on purpose: a key may always ask what budget it has left. */
 const OPEN = new Set(['GET /api/v1/rate_limit'])
@@ -26,20 +21,7 @@ function declaredScopes(route: RequestRoute): string[] {
 
 async function scopedServer(engine: 'sqlite' | 'mysql', t: Test) {
   const { db, url } = await migratedDb(engine, t)
-  const checks = new CheckSupervisor({
-    prober: { probeAll: async () => [] },
-    cacheTtlS: 60,
-    policy: { allowPrivate: false },
-    connectTo: []
-  })
-  const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'https://status.example.net' })
-  // The event stream's route exists only with streams to serve; the feed need not run for it.
-  const logger = createLogger({ level: 'silent' })
-  const events = new EventStreams({ db, feed: new EventFeed({ db, logger }), logger })
-  t.teardown(() => {
-    events.close()
-  })
-  return testServer({ db, env: { DATABASE_URL: url }, checks, states, events })
+  return everyRouteServer(t, { db, env: { DATABASE_URL: url } })
 }
 
 /**
