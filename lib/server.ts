@@ -45,6 +45,14 @@ export interface ServerDeps {
   events?: EventStreams
 }
 
+/**
+ * The listening socket's accept queue. Node's default, 511, is too short for thousands of clients
+ * connecting at once (a load balancer warming its pool, a consumer opening 2,000 connections): the
+ * handshakes beyond it are dropped and retried by the client after 1, 3, 7 s. The kernel caps it at
+ * `net.core.somaxconn` (4,096 on current kernels).
+ */
+export const LISTEN_BACKLOG = 4096
+
 /** Largest request body accepted anywhere: the check endpoint's 4 KiB. */
 export const MAX_BODY_BYTES = 4096
 
@@ -88,6 +96,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
     keepAliveTimeout: timeouts.keepAliveMs,
     connectionsCheckingInterval: timeouts.checkEveryMs
   })
+  listenWithBacklog(listener, LISTEN_BACKLOG)
   const server = Hapi.server({
     listener,
     port: config.port,
@@ -149,4 +158,18 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
     })
   )
   return server
+}
+
+/**
+ * hapi calls `listener.listen(port, address, done)` with no way to pass a backlog; this inserts one
+ * into that call (and into `listen(port, done)`), leaving any other form alone.
+ */
+function listenWithBacklog(listener: http.Server, backlog: number): void {
+  const listen = listener.listen.bind(listener) as (...args: unknown[]) => http.Server
+  listener.listen = ((...args: unknown[]) => {
+    const done = args.at(-1)
+    if (typeof done !== 'function' || args.length > 3) return listen(...args)
+    const [port, address] = args.length === 3 ? args : [args[0], undefined]
+    return listen(port, address ?? undefined, backlog, done)
+  }) as typeof listener.listen
 }

@@ -36,6 +36,9 @@ need() {
 [ -x /usr/sbin/squid ] || need "/usr/sbin/squid (real-proxy tests)" --no-install-recommends squid
 [ -x /usr/sbin/squid ] || stop "/usr/sbin/squid is still missing: install Debian's squid"
 
+command -v ss >/dev/null 2>&1 || need "ss (the listen-queue test)" --no-install-recommends iproute2
+command -v ss >/dev/null 2>&1 || stop "ss is still missing: install Debian's iproute2"
+
 if ! [ -x /usr/sbin/mariadbd ] || ! command -v mariadb-install-db >/dev/null 2>&1; then
   need "MariaDB (mariadbd, mariadb-install-db)" --no-install-recommends mariadb-server mariadb-client
 fi

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -8,6 +8,7 @@ import net from 'node:net'
 import { loadConfig } from '../../config/index.js'
 import { createLogger } from '../../lib/logger.js'
 import { startService } from '../../lib/main.js'
+import { LISTEN_BACKLOG } from '../../lib/server.js'
 import { startServe } from '../helpers/cli.js'
 import { LogCapture } from '../helpers/server.js'
 import { recordOutputOf } from '../helpers/suite-log.js'
@@ -107,6 +108,25 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     t.match(output(), /"msg":"stopped"/)
   })
 }
+
+t.test("the service listens with an accept queue of LISTEN_BACKLOG, not Node's 511", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'site-status-main-'))
+  t.teardown(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` })
+  const service = await startService({ config, logger: createLogger({ level: 'silent' }) })
+  t.teardown(() => service.stop())
+  const port = service.server.info.port as number
+  // For a listening socket, ss reports the accept queue's size as Send-Q (capped by net.core.somaxconn).
+  const line = execFileSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' }).trim()
+  const sendQ = Number(line.split(/\s+/)[2])
+  const somaxconn = Number(execFileSync('cat', ['/proc/sys/net/core/somaxconn'], { encoding: 'utf8' }))
+  t.equal(sendQ, Math.min(LISTEN_BACKLOG, somaxconn), `the accept queue holds ${sendQ}`)
+  t.ok(sendQ > 511 || somaxconn <= 511, "more than Node's default where the kernel allows it")
+  const res = await fetch(`${service.server.info.uri}/healthz`)
+  t.equal(res.status, 200, 'and the service answers')
+})
 
 t.test('serve refuses to start with a bad setting and names it', async (t) => {
   const child = spawn(process.execPath, [...process.execArgv, CLI, 'serve'], {
