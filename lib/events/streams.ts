@@ -40,7 +40,6 @@ interface OpenStream {
   cursor: number
   /** Live events that arrived while the stored log was being replayed, in id order. */
   pending: EventRow[] | null
-  unsubscribe: () => void
 }
 
 /**
@@ -57,6 +56,9 @@ export class EventStreams {
   readonly #maxTotal: number
   readonly #open = new Set<OpenStream>()
   readonly #perKey = new Map<string, number>()
+  /** Live events the feed delivered in this turn of the event loop, written out together at its end. */
+  #batch: EventRow[] = []
+  #unsubscribe: (() => void) | undefined
   #heartbeat: NodeJS.Timeout | undefined
   #closed = false
 
@@ -106,17 +108,18 @@ export class EventStreams {
     if (this.#open.size >= this.#maxTotal)
       throw new StreamRefusedError('STREAMS_TOTAL', 'too many open event streams on this server; retry later')
     // Counted and subscribed before any wait, so that a limit holds and no live event is missed.
+    // A live event the feed delivered but this class has not yet written out is at or below the
+    // feed's lastId, so a stream starting now neither gets it nor misses what follows.
     const stream: OpenStream = {
       key,
       out: new PassThrough(),
       cursor: this.#feed.lastId,
-      pending: since === null ? null : [],
-      unsubscribe: () => {}
+      pending: since === null ? null : []
     }
     this.#perKey.set(key, held + 1)
     this.#open.add(stream)
-    stream.unsubscribe = this.#feed.subscribe((event) => {
-      this.#take(stream, event)
+    this.#unsubscribe ??= this.#feed.subscribe((event) => {
+      this.#take(event)
     })
     stream.out.once('close', () => {
       this.#release(stream)
@@ -148,15 +151,47 @@ export class EventStreams {
     }
   }
 
-  #take(stream: OpenStream, event: EventRow): void {
-    if (stream.pending !== null) stream.pending.push(event)
-    else this.#write(stream, event)
+  /**
+   * The feed hands events over one at a time, a page of them in one go (100 outages opening
+   * together are 100 events). Written one by one, each would become a frame and a write per stream:
+   * 100,000 strings and writes for 1,000 streams, garbage that grew the heap by tens of MB per burst.
+   * So the events of one turn are written together at its end: one text for all streams, and one
+   * write of the same bytes to each stream that is up to date.
+   */
+  #take(event: EventRow): void {
+    this.#batch.push(event)
+    if (this.#batch.length === 1)
+      queueMicrotask(() => {
+        this.#flush()
+      })
+  }
+
+  #flush(): void {
+    const batch = this.#batch
+    this.#batch = []
+    const first = batch[0]?.id
+    const last = batch.at(-1)?.id
+    if (first === undefined || last === undefined) return
+    let frames: Buffer | undefined
+    for (const stream of this.#open) {
+      if (stream.pending !== null) stream.pending.push(...batch)
+      else if (stream.cursor < first) {
+        frames ??= Buffer.from(batch.map(eventFrame).join(''))
+        this.#send(stream, frames, last)
+      } else for (const event of batch) this.#write(stream, event)
+    }
   }
 
   #write(stream: OpenStream, event: EventRow): void {
-    if (event.id <= stream.cursor || stream.out.writableEnded) return
-    stream.cursor = event.id
-    stream.out.write(eventFrame(event))
+    if (event.id <= stream.cursor) return
+    this.#send(stream, eventFrame(event), event.id)
+  }
+
+  /** Writes `frames`, which end with event `lastId`; cuts a client too far behind. */
+  #send(stream: OpenStream, frames: string | Buffer, lastId: number): void {
+    if (stream.out.writableEnded) return
+    stream.cursor = lastId
+    stream.out.write(frames)
     if (stream.out.writableLength > MAX_BUFFERED_BYTES) {
       stream.out.end()
       this.#release(stream)
@@ -185,13 +220,15 @@ export class EventStreams {
 
   #release(stream: OpenStream): void {
     if (!this.#open.delete(stream)) return
-    stream.unsubscribe()
     const held = (this.#perKey.get(stream.key) ?? 1) - 1
     if (held > 0) this.#perKey.set(stream.key, held)
     else this.#perKey.delete(stream.key)
     if (this.#open.size === 0) {
       clearInterval(this.#heartbeat)
       this.#heartbeat = undefined
+      this.#unsubscribe?.()
+      this.#unsubscribe = undefined
+      this.#batch = []
     }
   }
 

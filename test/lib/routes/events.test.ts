@@ -119,6 +119,47 @@ for (const engine of engines()) {
   })
 }
 
+t.test('a burst of events reaches live, replaying and newly opened streams once each, in order', async (t) => {
+  const { db, connect, streams, feed } = await eventServer(t)
+  await add(db, 5)
+  const live = [await connect(), await connect()]
+  const replaying = await connect('?since=0')
+  await replaying.waitFor((c) => c.events.length === 5)
+  // 600 events in one transaction: the feed reads them in two pages and hands them over in two turns.
+  await add(db, 600)
+  const late = await connect('?since=300')
+  await add(db, 2)
+  const last = Number((await db('event_sequence').first('last_id')).last_id)
+  for (const client of [...live, replaying, late]) await client.waitFor((c) => c.events.at(-1)?.id === last, 20_000)
+  const ids = (from: number) => Array.from({ length: last - from }, (_, i) => from + i + 1)
+  for (const [i, client] of live.entries())
+    t.same(
+      client.events.map((e) => e.id),
+      ids(5),
+      `live stream ${i + 1}: 6 to ${last}, once each`
+    )
+  t.same(
+    replaying.events.map((e) => e.id),
+    ids(0),
+    `the replaying stream: 1 to ${last}, once each`
+  )
+  t.same(
+    late.events.map((e) => e.id),
+    ids(300),
+    `the stream opened during the burst: 301 to ${last}, once each`
+  )
+  t.same(late.events.at(-1), live[0]?.events.at(-1), 'the same frame on every stream')
+  for (const client of [...live, replaying, late]) client.close()
+  await new Promise<void>((resolve) => {
+    const check = (): void => {
+      if (streams.count() === 0) resolve()
+      else setImmediate(check)
+    }
+    check()
+  })
+  t.equal(feed.subscribers, 0, 'no stream open: no subscription')
+})
+
 t.test('a replay from an id already pruned starts at the oldest kept and says so first', async (t) => {
   const { db, connect } = await eventServer(t)
   await add(db, 6)
@@ -189,7 +230,7 @@ t.test('a key holds ten streams; the eleventh is 429 and costs nothing; a client
     }
     check()
   })
-  t.equal(feed.subscribers, 9, 'their subscriptions went with them')
+  t.equal(feed.subscribers, 1, 'the open streams share one subscription to the feed')
   const again = await connect()
   t.equal(again.status, 200, 'the slot is free again')
   for (const c of [...open, again]) c.close()
