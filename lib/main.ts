@@ -122,7 +122,6 @@ export async function startService({
     const unsubscribe = events.subscribe(() => {
       dispatcher.wake()
     })
-    listenWithBacklog(server, LISTEN_BACKLOG)
     await server.start()
     dispatcher.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')
@@ -159,25 +158,6 @@ export async function startService({
     await db.destroy().catch(() => {})
     throw err
   }
-}
-
-/**
- * Connections waiting to be accepted. hapi listens with Node's default of 511: when many clients
- * connect at once (a load balancer's pool filling, 2,000 API clients at start), the kernel drops
- * the connections beyond it, and each client retries after 1, 3, then 7 s. The kernel caps this at
- * net.core.somaxconn (4,096 on current Linux).
- */
-const LISTEN_BACKLOG = 65_535
-
-/** Makes hapi's `listener.listen(port[, address], callback)` call pass a backlog, which hapi has no setting for. */
-function listenWithBacklog(server: Server, backlog: number): void {
-  const listener = server.listener
-  const listen = listener.listen.bind(listener) as (options: { port: number; host?: string; backlog: number }, cb: () => void) => void
-  listener.listen = ((port: number, host: string | (() => void), cb?: () => void) => {
-    if (typeof host === 'function') listen({ port, backlog }, host)
-    else listen({ port, host, backlog }, cb as () => void)
-    return listener
-  }) as unknown as typeof listener.listen
 }
 
 /**
