@@ -13,7 +13,8 @@ export function toSiteRow(r: Record<string, unknown>): SiteRow {
     blocked: Boolean(r.blocked),
     partial: Boolean(r.partial),
     response_ms: r.response_ms === null ? null : Number(r.response_ms),
-    checked_at: toDate(r.checked_at)
+    checked_at: toDate(r.checked_at),
+    first_checked_at: toDate(r.first_checked_at)
   }
 }
 
@@ -78,7 +79,8 @@ export async function trackSites({
         blocked: false,
         partial: false,
         response_ms: null,
-        checked_at: null
+        checked_at: null,
+        first_checked_at: null
       })
     if (Object.keys(patch).length > 0)
       await db('sites')
