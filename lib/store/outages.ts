@@ -124,3 +124,41 @@ export async function findOutageAt({ db, siteId, at }: { db: Db; siteId: number;
     .first('id', 'site_id', 'started_at', 'ended_at')
   return row ? toOutageRow(row) : null
 }
+
+/**
+ * A site's outages overlapping [from, to), oldest first. A site's outages never overlap (one open
+ * at a time, each closed before the next opens), so only the newest one starting before `from` can
+ * reach into the window: two range reads of the (site, start, end) index, however long the site's
+ * history, with no row read beside it.
+ */
+export async function listOutagesOverlapping({
+  db,
+  siteId,
+  from,
+  to
+}: {
+  db: Db
+  siteId: number
+  from: Date
+  to: Date
+}): Promise<OutageRow[]> {
+  const columns = ['id', 'site_id', 'started_at', 'ended_at']
+  const before = await db('outages')
+    .where({ site_id: siteId })
+    .where('started_at', '<', from)
+    .orderBy([
+      { column: 'started_at', order: 'desc' },
+      { column: 'id', order: 'desc' }
+    ])
+    .first(columns)
+  const inside = await db('outages')
+    .where({ site_id: siteId })
+    .where('started_at', '>=', from)
+    .where('started_at', '<', to)
+    .orderBy([{ column: 'started_at' }, { column: 'id' }])
+    .select(columns)
+  const rows = inside.map(toOutageRow)
+  const straddling = before ? toOutageRow(before) : null
+  if (straddling && (straddling.ended_at === null || straddling.ended_at > from)) rows.unshift(straddling)
+  return rows
+}

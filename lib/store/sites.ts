@@ -150,3 +150,9 @@ export async function listTrackedSites({ db }: { db: Db }): Promise<SiteRow[]> {
   const rows = await db('sites').whereNull('removed_at').orderBy('domain').select('*')
   return rows.map(toSiteRow)
 }
+
+/** A site's row by domain, tracked or removed (its history stays); null when it was never tracked. */
+export async function findSite({ db, domain }: { db: Db; domain: string }): Promise<SiteRow | null> {
+  const row = await db('sites').where({ domain }).first('*')
+  return row ? toSiteRow(row) : null
+}
