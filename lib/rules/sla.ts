@@ -1,4 +1,4 @@
-import { monitoredTime, uptimeFigure, type OutageSpan } from './uptime.js'
+import { monitoredTime, uptimeFigure } from './uptime.js'
 
 const DAY_MS = 86_400_000
 /** The window when the query names neither end, or only `to`: 30 days. */
@@ -61,8 +61,17 @@ export function monitoredSpan(firstCheckedAt: Date | null, from: Date, to: Date,
   return { start: new Date(start), end: new Date(end) }
 }
 
+/**
+ * An outage as the SLA reads it: epoch milliseconds, open-ended while ongoing. Numbers, not Dates:
+ * a year of a flapping site is thousands of outages, and a Date each cost more than the arithmetic.
+ */
+export interface OutageInterval {
+  started: number
+  ended: number | null
+}
+
 /** The SLA figures of a window; seconds are whole. */
-export interface SlaFigures<T extends OutageSpan> {
+export interface SlaFigures<T extends OutageInterval> {
   uptime_percent: number
   monitored_seconds: number
   downtime_seconds: number
@@ -79,9 +88,9 @@ export interface SlaFigures<T extends OutageSpan> {
 /**
  * The SLA of [from, to): uptime over the monitored part (first recorded check to `until`, the
  * uptime rule), the outage time inside it, and the outages overlapping it. `outages` are the site's
- * outages in time order; an ongoing one lasts until `until`.
+ * outages in time order (they never overlap); an ongoing one lasts until `until`.
  */
-export function slaFigures<T extends OutageSpan>({
+export function slaFigures<T extends OutageInterval>({
   outages,
   firstCheckedAt,
   from,
@@ -94,28 +103,30 @@ export function slaFigures<T extends OutageSpan>({
   to: Date
   until: Date
 }): SlaFigures<T> {
-  const time = monitoredTime(outages, firstCheckedAt, from.getTime(), to.getTime(), until.getTime())
+  const { start, end } = monitoredTime([], firstCheckedAt, from.getTime(), to.getTime(), until.getTime())
   const counted: T[] = []
+  let downMs = 0
   let longestMs = 0
   let recoveredMs = 0
   let recovered = 0
   for (const o of outages) {
-    const started = o.started_at.getTime()
-    const ended = o.ended_at?.getTime() ?? null
-    const s = Math.max(started, time.start)
-    const e = Math.min(ended ?? time.end, time.end)
+    const s = Math.max(o.started, start)
+    const e = Math.min(o.ended ?? end, end)
     if (e <= s) continue
     counted.push(o)
+    downMs += e - s
     longestMs = Math.max(longestMs, e - s)
-    if (ended !== null && ended <= time.end) {
+    if (o.ended !== null && o.ended <= end) {
       recovered++
-      recoveredMs += ended - started
+      recoveredMs += o.ended - o.started
     }
   }
+  const monitoredMs = end - start
+  downMs = Math.min(downMs, monitoredMs)
   return {
-    uptime_percent: uptimeFigure(time.downMs, time.monitoredMs),
-    monitored_seconds: Math.floor(time.monitoredMs / 1000),
-    downtime_seconds: Math.floor(time.downMs / 1000),
+    uptime_percent: uptimeFigure(downMs, monitoredMs),
+    monitored_seconds: Math.floor(monitoredMs / 1000),
+    downtime_seconds: Math.floor(downMs / 1000),
     incidents: counted.length,
     longest_outage_seconds: Math.floor(longestMs / 1000),
     mttr_seconds: recovered === 0 ? null : Math.round(recoveredMs / recovered / 1000),

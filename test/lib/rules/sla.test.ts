@@ -1,6 +1,5 @@
 import t from 'tap'
-import { monitoredSpan, parseIsoInstant, SLA_DEFAULT_MS, slaFigures, slaWindow } from '../../../lib/rules/sla.js'
-import type { OutageSpan } from '../../../lib/rules/uptime.js'
+import { monitoredSpan, parseIsoInstant, SLA_DEFAULT_MS, slaFigures, slaWindow, type OutageInterval } from '../../../lib/rules/sla.js'
 
 const at = (iso: string) => new Date(iso)
 const H = 3_600_000
@@ -9,12 +8,15 @@ const FROM = at('2026-11-01T00:00:00.000Z')
 const TO = at('2026-11-11T00:00:00.000Z')
 const NOW = at('2026-11-20T00:00:00.000Z')
 const LONG_AGO = at('2026-01-01T00:00:00.000Z')
-const span = (start: string, end: string | null): OutageSpan => ({ started_at: at(start), ended_at: end === null ? null : at(end) })
+const span = (start: string, end: string | null): OutageInterval => ({
+  started: Date.parse(start),
+  ended: end === null ? null : Date.parse(end)
+})
 
 t.test('SLA figures over a window', async (t) => {
   type Row = [
     string,
-    { outages: OutageSpan[]; first: Date | null; from?: Date; to?: Date; until?: Date },
+    { outages: OutageInterval[]; first: Date | null; from?: Date; to?: Date; until?: Date },
     {
       uptime_percent: number
       monitored_seconds: number

@@ -1,12 +1,5 @@
 import t from 'tap'
-import {
-  closeOutage,
-  findOutageAt,
-  insertOutage,
-  listOpenOutages,
-  listOutages,
-  listOutagesOverlapping
-} from '../../../lib/store/outages.js'
+import { closeOutage, findOutageAt, insertOutage, listOpenOutages, listOutages, listOutageTimes } from '../../../lib/store/outages.js'
 import { addSites } from '../../../lib/monitoring/add-sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
@@ -87,8 +80,8 @@ for (const engine of engines()) {
     await closeOutage({ db, id: otherId, endedAt: new Date(T0 + 45 * MIN) })
 
     const starts = async (from: number, to: number) =>
-      (await listOutagesOverlapping({ db, siteId: site, from: new Date(T0 + from * MIN), to: new Date(T0 + to * MIN) })).map(
-        (o) => (o.started_at.getTime() - T0) / MIN
+      (await listOutageTimes({ db, siteId: site, from: new Date(T0 + from * MIN), to: new Date(T0 + to * MIN) })).map(
+        (o) => (o.started - T0) / MIN
       )
     const rows: Array<[string, number, number, number[]]> = [
       ['the whole history', -60, 120, [0, 20, 40, 60]],
@@ -100,7 +93,9 @@ for (const engine of engines()) {
       ['before any outage', -60, 0, []]
     ]
     for (const [name, from, to, want] of rows) t.same(await starts(from, to), want, name)
-    const [open] = await listOutagesOverlapping({ db, siteId: site, from: new Date(T0 + 100 * MIN), to: new Date(T0 + 200 * MIN) })
-    t.match(open, { site_id: site, ended_at: null }, 'an open outage comes with no end')
+    const [open] = await listOutageTimes({ db, siteId: site, from: new Date(T0 + 100 * MIN), to: new Date(T0 + 200 * MIN) })
+    t.same(open, { started: T0 + 60 * MIN, ended: null }, 'an open outage comes with no end')
+    const [cut] = await listOutageTimes({ db, siteId: site, from: new Date(T0 + 25 * MIN), to: new Date(T0 + 26 * MIN) })
+    t.same(cut, { started: T0 + 20 * MIN, ended: T0 + 30 * MIN }, 'times in milliseconds')
   })
 }
