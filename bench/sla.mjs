@@ -192,6 +192,17 @@ try {
   const results = [await measure('SQLite', `sqlite:${join(dir, 'bench.sqlite')}`, targetPort, closedPort)]
   if (MYSQL) results.push(await measure('MySQL', await mysqlDatabase(), targetPort, closedPort))
 
+  // How fast this machine ran plain JavaScript during the run: 200,000 Date#toISOString calls, in
+  // CPU time (the median of five), to put the figures beside runs on other machines.
+  const reference = []
+  for (let i = 0; i < 5; i++) {
+    const before = process.cpuUsage()
+    for (let j = 0; j < 200_000; j++) new Date(1.7e12 + j * 1000).toISOString()
+    const used = process.cpuUsage(before)
+    reference.push((used.user + used.system) / 1000)
+  }
+  reference.sort((a, b) => a - b)
+  const load = os.loadavg()[0]
   const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
   const lines = []
   for (const result of results) {
@@ -213,7 +224,9 @@ try {
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...lines,
     '',
-    `Service RSS after the runs: ${results.map((x) => `${x.rows[0].engine} ${fmt(x.rss / 1024 / 1024)} MB`).join(', ')}.`
+    `Service RSS after the runs: ${results.map((x) => `${x.rows[0].engine} ${fmt(x.rss / 1024 / 1024)} MB`).join(', ')}. ` +
+      `Machine at the end: load average ${fmt(load, 1)} (1 min) on ${os.availableParallelism?.() ?? os.cpus().length} cores; ` +
+      `reference loop (200,000 \`Date#toISOString\`): ${fmt(reference[2], 0)} ms CPU.`
   ].join('\n')
   console.log(`\n${table}\n`)
   if (DOCS) writeFigures('benchmarks.md', 'bench/sla', table)
