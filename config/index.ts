@@ -44,6 +44,8 @@ export interface Config {
   readonly deniedTargetRanges: readonly string[]
   readonly connectTo: readonly ConnectToRule[]
   readonly logLevel: string
+  /** LOG_FORMAT: `json` or `pretty` lines; null: pretty on a terminal, JSON otherwise. */
+  readonly logFormat: 'json' | 'pretty' | null
   /** `ip[:port]` resolvers for probes and the target policy (c-ares); empty: the system's. */
   readonly dnsServers: readonly string[]
   /** Checks (on-demand and scheduled) running at once; over it an on-demand check is refused with 503. */
@@ -184,6 +186,7 @@ const envSchema = Joi.object({
   ALLOW_PRIVATE_TARGETS: allowPrivateSchema,
   CONNECT_TO: Joi.string().allow('').default(''),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
+  LOG_FORMAT: Joi.string().valid('json', 'pretty').allow(''),
   DNS_SERVERS: Joi.string().allow('').default(''),
   DENY_TARGETS: cidrListSchema,
   MAX_CHECKS_IN_FLIGHT: Joi.number().integer().min(2).max(100_000).default(4000),
@@ -339,6 +342,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     connectTo: Object.freeze(connectTo.map((r) => Object.freeze({ ...r }))),
     logLevel: v.LOG_LEVEL as string,
+    logFormat: v.LOG_FORMAT === 'json' || v.LOG_FORMAT === 'pretty' ? v.LOG_FORMAT : null,
     dnsServers: Object.freeze(dnsServers),
     maxChecksInFlight: v.MAX_CHECKS_IN_FLIGHT as number,
     maxKeyShare: v.MAX_KEY_SHARE as number,

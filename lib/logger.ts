@@ -1,5 +1,6 @@
 import type { Server } from '@hapi/hapi'
 import { pino, type Logger } from 'pino'
+import pinoPretty from 'pino-pretty'
 import { safeErrorSummary } from './errors.js'
 
 interface RequestLike {
@@ -35,13 +36,46 @@ function responseSerializer(response: { statusCode?: number }): Record<string, u
   return { statusCode: response.statusCode }
 }
 
-export function createLogger({ level, stream }: { level: string; stream?: NodeJS.WritableStream }): Logger {
+/** How log lines are written: one JSON object a line (for machines), or pino-pretty's lines (for people). */
+export type LogFormat = 'json' | 'pretty'
+
+/**
+ * The format to write: LOG_FORMAT when set, else pretty on a terminal (someone is reading) and JSON
+ * anywhere else (a file, a pipe, a log collector).
+ */
+export function chooseLogFormat(setting: LogFormat | null, isTty: boolean): LogFormat {
+  return setting ?? (isTty ? 'pretty' : 'json')
+}
+
+/**
+ * pino-pretty's format, written synchronously into `stream`: its transport form pipes through a
+ * stream, and the last lines before an exit (`stopped`) could be lost. Colours only on a terminal.
+ */
+function prettyDestination(stream: NodeJS.WritableStream & { isTTY?: boolean }): pino.DestinationStream {
+  const prettify = pinoPretty.prettyFactory({ colorize: stream.isTTY === true, translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l o' })
+  return {
+    write: (line: string) => {
+      stream.write(prettify(line))
+    }
+  }
+}
+
+export function createLogger({
+  level,
+  stream,
+  format = 'json'
+}: {
+  level: string
+  stream?: NodeJS.WritableStream & { isTTY?: boolean }
+  format?: LogFormat
+}): Logger {
   const options = {
     level,
     // No redaction pass: the serializers never emit headers in the first place, which the tests
     // check over every log line, and pino's redaction made each per-request child logger costly.
     serializers: { req: requestSerializer, res: responseSerializer, err: safeErrorSummary, error: safeErrorSummary }
   }
+  if (format === 'pretty') return pino(options, prettyDestination(stream ?? process.stdout))
   return stream ? pino(options, stream as pino.DestinationStream) : pino(options)
 }
 

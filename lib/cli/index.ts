@@ -3,7 +3,7 @@ import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, loadConfig, type Config } from '../../config/index.js'
 import { isDatabaseUnavailable, safeErrorSummary } from '../errors.js'
-import { createLogger } from '../logger.js'
+import { chooseLogFormat, createLogger } from '../logger.js'
 import { startService, stopOnSignals } from '../main.js'
 import { openDb, type Db } from '../store/db.js'
 import { migrateLatest } from '../store/migrate.js'
@@ -70,7 +70,8 @@ async function serveCommand(args: string[], io: CliIo): Promise<number> {
   }
   if (args.length > 0) throw new UsageError(`unexpected argument "${args[0]}"`)
   const config = loadConfig(io.env)
-  const logger = createLogger({ level: config.logLevel, stream: io.stdout })
+  const format = chooseLogFormat(config.logFormat, io.stdout.isTTY === true)
+  const logger = createLogger({ level: config.logLevel, stream: io.stdout, format })
   const service = await startService({ config, logger })
   stopOnSignals(service, logger)
   return new Promise<number>(() => {})

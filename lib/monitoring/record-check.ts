@@ -110,6 +110,7 @@ async function applyChecks(
   const openIds = new Map<number, number>()
   for (const [siteId, outage] of open) openIds.set(siteId, outage.id)
   const newest = new Map<number, CheckRecord>()
+  const firstAt = new Map<number, Date>()
   const results = new Map<CheckRecord, RecordedCheck>()
   for (const check of checks) {
     const snapshot = snapshots.get(check.siteId) ?? {
@@ -123,6 +124,8 @@ async function applyChecks(
       continue
     }
     newest.set(check.siteId, check)
+    const first = firstAt.get(check.siteId)
+    if (first === undefined || check.checkedAt < first) firstAt.set(check.siteId, check.checkedAt)
     if (change.kind === 'open') {
       const id = await insertOutage({ db: trx, siteId: check.siteId, startedAt: change.at })
       openIds.set(check.siteId, id)
@@ -136,7 +139,7 @@ async function applyChecks(
       results.set(check, { current: true, step: 'none', outage: null })
     }
   }
-  await updateSiteStates({ db: trx, checks: [...newest.values()] })
+  await updateSiteStates({ db: trx, checks: [...newest.values()], firstAt })
   return results
 }
 

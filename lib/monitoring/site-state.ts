@@ -189,7 +189,8 @@ export class SiteStates {
       blocked: check.blocked,
       partial: check.partial,
       response_ms: check.responseMs,
-      checked_at: check.checkedAt
+      checked_at: check.checkedAt,
+      first_checked_at: state.site.first_checked_at ?? check.checkedAt
     })
     if (recorded.step === 'open' && recorded.outage) {
       const span: OutageSpan = { started_at: recorded.outage.started_at, ended_at: null }
@@ -273,7 +274,7 @@ export class SiteStates {
       partial: verdict.partial,
       response_ms: verdict.response_ms,
       checked_at: site.checked_at?.toISOString() ?? null,
-      uptime_percent: uptimeSummary(state.outages, site.added_at, now),
+      uptime_percent: uptimeSummary(state.outages, site.first_checked_at, now),
       last_outage:
         lastOutage === null
           ? null

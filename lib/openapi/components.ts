@@ -166,6 +166,56 @@ const schemas: Json = {
     },
     additionalProperties: false
   },
+  Sla: {
+    type: 'object',
+    required: [
+      'domain',
+      'name',
+      'from',
+      'to',
+      'uptime_percent',
+      'monitored_seconds',
+      'downtime_seconds',
+      'incidents',
+      'longest_outage_seconds',
+      'mttr_seconds',
+      'outages'
+    ],
+    properties: {
+      domain: { type: 'string' },
+      name: { type: 'string' },
+      from: { ...timestamp, description: 'Start of the window (inclusive).' },
+      to: { ...timestamp, description: 'End of the window (exclusive).' },
+      uptime_percent: {
+        ...percent,
+        description:
+          '100 x (1 - downtime / monitored time), rounded to 3 decimals; 100 when nothing of the window was monitored (see monitored_seconds).'
+      },
+      monitored_seconds: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          "The part of the window from the site's first recorded check (of its current tracking period) to now, or to its removal. Time before the first check is unknown, not up."
+      },
+      downtime_seconds: { type: 'integer', minimum: 0, description: 'Outage time inside the monitored part of the window.' },
+      incidents: { type: 'integer', minimum: 0, description: 'Outages overlapping the monitored part of the window (those listed).' },
+      longest_outage_seconds: {
+        type: 'integer',
+        minimum: 0,
+        description: 'The most time one outage was down inside the window; 0 without outages.'
+      },
+      mttr_seconds: {
+        ...nullable({ type: 'integer', minimum: 0 }),
+        description: 'Mean time to recovery: the mean whole duration of the outages that ended inside the window; null when none did.'
+      },
+      outages: {
+        type: 'array',
+        items: ref('schemas', 'Outage'),
+        description: 'The outages overlapping the monitored part of the window, oldest first, with their whole durations.'
+      }
+    },
+    additionalProperties: false
+  },
   SiteList: {
     type: 'object',
     required: ['sites', 'next_cursor'],

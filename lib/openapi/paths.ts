@@ -177,6 +177,34 @@ export const paths: Json = {
       }
     }
   },
+  '/api/v1/sites/{domain}/sla': {
+    get: {
+      operationId: 'getSla',
+      tags: ['api'],
+      summary: "A site's uptime, downtime and outages over any window (costs 1)",
+      description:
+        "Over [from, to), at most 400 days; `to` defaults to now and `from` to 30 days before `to`. Computed from the site's outages and its first recorded check: monitored time starts at that check (time before it is unknown, not up) and ends now, or when the site was removed (a removed site keeps its history). Any parameter not listed here is refused with 400.",
+      security: scope('read'),
+      parameters: [
+        ref('parameters', 'Domain'),
+        {
+          name: 'from',
+          in: 'query',
+          required: false,
+          description: 'Start of the window, inclusive: an ISO 8601 date (midnight UTC) or date-time with `Z` or an offset.',
+          schema: { type: 'string', maxLength: 64, examples: ['2026-08-01', '2026-08-01T00:00:00Z'] }
+        },
+        {
+          name: 'to',
+          in: 'query',
+          required: false,
+          description: 'End of the window, exclusive, in the same forms; after `from`.',
+          schema: { type: 'string', maxLength: 64, examples: ['2026-11-01T00:00:00+01:00'] }
+        }
+      ],
+      responses: { 200: ok('The SLA figures of the window.', ref('schemas', 'Sla')), ...scopedErrors('BadRequest', 'NotFound') }
+    }
+  },
   '/api/v1/webhooks': {
     post: {
       operationId: 'createWebhook',

@@ -15,6 +15,7 @@ import { outageRoutes } from './outages.js'
 import { pageRoutes } from './pages.js'
 import { rateLimitRoutes } from './rate-limit.js'
 import { siteRoutes } from './sites.js'
+import { slaRoutes } from './sla.js'
 import { statusRoutes } from './status.js'
 import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
 
@@ -53,6 +54,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...outageRoutes(deps),
     ...(deps.events ? eventRoutes({ streams: deps.events, limiter: deps.limiter }) : []),
     ...(deps.states ? siteRoutes({ db: deps.db, states: deps.states, now: deps.now, sitesChanged: deps.sitesChanged }) : []),
+    ...slaRoutes(deps),
     ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
     ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),
     ...webhookRoutes({ db: deps.db, now: deps.now, ...deps.webhooks }),

@@ -70,5 +70,10 @@ export function outageEndOnRemoval(open: OpenOutage | null, removedAt: Date): Da
 
 /** Whole seconds from start to end, or to `now` while ongoing. */
 export function durationSeconds(startedAt: Date, endedAt: Date | null, now: Date): number {
-  return Math.max(0, Math.floor(((endedAt ?? now).getTime() - startedAt.getTime()) / 1000))
+  return durationSecondsMs(startedAt.getTime(), endedAt?.getTime() ?? null, now.getTime())
+}
+
+/** {@link durationSeconds} over epoch milliseconds. */
+export function durationSecondsMs(startedAt: number, endedAt: number | null, now: number): number {
+  return Math.max(0, Math.floor(((endedAt ?? now) - startedAt) / 1000))
 }

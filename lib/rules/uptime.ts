@@ -9,30 +9,59 @@ export const UPTIME_WINDOWS = { day: 24 * HOUR, week: 7 * 24 * HOUR, month: 30 *
 
 export type UptimeWindows = { [K in keyof typeof UPTIME_WINDOWS]: number }
 
+/** The monitored part of a window and the outage time inside it, in milliseconds. */
+export interface WindowTime {
+  /** Start of the monitored part (ms since the epoch); equal to `end` when nothing was monitored. */
+  start: number
+  end: number
+  monitoredMs: number
+  downMs: number
+}
+
 /**
- * 100 x (1 - outage time inside the window / monitored time inside the window), where monitored
- * time starts when the site became tracked. No monitored time yet means 100. Rounded to three
- * decimals and never above 100.
+ * The monitored part of [from, to): from the site's first recorded check (time before it is unknown,
+ * not up) to `until` (now, or when tracking stopped), and the outage time inside it. An ongoing
+ * outage lasts until `until`. No first check yet: nothing was monitored.
  */
-export function uptimePercent(outages: readonly OutageSpan[], trackedSince: Date, now: Date, windowMs: number): number {
-  const end = now.getTime()
-  const from = Math.max(end - windowMs, trackedSince.getTime())
-  const monitored = end - from
-  if (monitored <= 0) return 100
-  let down = 0
+export function monitoredTime(
+  outages: readonly OutageSpan[],
+  firstCheckedAt: Date | null,
+  from: number,
+  to: number,
+  until: number
+): WindowTime {
+  const end = Math.min(to, until)
+  const start = firstCheckedAt === null ? end : Math.min(end, Math.max(from, firstCheckedAt.getTime()))
+  let downMs = 0
   for (const o of outages) {
-    const s = Math.max(o.started_at.getTime(), from)
+    const s = Math.max(o.started_at.getTime(), start)
     const e = Math.min(o.ended_at?.getTime() ?? end, end)
-    if (e > s) down += e - s
+    if (e > s) downMs += e - s
   }
-  const percent = 100 * (1 - Math.min(down, monitored) / monitored)
+  return { start, end, monitoredMs: end - start, downMs: Math.min(downMs, end - start) }
+}
+
+/** 100 x (1 - down / monitored), rounded to three decimals, never above 100; 100 when nothing was monitored. */
+export function uptimeFigure(downMs: number, monitoredMs: number): number {
+  if (monitoredMs <= 0) return 100
+  const percent = 100 * (1 - Math.min(downMs, monitoredMs) / monitoredMs)
   return Math.min(100, Math.round(percent * 1000) / 1000)
 }
 
-export function uptimeSummary(outages: readonly OutageSpan[], trackedSince: Date, now: Date): UptimeWindows {
+/**
+ * 100 x (1 - outage time inside the window / monitored time inside the window) over the window that
+ * ends now, where monitored time starts at the site's first recorded check.
+ */
+export function uptimePercent(outages: readonly OutageSpan[], firstCheckedAt: Date | null, now: Date, windowMs: number): number {
+  const end = now.getTime()
+  const { downMs, monitoredMs } = monitoredTime(outages, firstCheckedAt, end - windowMs, end, end)
+  return uptimeFigure(downMs, monitoredMs)
+}
+
+export function uptimeSummary(outages: readonly OutageSpan[], firstCheckedAt: Date | null, now: Date): UptimeWindows {
   return {
-    day: uptimePercent(outages, trackedSince, now, UPTIME_WINDOWS.day),
-    week: uptimePercent(outages, trackedSince, now, UPTIME_WINDOWS.week),
-    month: uptimePercent(outages, trackedSince, now, UPTIME_WINDOWS.month)
+    day: uptimePercent(outages, firstCheckedAt, now, UPTIME_WINDOWS.day),
+    week: uptimePercent(outages, firstCheckedAt, now, UPTIME_WINDOWS.week),
+    month: uptimePercent(outages, firstCheckedAt, now, UPTIME_WINDOWS.month)
   }
 }

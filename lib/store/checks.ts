@@ -92,8 +92,20 @@ export async function newestCheckTime({
   return toDate(row?.at)
 }
 
-/** Sets each site's current state from the check given for it, in one statement per 500 sites. */
-export async function updateSiteStates({ db, checks }: { db: Db; checks: readonly CheckRecord[] }): Promise<void> {
+/**
+ * Sets each site's current state from the check given for it, in one statement per 500 sites. A
+ * site's first recorded check time is set once, to `firstAt` (its earliest check of the batch), and
+ * never moved afterwards.
+ */
+export async function updateSiteStates({
+  db,
+  checks,
+  firstAt = new Map()
+}: {
+  db: Db
+  checks: readonly CheckRecord[]
+  firstAt?: ReadonlyMap<number, Date>
+}): Promise<void> {
   const columns: Array<[string, (c: CheckRecord) => Knex.Value]> = [
     ['status', (c) => c.status],
     ['blocked', (c) => c.blocked],
@@ -109,7 +121,9 @@ export async function updateSiteStates({ db, checks }: { db: Db; checks: readonl
       bindings.push(column, 'id')
       for (const c of part) bindings.push(c.siteId, value(c))
     }
-    await db.raw(`update ?? set ${sets} where ?? in (${part.map(() => '?').join(', ')})`, [
+    bindings.push('first_checked_at', 'first_checked_at', 'id')
+    for (const c of part) bindings.push(c.siteId, firstAt.get(c.siteId) ?? c.checkedAt)
+    await db.raw(`update ?? set ${sets}, ?? = coalesce(??, case ?? ${whens} end) where ?? in (${part.map(() => '?').join(', ')})`, [
       'sites',
       ...bindings,
       'id',

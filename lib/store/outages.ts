@@ -124,3 +124,43 @@ export async function findOutageAt({ db, siteId, at }: { db: Db; siteId: number;
     .first('id', 'site_id', 'started_at', 'ended_at')
   return row ? toOutageRow(row) : null
 }
+
+/** An outage's span in epoch milliseconds, open-ended while ongoing. */
+export interface OutageTimes {
+  started: number
+  ended: number | null
+}
+
+function toMs(value: unknown): number | null {
+  return typeof value === 'number' ? value : (toDate(value)?.getTime() ?? null)
+}
+
+/**
+ * A site's outages overlapping [from, to), oldest first, as epoch milliseconds: a year of a
+ * flapping site is thousands of rows, and a Date each cost more than the rest of an SLA. A site's
+ * outages never overlap (one open at a time, each closed before the next opens), so only the newest
+ * one starting before `from` can reach into the window: two range reads of the (site, start, id, end)
+ * index, which holds every column read, however long the site's history.
+ */
+export async function listOutageTimes({ db, siteId, from, to }: { db: Db; siteId: number; from: Date; to: Date }): Promise<OutageTimes[]> {
+  const before = await db('outages')
+    .where({ site_id: siteId })
+    .where('started_at', '<', from)
+    .orderBy([
+      { column: 'started_at', order: 'desc' },
+      { column: 'id', order: 'desc' }
+    ])
+    .first('started_at', 'ended_at')
+  const inside = await db('outages')
+    .where({ site_id: siteId })
+    .where('started_at', '>=', from)
+    .where('started_at', '<', to)
+    // In the index's own order, so no sort, and the index holds the end too: no row read.
+    .orderBy([{ column: 'started_at' }, { column: 'id' }])
+    .select('started_at', 'ended_at')
+  const rows: OutageTimes[] = []
+  const edge = before ? { started: toMs(before.started_at) as number, ended: toMs(before.ended_at) } : null
+  if (edge && (edge.ended === null || edge.ended > from.getTime())) rows.push(edge)
+  for (const r of inside) rows.push({ started: toMs(r.started_at) as number, ended: toMs(r.ended_at) })
+  return rows
+}

@@ -13,7 +13,8 @@ export function toSiteRow(r: Record<string, unknown>): SiteRow {
     blocked: Boolean(r.blocked),
     partial: Boolean(r.partial),
     response_ms: r.response_ms === null ? null : Number(r.response_ms),
-    checked_at: toDate(r.checked_at)
+    checked_at: toDate(r.checked_at),
+    first_checked_at: toDate(r.first_checked_at)
   }
 }
 
@@ -78,7 +79,8 @@ export async function trackSites({
         blocked: false,
         partial: false,
         response_ms: null,
-        checked_at: null
+        checked_at: null,
+        first_checked_at: null
       })
     if (Object.keys(patch).length > 0)
       await db('sites')
@@ -147,4 +149,10 @@ export async function markSiteRemoved({ db, id, now }: { db: Db; id: number; now
 export async function listTrackedSites({ db }: { db: Db }): Promise<SiteRow[]> {
   const rows = await db('sites').whereNull('removed_at').orderBy('domain').select('*')
   return rows.map(toSiteRow)
+}
+
+/** A site's row by domain, tracked or removed (its history stays); null when it was never tracked. */
+export async function findSite({ db, domain }: { db: Db; domain: string }): Promise<SiteRow | null> {
+  const row = await db('sites').where({ domain }).first('*')
+  return row ? toSiteRow(row) : null
 }

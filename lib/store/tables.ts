@@ -24,4 +24,6 @@ export interface SiteRow {
   partial: boolean
   response_ms: number | null
   checked_at: Date | null
+  /** The current tracking period's first recorded check: monitored time starts here. */
+  first_checked_at: Date | null
 }

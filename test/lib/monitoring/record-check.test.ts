@@ -193,3 +193,29 @@ for (const engine of engines()) {
     t.equal(Number((await db('event_sequence').first('last_id')).last_id), next - 1, 'the sequence rolled back too')
   })
 }
+
+for (const engine of engines()) {
+  t.test(`the first recorded check of a tracking period is kept on the site's row, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    await addSite({ db, entry: { domain: 'first.example.com', name: null }, now: new Date(T0 - 30_000) })
+    await addSite({ db, entry: { domain: 'batch.example.com', name: null }, now: new Date(T0 - 30_000) })
+    const [siteId, batchId] = (await db('sites').orderBy('id').pluck('id')).map(Number) as [number, number]
+    const firstOf = async (id: number) => toDate((await db('sites').where({ id }).first('first_checked_at')).first_checked_at)
+
+    t.equal(await firstOf(siteId), null, 'none before any check')
+    await recordCheck({ db, check: check(siteId, 'down', T0) })
+    t.equal((await firstOf(siteId))?.getTime(), T0, 'set by the first check')
+    await recordCheck({ db, check: check(siteId, 'up', T0 + MIN) })
+    await recordCheck({ db, check: check(siteId, 'up', T0 - MIN) })
+    t.equal((await firstOf(siteId))?.getTime(), T0, 'later checks, and a stale one, leave it')
+
+    await recordChecks({ db, checks: [check(batchId, 'up', T0 + 2 * MIN), check(batchId, 'down', T0 + 3 * MIN)] })
+    t.equal((await firstOf(batchId))?.getTime(), T0 + 2 * MIN, 'the earliest check of a first batch')
+
+    await removeSite({ db, domain: 'first.example.com', now: new Date(T0 + 5 * MIN) })
+    await addSite({ db, entry: { domain: 'first.example.com', name: null }, now: new Date(T0 + 10 * MIN) })
+    t.equal(await firstOf(siteId), null, 'tracked again: a new period, no check yet')
+    await recordCheck({ db, check: check(siteId, 'up', T0 + 11 * MIN) })
+    t.equal((await firstOf(siteId))?.getTime(), T0 + 11 * MIN, 'its first check starts it')
+  })
+}

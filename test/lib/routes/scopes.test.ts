@@ -61,6 +61,7 @@ for (const engine of engines()) {
         'GET /api/v1/sites': 'read',
         'POST /api/v1/sites': 'manage',
         'DELETE /api/v1/sites/{domain}': 'manage',
+        'GET /api/v1/sites/{domain}/sla': 'read',
         'GET /api/v1/events': 'read',
         'POST /api/v1/webhooks': 'manage',
         'GET /api/v1/webhooks': 'manage',

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { durationSeconds, outageStep } from '../../../lib/rules/outages.js'
-import { uptimePercent, uptimeSummary, UPTIME_WINDOWS } from '../../../lib/rules/uptime.js'
+import { monitoredTime, uptimePercent, uptimeSummary, UPTIME_WINDOWS } from '../../../lib/rules/uptime.js'
 
 const at = (iso: string) => new Date(iso)
 const NOW = at('2026-11-22T12:00:00.000Z')
@@ -52,16 +52,65 @@ t.test('uptime over a window', async (t) => {
   )
 })
 
-t.test('monitored time starts when the site became tracked', async (t) => {
-  const since = at('2026-11-22T10:00:00.000Z')
+t.test('monitored time starts at the first recorded check', async (t) => {
+  const first = at('2026-11-22T10:00:00.000Z')
   const outage = { started_at: at('2026-11-22T11:00:00.000Z'), ended_at: at('2026-11-22T11:30:00.000Z') }
-  t.same(uptimeSummary([outage], since, NOW), { day: 75, week: 75, month: 75 }, 'tracked two hours ago, down for 30 minutes')
-  t.same(uptimeSummary([], NOW, NOW), { day: 100, week: 100, month: 100 }, 'no monitored time yet')
-  t.same(
-    uptimeSummary([{ started_at: at('2026-11-22T09:00:00.000Z'), ended_at: null }], since, NOW),
-    { day: 0, week: 0, month: 0 },
-    'an outage from before tracking started counts only from then'
-  )
+  const rows: Array<[string, Parameters<typeof uptimeSummary>, number]> = [
+    ['first check two hours ago, down for 30 minutes', [[outage], first, NOW], 75],
+    ['no check yet: nothing monitored', [[], null, NOW], 100],
+    ['an ongoing outage since the first check', [[{ started_at: first, ended_at: null }], first, NOW], 0],
+    ['the first check is now: nothing monitored yet', [[], NOW, NOW], 100],
+    [
+      'an outage from before the first check counts only from it',
+      [[{ started_at: at('2026-11-22T09:00:00.000Z'), ended_at: null }], first, NOW],
+      0
+    ],
+    [
+      'a first check older than every window',
+      [[outage], at('2026-01-01T00:00:00.000Z'), NOW],
+      Math.round(100 * (1 - 1800 / 86400) * 1000) / 1000
+    ]
+  ]
+  for (const [name, args, day] of rows) t.equal(uptimeSummary(...args).day, day, name)
+  t.same(uptimeSummary([outage], first, NOW), { day: 75, week: 75, month: 75 }, 'every window starts at the first check')
+})
+
+t.test('a site added 30 s before its first check, down since: 0%, not 40%', async (t) => {
+  const added = at('2026-11-22T11:59:00.000Z')
+  const firstCheck = new Date(added.getTime() + 30_000)
+  const now = new Date(firstCheck.getTime() + 20_000)
+  const outage = { started_at: firstCheck, ended_at: null }
+  t.equal(uptimePercent([outage], firstCheck, now, DAY), 0, 'monitored from the first check')
+  t.equal(uptimePercent([outage], added, now, DAY), 60, 'counting from when it was added would have shown 60%')
+})
+
+t.test('monitored time inside a window', async (t) => {
+  const ms = (iso: string) => at(iso).getTime()
+  const from = ms('2026-11-01T00:00:00.000Z')
+  const to = ms('2026-11-02T00:00:00.000Z')
+  const rows: Array<[string, Parameters<typeof monitoredTime>, { monitoredMs: number; downMs: number }]> = [
+    ['whole window, no outage', [[], at('2026-10-01T00:00:00.000Z'), from, to, to], { monitoredMs: DAY, downMs: 0 }],
+    ['first check mid-window', [[], at('2026-11-01T18:00:00.000Z'), from, to, to], { monitoredMs: 6 * 3_600_000, downMs: 0 }],
+    ['window before the first check', [[], at('2026-11-05T00:00:00.000Z'), from, to, to], { monitoredMs: 0, downMs: 0 }],
+    ['never checked', [[], null, from, to, to], { monitoredMs: 0, downMs: 0 }],
+    [
+      'now inside the window ends it',
+      [[], at('2026-10-01T00:00:00.000Z'), from, to, ms('2026-11-01T12:00:00.000Z')],
+      { monitoredMs: DAY / 2, downMs: 0 }
+    ],
+    [
+      'an ongoing outage lasts until now',
+      [
+        [{ started_at: at('2026-11-01T10:00:00.000Z'), ended_at: null }],
+        at('2026-10-01T00:00:00.000Z'),
+        from,
+        to,
+        ms('2026-11-01T12:00:00.000Z')
+      ],
+      { monitoredMs: DAY / 2, downMs: 2 * 3_600_000 }
+    ]
+  ]
+  for (const [name, args, want] of rows) t.match(monitoredTime(...args), want, name)
 })
 
 t.test('uptime is rounded to three decimals and never above 100', async (t) => {

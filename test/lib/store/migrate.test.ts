@@ -78,6 +78,60 @@ for (const engine of engines()) {
       t.same(await migrateLatest(db), later, 'and the later ones apply again on top')
     })
 
+    t.test('first check times are filled in from the checks and outages already stored', async (t) => {
+      const name = '20261124-11-first-checked-at'
+      const later = migrations.slice(migrations.findIndex((m) => m.name === name) + 1).map((m) => m.name)
+      for (let i = 0; i < later.length; i++) await migrateDownOne(db)
+      t.same(await migrateDownOne(db), [name], 'down reverts it')
+      t.notOk(await db.schema.hasColumn('sites', 'first_checked_at'), 'the column is gone after down')
+      const at = (minutes: number) => new Date(Date.parse('2026-11-22T06:00:00.000Z') + minutes * 60_000)
+      const site = async (domain: string, addedAt: Date, checkedAt: Date | null = null) => {
+        const [id] = await db('sites').insert({ domain, name: domain, added_at: addedAt, checked_at: checkedAt })
+        return Number(id)
+      }
+      const checked = await site('checked.example.com', at(0), at(30))
+      const resumed = await site('resumed.example.com', at(20), at(30))
+      const pruned = await site('pruned.example.com', at(0), at(30))
+      const gone = await site('gone.example.com', at(0), at(30))
+      const never = await site('never.example.com', at(0))
+      const check = (siteId: number, minutes: number) => ({
+        site_id: siteId,
+        checked_at: at(minutes),
+        status: 'up',
+        blocked: false,
+        partial: false,
+        response_ms: 1,
+        locations_answered: 3,
+        locations_total: 3,
+        source: 'schedule',
+        locations: '[]'
+      })
+      await db('checks').insert([
+        check(checked, 2),
+        check(checked, 1),
+        check(checked, 30),
+        check(resumed, 10),
+        check(resumed, 25),
+        check(pruned, 30)
+      ])
+      await db('outages').insert([
+        { site_id: pruned, started_at: at(5), ended_at: at(6) },
+        { site_id: resumed, started_at: at(11), ended_at: at(12) }
+      ])
+      t.same(await migrateUpOne(db), [name], 'up applies it again')
+      const first = async (id: number) =>
+        toDate((await db('sites').where({ id }).first('first_checked_at')).first_checked_at)?.getTime() ?? null
+      t.equal(await first(checked), at(1).getTime(), 'the oldest stored check')
+      t.equal(await first(resumed), at(25).getTime(), 'of the current tracking period only')
+      t.equal(await first(pruned), at(5).getTime(), 'an outage older than the oldest check left')
+      t.equal(await first(gone), at(30).getTime(), 'no check or outage left: the newest check time the row keeps')
+      t.equal(await first(never), null, 'never checked: none')
+      await db('checks').del()
+      await db('outages').del()
+      await db('sites').del()
+      t.same(await migrateLatest(db), later, 'and the later ones apply again on top')
+    })
+
     t.test('down removes every table and up restores them', async (t) => {
       const reverted = await migrateDownAll(db)
       t.same([...reverted].sort(), migrations.map((m) => m.name).sort(), 'down reverts every migration')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { closeOutage, findOutageAt, insertOutage, listOpenOutages, listOutages } from '../../../lib/store/outages.js'
+import { closeOutage, findOutageAt, insertOutage, listOpenOutages, listOutages, listOutageTimes } from '../../../lib/store/outages.js'
 import { addSites } from '../../../lib/monitoring/add-sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
@@ -50,5 +50,52 @@ for (const engine of engines()) {
       ],
       'listed newest first, as dates'
     )
+  })
+}
+
+for (const engine of engines()) {
+  t.test(`a site's outages overlapping a window, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    await addSites({
+      db,
+      entries: [
+        { domain: 'sla.example.com', name: 'SLA' },
+        { domain: 'other.example.com', name: 'Other' }
+      ],
+      now: new Date(T0 - MIN)
+    })
+    const [site, other] = (await db('sites').orderBy('id').pluck('id')).map(Number) as [number, number]
+    // Closed outages at [0, 10), [20, 30), [40, 50) minutes and an open one from 60.
+    const spans: Array<[number, number | null]> = [
+      [0, 10],
+      [20, 30],
+      [40, 50],
+      [60, null]
+    ]
+    for (const [start, end] of spans) {
+      const id = await insertOutage({ db, siteId: site, startedAt: new Date(T0 + start * MIN) })
+      if (end !== null) await closeOutage({ db, id, endedAt: new Date(T0 + end * MIN) })
+    }
+    const otherId = await insertOutage({ db, siteId: other, startedAt: new Date(T0 + 5 * MIN) })
+    await closeOutage({ db, id: otherId, endedAt: new Date(T0 + 45 * MIN) })
+
+    const starts = async (from: number, to: number) =>
+      (await listOutageTimes({ db, siteId: site, from: new Date(T0 + from * MIN), to: new Date(T0 + to * MIN) })).map(
+        (o) => (o.started - T0) / MIN
+      )
+    const rows: Array<[string, number, number, number[]]> = [
+      ['the whole history', -60, 120, [0, 20, 40, 60]],
+      ['a window cutting outages at both ends', 5, 45, [0, 20, 40]],
+      ['a window inside one outage', 22, 28, [20]],
+      ['a window between outages', 10, 20, []],
+      ['an outage ending at the start is out, one starting at the end is out', 30, 40, []],
+      ['the open outage reaches every later window', 100, 200, [60]],
+      ['before any outage', -60, 0, []]
+    ]
+    for (const [name, from, to, want] of rows) t.same(await starts(from, to), want, name)
+    const [open] = await listOutageTimes({ db, siteId: site, from: new Date(T0 + 100 * MIN), to: new Date(T0 + 200 * MIN) })
+    t.same(open, { started: T0 + 60 * MIN, ended: null }, 'an open outage comes with no end')
+    const [cut] = await listOutageTimes({ db, siteId: site, from: new Date(T0 + 25 * MIN), to: new Date(T0 + 26 * MIN) })
+    t.same(cut, { started: T0 + 20 * MIN, ended: T0 + 30 * MIN }, 'times in milliseconds')
   })
 }

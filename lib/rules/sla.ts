@@ -1,0 +1,135 @@
+import { monitoredTime, uptimeFigure } from './uptime.js'
+
+const DAY_MS = 86_400_000
+/** The window when the query names neither end, or only `to`: 30 days. */
+export const SLA_DEFAULT_MS = 30 * DAY_MS
+/** The longest window answered: 400 days (a year and a quarter, with room). */
+export const SLA_MAX_MS = 400 * DAY_MS
+
+/**
+ * An ISO 8601 date (`2026-11-01`, midnight UTC) or date-time with a zone (`Z` or an offset). A
+ * date-time without a zone is local time in ISO 8601, which says nothing on a server: refused.
+ */
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:(Z)|([+-])(\d{2}):?(\d{2})))?$/i
+
+/** Parses an ISO 8601 date or zoned date-time; null when it is not one or names no real instant (30 February, 25:00). */
+export function parseIsoInstant(text: string): Date | null {
+  const m = ISO.exec(text)
+  if (!m) return null
+  const part = (i: number) => Number(m[i] ?? 0)
+  const [y, mo, d, h, mi, s, oh, om] = [part(1), part(2), part(3), part(4), part(5), part(6), part(10), part(11)]
+  const frac = m[7] ?? ''
+  const [z, sign] = [m[8], m[9]]
+  if (mo < 1 || mo > 12 || h > 23 || mi > 59 || s > 59 || oh > 23 || om > 59) return null
+  const day = new Date(0)
+  day.setUTCFullYear(y, mo - 1, d)
+  if (day.getUTCDate() !== d || day.getUTCMonth() !== mo - 1) return null
+  const offsetMs = z !== undefined || sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (oh * 60 + om) * 60_000
+  const ms = Number(frac.padEnd(3, '0').slice(0, 3))
+  return new Date(day.getTime() + ((h * 60 + mi) * 60 + s) * 1000 + ms - offsetMs)
+}
+
+export type SlaWindow = { ok: true; from: Date; to: Date } | { ok: false; error: string }
+
+/**
+ * The window [from, to) a query asks for: `to` defaults to now and `from` to 30 days before `to`.
+ * Both must be ISO 8601, `from` before `to`, and the window at most 400 days long.
+ */
+export function slaWindow(query: { from?: string; to?: string }, now: Date): SlaWindow {
+  const parsed: Partial<Record<'from' | 'to', Date>> = {}
+  for (const name of ['from', 'to'] as const) {
+    const text = query[name]
+    if (text === undefined) continue
+    const at = parseIsoInstant(text)
+    if (at === null || Number.isNaN(at.getTime()))
+      return {
+        ok: false,
+        error: `"${name}" must be an ISO 8601 date or date-time with a time zone, such as 2026-11-01 or 2026-11-01T00:00:00Z`
+      }
+    parsed[name] = at
+  }
+  const to = parsed.to ?? now
+  const from = parsed.from ?? new Date(to.getTime() - SLA_DEFAULT_MS)
+  if (from.getTime() >= to.getTime()) return { ok: false, error: '"from" must be before "to"' }
+  if (to.getTime() - from.getTime() > SLA_MAX_MS) return { ok: false, error: 'the window from "from" to "to" must be at most 400 days' }
+  return { ok: true, from, to }
+}
+
+/** The part of [from, to) that was monitored: from the first recorded check to `until` (now, or the removal). */
+export function monitoredSpan(firstCheckedAt: Date | null, from: Date, to: Date, until: Date): { start: Date; end: Date } {
+  const { start, end } = monitoredTime([], firstCheckedAt, from.getTime(), to.getTime(), until.getTime())
+  return { start: new Date(start), end: new Date(end) }
+}
+
+/**
+ * An outage as the SLA reads it: epoch milliseconds, open-ended while ongoing. Numbers, not Dates:
+ * a year of a flapping site is thousands of outages, and a Date each cost more than the arithmetic.
+ */
+export interface OutageInterval {
+  started: number
+  ended: number | null
+}
+
+/** The SLA figures of a window; seconds are whole. */
+export interface SlaFigures<T extends OutageInterval> {
+  uptime_percent: number
+  monitored_seconds: number
+  downtime_seconds: number
+  /** How many outages overlap the monitored part of the window. */
+  incidents: number
+  /** The longest time one outage was down inside the window; 0 without outages. */
+  longest_outage_seconds: number
+  /** Mean whole duration of the outages that ended inside the window; null when none did. */
+  mttr_seconds: number | null
+  /** The outages counted, in the order given. */
+  outages: T[]
+}
+
+/**
+ * The SLA of [from, to): uptime over the monitored part (first recorded check to `until`, the
+ * uptime rule), the outage time inside it, and the outages overlapping it. `outages` are the site's
+ * outages in time order (they never overlap); an ongoing one lasts until `until`.
+ */
+export function slaFigures<T extends OutageInterval>({
+  outages,
+  firstCheckedAt,
+  from,
+  to,
+  until
+}: {
+  outages: readonly T[]
+  firstCheckedAt: Date | null
+  from: Date
+  to: Date
+  until: Date
+}): SlaFigures<T> {
+  const { start, end } = monitoredTime([], firstCheckedAt, from.getTime(), to.getTime(), until.getTime())
+  const counted: T[] = []
+  let downMs = 0
+  let longestMs = 0
+  let recoveredMs = 0
+  let recovered = 0
+  for (const o of outages) {
+    const s = Math.max(o.started, start)
+    const e = Math.min(o.ended ?? end, end)
+    if (e <= s) continue
+    counted.push(o)
+    downMs += e - s
+    longestMs = Math.max(longestMs, e - s)
+    if (o.ended !== null && o.ended <= end) {
+      recovered++
+      recoveredMs += o.ended - o.started
+    }
+  }
+  const monitoredMs = end - start
+  downMs = Math.min(downMs, monitoredMs)
+  return {
+    uptime_percent: uptimeFigure(downMs, monitoredMs),
+    monitored_seconds: Math.floor(monitoredMs / 1000),
+    downtime_seconds: Math.floor(downMs / 1000),
+    incidents: counted.length,
+    longest_outage_seconds: Math.floor(longestMs / 1000),
+    mttr_seconds: recovered === 0 ? null : Math.round(recoveredMs / recovered / 1000),
+    outages: counted
+  }
+}
