@@ -32,7 +32,8 @@
 // part 2), BENCH_MYSQL_URL (default TEST_MYSQL_URL or mysql://root@127.0.0.1:3306/test; a database of
 // the bench's own is made beside it), BENCH_REDIS_URL (redis://127.0.0.1:6379/13), BENCH_DOCS (1:
 // rewrite the figures in docs/benchmarks.md), BENCH_NAME (the section written: bench/instances, or
-// "bench/instances, pinned" with BENCH_PIN=1).
+// "bench/instances, pinned" with BENCH_PIN=1), BENCH_DEBUG (0; 1 prints each instance's log, three
+// checks that were not up, and the scheduled checks a second).
 import { execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -174,9 +175,10 @@ async function startInstance(n, env) {
       } catch {
         entry = { msg: line.slice(0, 80) }
       }
-      const msg = String(entry.msg ?? '')
+      // Figures in a message (the scheduler's once-a-minute warning) would make every line its own.
+      const msg = String(entry.msg ?? '').replace(/\d+(\.\d+)?/g, 'N')
       log.messages.set(msg, (log.messages.get(msg) ?? 0) + 1)
-      if (msg === 'checks not recorded at stop') log.unrecordedAtStop += Number(entry.pending ?? 0)
+      if (entry.msg === 'checks not recorded at stop') log.unrecordedAtStop += Number(entry.pending ?? 0)
     }
   }
   child.stdout.setEncoding('utf8').on('data', keep)
@@ -541,6 +543,8 @@ try {
       .where('checks.source', 'schedule')
       .where('checks.checked_at', '>=', new Date(spawnedAt))
       .select('sites.domain', 'checks.checked_at', 'checks.status')
+    if (process.env.BENCH_DEBUG)
+      console.error(await db('checks').whereNot('status', 'up').where('source', 'schedule').limit(3).select('status', 'locations'))
     const columns = Object.keys(await db('checks').columnInfo())
     const instanceColumn = columns.find((c) => /instance/i.test(c))
     const byInstanceColumn = instanceColumn
