@@ -345,6 +345,12 @@ async function cleanup() {
   rmSync(tmp, { recursive: true, force: true })
 }
 
+// Interrupted: stop what was started and drop the database before going.
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.once(signal, () => {
+    cleanup().finally(() => process.exit(130))
+  })
+
 try {
   if (!STATUS && !SCHEDULER) throw new Error('BENCH_STATUS=0 and BENCH_SCHEDULER=0: nothing to run')
   await flushRedis()
