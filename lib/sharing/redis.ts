@@ -80,8 +80,9 @@ export class SharedRedis {
     if (this.#state !== 'down') {
       this.#state = 'down'
       const code = (err as { code?: unknown } | null)?.code
+      // The code only (ECONNREFUSED, ETIMEDOUT...): enough to act on, and never the URL or a password.
       this.#logger.warn(
-        { redis: { code: typeof code === 'string' ? code : undefined } },
+        { redis: { reason: typeof code === 'string' ? code : 'connection lost' } },
         'Redis unreachable: rate limits fall back to this instance, check results and events are not shared until it answers'
       )
     }
