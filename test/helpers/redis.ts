@@ -42,7 +42,11 @@ export async function freePort(): Promise<number> {
   const server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as { port: number }
-  await new Promise<void>((resolve) => server.close(() => resolve()))
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve()
+    })
+  )
   return port
 }
 
@@ -66,7 +70,8 @@ export async function startPrivateRedis(t: Teardown): Promise<PrivateRedis> {
     client.on('error', () => {})
     try {
       await client.connect()
-      return (await client.ping()) === 'PONG'
+      await client.ping()
+      return true
     } catch {
       return false
     } finally {

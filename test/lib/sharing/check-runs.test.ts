@@ -117,7 +117,9 @@ t.test('a result checked on one instance is reused by the other', async (t) => {
 t.test('a run whose instance went away is waited for only as long as its lock lasts, then probed here', async (t) => {
   const { redisUrl, target, b, check } = await twoInstances(t, 1000)
   const raw = new Redis(redisUrl)
-  t.teardown(() => raw.disconnect())
+  t.teardown(() => {
+    raw.disconnect()
+  })
   // Another instance took the run and died before answering: its lock lasts its run time.
   await raw.set('site-status:check-run:orphan.example.com', 'gone', 'PX', 1000)
   const answer = await check(b, 'orphan.example.com')

@@ -1,5 +1,4 @@
 import t from 'tap'
-import type { PassThrough } from 'node:stream'
 import { EventFeed } from '../../../lib/events/feed.js'
 import { EventStreams } from '../../../lib/events/streams.js'
 import { createLogger } from '../../../lib/logger.js'
@@ -40,7 +39,7 @@ for (const engine of engines()) {
     t.teardown(() => {
       streams.close()
     })
-    const out = (await streams.open({ key: 'k', since: null })) as PassThrough
+    const out = await streams.open({ key: 'k', since: null })
     let text = ''
     out.setEncoding('utf8')
     out.on('data', (chunk: string) => {

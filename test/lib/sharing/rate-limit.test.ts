@@ -98,7 +98,9 @@ t.test('the shared window: refunds, costs over the limit, and keys that expire',
   t.ok(second.admittedAt !== undefined && peek.resetMs <= 60_000 && peek.resetMs > 0)
 
   const check = new Redis(redisUrl)
-  t.teardown(() => check.disconnect())
+  t.teardown(() => {
+    check.disconnect()
+  })
   const keys = (await check.keys('*')).sort()
   t.same(keys, ['site-status:rl:k:entries', 'site-status:rl:k:totals'], 'everything lives under the prefix')
   for (const name of keys) {

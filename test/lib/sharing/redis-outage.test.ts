@@ -35,7 +35,14 @@ interface Instance {
 async function startInstances(t: Test, redisUrl: string): Promise<[Instance, Instance]> {
   const target = http.createServer((_req, res) => res.writeHead(200).end('ok'))
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => target.close(() => resolve())))
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) =>
+        target.close(() => {
+          resolve()
+        })
+      )
+  )
   const closed = await closedPort()
   const database = await createTestDatabase('mysql')
   t.teardown(() => database.cleanup())
@@ -83,14 +90,12 @@ async function startInstances(t: Test, redisUrl: string): Promise<[Instance, Ins
   return [await start(), await start()]
 }
 
+/** Both tests need redis-server and MySQL (two instances never share one SQLite file). */
+const skip = redisServerMissing() ?? (engines().includes('mysql') ? false : 'TEST_MYSQL_URL is not set')
+
 const count = (statuses: number[], status: number): number => statuses.filter((s) => s === status).length
 
-t.test('Redis going away and coming back', async (t) => {
-  const missing = redisServerMissing() ?? (engines().includes('mysql') ? null : 'TEST_MYSQL_URL is not set')
-  if (missing) {
-    t.skip(missing)
-    return
-  }
+t.test('Redis going away and coming back', { skip }, async (t) => {
   const redis = await startPrivateRedis(t)
   const [a, b] = await startInstances(t, redis.url)
   t.ok(await holds(() => a.service.redis?.available === true && b.service.redis?.available === true, 10_000), 'both connect')
@@ -123,12 +128,7 @@ t.test('Redis going away and coming back', async (t) => {
   t.equal(a.lines(UNREACHABLE), 1, 'no further warning')
 })
 
-t.test('checks run and answer while Redis is away from the start', async (t) => {
-  const missing = redisServerMissing() ?? (engines().includes('mysql') ? null : 'TEST_MYSQL_URL is not set')
-  if (missing) {
-    t.skip(missing)
-    return
-  }
+t.test('checks run and answer while Redis is away from the start', { skip }, async (t) => {
   const redis = await startPrivateRedis(t)
   await redis.stop()
   const [a, b] = await startInstances(t, redis.url)
