@@ -139,7 +139,10 @@ t.test('checks run and answer while Redis is away from the start', { skip }, asy
   t.match((await a.check('away.example.com')).body, { cached: true }, "reused from the instance's own cache")
   t.match((await b.check('away.example.com')).body, { status: 'up', cached: false }, 'B checks on its own')
   await redis.start()
-  t.ok(await holds(() => a.service.redis?.available === true, 15_000), 'Redis is used once it answers')
+  t.ok(
+    await holds(() => a.service.redis?.available === true && b.service.redis?.available === true, 15_000),
+    'Redis is used once it answers'
+  )
   t.match((await a.check('back.example.com')).body, { cached: false })
   t.match((await b.check('back.example.com')).body, { cached: true }, "then B reuses A's result")
   t.equal(a.lines(UNREACHABLE), 1)
