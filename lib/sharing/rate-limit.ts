@@ -100,10 +100,21 @@ declare module 'ioredis' {
 export class SharedRateLimiter implements Limiter {
   readonly #redis: SharedRedis
   readonly #fallback: RateLimiter
+  readonly #windowMs: number
 
-  constructor({ redis, fallback = new RateLimiter() }: { redis: SharedRedis; fallback?: RateLimiter }) {
+  constructor({
+    redis,
+    fallback = new RateLimiter(),
+    windowMs = WINDOW_MS
+  }: {
+    redis: SharedRedis
+    fallback?: RateLimiter
+    /** The window's length; the service's is a minute (tests shorten it, as they cannot move Redis's clock). */
+    windowMs?: number
+  }) {
     this.#redis = redis
     this.#fallback = fallback
+    this.#windowMs = windowMs
     redis.client.defineCommand('siteStatusWindow', { numberOfKeys: 2, lua: SCRIPT })
   }
 
@@ -117,7 +128,7 @@ export class SharedRateLimiter implements Limiter {
         mode,
         limit,
         cost,
-        WINDOW_MS,
+        this.#windowMs,
         member
       )
     } catch (err) {

@@ -62,11 +62,12 @@ export function redisServerMissing(): string | null {
   return existsSync(REDIS_SERVER) ? null : `${REDIS_SERVER} is not installed (apt-get install redis-server)`
 }
 
-export async function startPrivateRedis(t: Teardown): Promise<PrivateRedis> {
+/** With a `password`, the server requires it (`requirepass`) and `url` carries it. */
+export async function startPrivateRedis(t: Teardown, { password }: { password?: string } = {}): Promise<PrivateRedis> {
   const port = await freePort()
   let child: ChildProcess | undefined
   const answers = async (): Promise<boolean> => {
-    const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    const client = new Redis({ host: '127.0.0.1', port, password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
     client.on('error', () => {})
     try {
       await client.connect()
@@ -79,7 +80,9 @@ export async function startPrivateRedis(t: Teardown): Promise<PrivateRedis> {
     }
   }
   const start = async (): Promise<void> => {
-    child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
+    if (password !== undefined) args.push('--requirepass', password)
+    child = spawn(REDIS_SERVER, args, { stdio: 'ignore' })
     if (!(await holds(answers, 10_000))) throw new Error(`redis-server did not start on port ${port}`)
   }
   const stop = async (): Promise<void> => {
@@ -92,5 +95,6 @@ export async function startPrivateRedis(t: Teardown): Promise<PrivateRedis> {
   }
   await start()
   t.teardown(stop)
-  return { url: `redis://127.0.0.1:${port}/0`, port, stop, start }
+  const auth = password === undefined ? '' : `:${encodeURIComponent(password)}@`
+  return { url: `redis://${auth}127.0.0.1:${port}/0`, port, stop, start }
 }

@@ -4,6 +4,7 @@ import { RateLimiter } from '../../../lib/rate-limit.js'
 import { SharedRateLimiter } from '../../../lib/sharing/rate-limit.js'
 import type { Db } from '../../../lib/store/db.js'
 import { migratedDb } from '../../helpers/db.js'
+import { until } from '../../helpers/poll.js'
 import { redisDb, sharedRedis } from '../../helpers/redis.js'
 import { bearer, testServer, type TestServer } from '../../helpers/server.js'
 
@@ -109,4 +110,34 @@ t.test('the shared window: refunds, costs over the limit, and keys that expire',
   }
   await limiter.peek('idle', 10)
   t.equal(await check.exists('site-status:rl:idle:totals', 'site-status:rl:idle:entries'), 0, 'a key never charged leaves nothing')
+})
+
+t.test('the shared window slides: units come back a window after they were admitted, not before', async (t) => {
+  const redisUrl = await redisDb(t, REDIS_DB)
+  const { redis } = await sharedRedis(t, redisUrl)
+  const windowMs = 600
+  const limiter = new SharedRateLimiter({ redis, windowMs })
+  const first = await limiter.take('k', 3, 2)
+  const firstAt = Date.now()
+  t.equal(first.allowed, true)
+  t.equal((await limiter.take('k', 3, 1)).allowed, true)
+  const refused = await limiter.take('k', 3, 2)
+  t.equal(refused.allowed, false, 'full')
+  t.ok(refused.retryAfterMs > 0 && refused.retryAfterMs <= windowMs, 'it fits once the first admission ages out')
+  const admitted = await until(
+    () => limiter.take('k', 3, 2),
+    (state) => state.allowed,
+    10_000,
+    10
+  )
+  t.equal(admitted.allowed, true, 'admitted once the first admission aged out')
+  t.ok(Date.now() - firstAt >= windowMs - 50, 'not before the first admission aged out (give or take the clocks read)')
+  // The second admission (1 unit, a moment after the first) may have aged out too by the time of the poll.
+  t.ok(admitted.remaining === 0 || admitted.remaining === 1, `the new two units are counted (remaining ${admitted.remaining})`)
+  const check = new Redis(redisUrl)
+  t.teardown(() => {
+    check.disconnect()
+  })
+  t.equal(Number(await check.hget('site-status:rl:k:totals', 'used')), 3 - admitted.remaining, 'the total follows the entries')
+  t.equal(await check.zcard('site-status:rl:k:entries'), admitted.remaining === 0 ? 2 : 1, 'aged-out entries are dropped')
 })

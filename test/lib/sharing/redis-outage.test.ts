@@ -96,7 +96,8 @@ const skip = redisServerMissing() ?? (engines().includes('mysql') ? false : 'TES
 const count = (statuses: number[], status: number): number => statuses.filter((s) => s === status).length
 
 t.test('Redis going away and coming back', { skip }, async (t) => {
-  const redis = await startPrivateRedis(t)
+  const password = 'redis-secret-7f3a'
+  const redis = await startPrivateRedis(t, { password })
   const [a, b] = await startInstances(t, redis.url)
   t.ok(await holds(() => a.service.redis?.available === true && b.service.redis?.available === true, 10_000), 'both connect')
 
@@ -114,7 +115,6 @@ t.test('Redis going away and coming back', { skip }, async (t) => {
   t.equal(checked.status, 429, 'a check costs 5: over the spent limit it is refused like any request')
   t.equal(a.lines(UNREACHABLE), 1, 'A warned once, not once per request')
   t.equal(b.lines(UNREACHABLE), 1, 'B too')
-  for (const line of [...a.logs.lines, ...b.logs.lines]) t.notMatch(line, redis.url, 'no log line names the Redis URL')
 
   await redis.start()
   t.ok(await holds(() => a.service.redis?.available === true && b.service.redis?.available === true, 15_000), 'both reconnect on their own')
@@ -126,6 +126,12 @@ t.test('Redis going away and coming back', { skip }, async (t) => {
   t.equal(count(again, 200), LIMIT, 'shared again: the limit across both instances')
   t.equal(count(again, 429), 4)
   t.equal(a.lines(UNREACHABLE), 1, 'no further warning')
+  const lines = [...a.logs.lines, ...b.logs.lines]
+  t.equal(
+    lines.filter((l) => l.includes(password) || l.includes(`:${redis.port}`)).length,
+    0,
+    `none of ${lines.length} log lines names the Redis password or address`
+  )
 })
 
 t.test('checks run and answer while Redis is away from the start', { skip }, async (t) => {
