@@ -56,6 +56,8 @@ export interface Config {
   readonly webhookKey: Buffer | null
   /** The key file made on first use when WEBHOOK_KEY is unset: `webhook.key` beside the SQLite file, or `data/webhook.key`. */
   readonly webhookKeyFile: string
+  /** REDIS_URL: the Redis every instance of this service shares (limits, check results, event wake-ups); null: none. */
+  readonly redisUrl: string | null
 }
 
 export class ConfigError extends Error {
@@ -166,6 +168,29 @@ const webhookKeySchema = Joi.string()
     'string.empty': 'must not be empty'
   })
 
+/**
+ * `redis://[user:pass@]host:port/db` (or `rediss://` for TLS): the host and a database number are
+ * required, so that every instance is sure to use the same one; messages never repeat the URL,
+ * which may hold a password.
+ */
+const redisUrlSchema = Joi.string()
+  .trim()
+  .custom((value: string, helpers) => {
+    let url: URL
+    try {
+      url = new URL(value)
+    } catch {
+      return helpers.error('any.invalid')
+    }
+    if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') return helpers.error('any.invalid')
+    if (!/^\/\d{1,5}$/.test(url.pathname) || url.search !== '' || url.hash !== '') return helpers.error('any.invalid')
+    return value
+  })
+  .messages({
+    'any.invalid': 'must be redis://host:port/db (redis://:password@host:port/db with a password, rediss:// for TLS)',
+    'string.empty': 'must not be empty'
+  })
+
 /** Where the webhook key file lives: beside the SQLite file, or under data/ for MySQL (and an in-memory SQLite). */
 function webhookKeyFileFor(databaseUrl: string): string {
   const target = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : ''
@@ -191,7 +216,8 @@ const envSchema = Joi.object({
   DENY_TARGETS: cidrListSchema,
   MAX_CHECKS_IN_FLIGHT: Joi.number().integer().min(2).max(100_000).default(4000),
   MAX_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5),
-  WEBHOOK_KEY: webhookKeySchema
+  WEBHOOK_KEY: webhookKeySchema,
+  REDIS_URL: redisUrlSchema
 }).unknown(true)
 
 function parseLocations(raw: string | undefined): LocationConfig[] {
@@ -347,6 +373,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxChecksInFlight: v.MAX_CHECKS_IN_FLIGHT as number,
     maxKeyShare: v.MAX_KEY_SHARE as number,
     webhookKey: typeof v.WEBHOOK_KEY === 'string' ? Buffer.from(v.WEBHOOK_KEY, 'base64') : null,
-    webhookKeyFile: webhookKeyFileFor(v.DATABASE_URL as string)
+    webhookKeyFile: webhookKeyFileFor(v.DATABASE_URL as string),
+    redisUrl: typeof v.REDIS_URL === 'string' ? v.REDIS_URL : null
   })
 }

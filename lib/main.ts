@@ -1,7 +1,8 @@
 import type { Server } from '@hapi/hapi'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
-import { EventFeed } from './events/feed.js'
+import { EventFeed, type WakeSource } from './events/feed.js'
+import { onAnnounced } from './events/outbox.js'
 import { EventStreams } from './events/streams.js'
 import type { Admission } from './probing/admission.js'
 import { createProbing } from './probing/build.js'
@@ -18,6 +19,9 @@ import { userAgent } from './rules/user-agent.js'
 import { WebhookDispatcher } from './webhooks/dispatcher.js'
 import { createPost } from './webhooks/post.js'
 import { SecretBox } from './webhooks/secret-box.js'
+import { announceToOthers, othersAnnounce } from './sharing/events.js'
+import { SharedRateLimiter } from './sharing/rate-limit.js'
+import { SharedRedis } from './sharing/redis.js'
 
 export interface RunningService {
   server: Server
@@ -32,6 +36,8 @@ export interface RunningService {
   webhooks: WebhookDispatcher
   /** The outbox's reader: subscribe to it to learn of each event committed (the webhook dispatcher does). */
   events: EventFeed
+  /** With REDIS_URL: the connections shared state goes through; `available` says whether Redis answers. */
+  redis: SharedRedis | null
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>
 }
@@ -61,6 +67,8 @@ export async function startService({
   /** Delay before the first prune of old checks (tests shorten it). */ firstPruneMs?: number
 }): Promise<RunningService> {
   const db = openDb(config.databaseUrl)
+  // Never awaited: an instance starts, and serves, whether or not Redis answers yet.
+  const redis = config.redisUrl === null ? null : new SharedRedis({ url: config.redisUrl, logger })
   let pools: LocationPools | undefined
   let monitoring: Monitoring | undefined
   let webhooks: WebhookDispatcher | undefined
@@ -74,6 +82,7 @@ export async function startService({
     const recorder = new CheckRecorder({ db, states, logger })
     const probing = createProbing(config, {
       logger,
+      redis: redis ?? undefined,
       onResult: (result, source) => {
         recorder.record(result, source)
       }
@@ -92,7 +101,8 @@ export async function startService({
       firstPruneMs,
       concurrency: admission.scheduledSlots
     })
-    feed = new EventFeed({ db, logger })
+    const wakeups: WakeSource[] = redis ? [onAnnounced, othersAnnounce(redis)] : [onAnnounced]
+    feed = new EventFeed({ db, logger, wakeups })
     await feed.start()
     const events = feed
     const streams = new EventStreams({ db, feed, logger })
@@ -106,6 +116,7 @@ export async function startService({
       config,
       db,
       logger,
+      limiter: redis ? new SharedRateLimiter({ redis }) : undefined,
       checks,
       states,
       schedule,
@@ -122,6 +133,7 @@ export async function startService({
     const unsubscribe = events.subscribe(() => {
       dispatcher.wake()
     })
+    const stopAnnouncing = redis ? announceToOthers(redis) : () => {}
     await server.start()
     dispatcher.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')
@@ -138,6 +150,7 @@ export async function startService({
         await drain(server, DRAIN_TIMEOUT_MS)
         await scheduled
         unsubscribe()
+        stopAnnouncing()
         await events.stop()
         await delivering
         await outbound.close()
@@ -145,10 +158,11 @@ export async function startService({
         recorder.close()
         await pools?.close()
         await db.destroy()
+        await redis?.close()
       })()
       return stopping
     }
-    return { server, db, monitoring, admission, recorder, webhooks: dispatcher, events, stop }
+    return { server, db, monitoring, admission, recorder, webhooks: dispatcher, events, redis, stop }
   } catch (err) {
     await webhooks?.stop(0).catch(() => {})
     await outbound.close().catch(() => {})
@@ -156,6 +170,7 @@ export async function startService({
     await feed?.stop().catch(() => {})
     await pools?.close().catch(() => {})
     await db.destroy().catch(() => {})
+    await redis?.close().catch(() => {})
     throw err
   }
 }

@@ -1,5 +1,5 @@
 import Boom from '@hapi/boom'
-import type { Request, Server } from '@hapi/hapi'
+import type { Request, ResponseToolkit, Server } from '@hapi/hapi'
 
 /** What a key's budget looks like after a decision; times in ms. */
 export interface RateLimitState {
@@ -13,6 +13,22 @@ export interface RateLimitState {
   /** When admitted: the admission time and cost, by which {@link RateLimiter.refund} finds it. */
   admittedAt?: number
   cost?: number
+  /** When admitted by the shared (Redis) window: the entry {@link Limiter.refund} removes there. */
+  token?: string
+}
+
+/**
+ * What the server charges requests with: this process's {@link RateLimiter}, or the window shared
+ * by every instance (lib/sharing/rate-limit.ts), which answers asynchronously.
+ */
+export interface Limiter {
+  take(key: string, limit: number, cost: number): RateLimitState | Promise<RateLimitState>
+  refund(
+    key: string,
+    limit: number,
+    admitted: Pick<RateLimitState, 'admittedAt' | 'cost' | 'token'>
+  ): RateLimitState | Promise<RateLimitState>
+  peek(key: string, limit: number): RateLimitState | Promise<RateLimitState>
 }
 
 interface Window {
@@ -31,7 +47,7 @@ const WINDOW_MS = 60_000
  * any minute, whichever minute one looks at. A refused request consumes nothing. Decisions are
  * synchronous, which keeps them exact however many requests arrive at once.
  */
-export class RateLimiter {
+export class RateLimiter implements Limiter {
   readonly #windows = new Map<string, Window>()
   readonly #now: () => number
   #lastSweep = 0
@@ -107,7 +123,8 @@ export class RateLimiter {
    * check refused for capacity): the very units admitted at `admittedAt`, so that the window stays
    * exact. Returns the key's budget afterwards; nothing changes when they already aged out.
    */
-  refund(key: string, limit: number, admittedAt: number, cost: number): RateLimitState {
+  refund(key: string, limit: number, { admittedAt, cost }: Pick<RateLimitState, 'admittedAt' | 'cost'>): RateLimitState {
+    if (admittedAt === undefined || cost === undefined) return this.peek(key, limit)
     const now = this.#now()
     const w = this.#window(key, now)
     for (let i = w.times.length - 1; i >= w.head; i--) {
@@ -147,48 +164,67 @@ function seconds(ms: number): number {
 }
 
 /** Charges every authenticated request its route's cost before validation and the handler run. */
-export function registerRateLimits(server: Server, limiter: RateLimiter): void {
+export function registerRateLimits(server: Server, limiter: Limiter): void {
   server.ext('onPostAuth', (request, h) => {
     if (!request.auth.isAuthenticated) return h.continue
     const { keyId, limit } = request.auth.credentials as unknown as RateLimitCredentials
     const cost = request.route.settings.plugins?.rateLimit?.cost ?? 1
     const state = limiter.take(String(keyId), limit, cost)
-    ;(request.plugins as WithState)[STATE] = state
-    if (state.allowed) return h.continue
-    const message =
-      cost > limit
-        ? `this request costs ${cost} units, more than this key's limit of ${limit} per minute`
-        : `rate limit exceeded: this request costs ${cost} of ${limit} units per minute; retry after the Retry-After delay`
-    const boom = Boom.tooManyRequests(message)
-    // Never 0: a client that retries at once would only be refused again.
-    boom.output.headers['Retry-After'] = String(Math.max(1, seconds(state.retryAfterMs)))
-    throw boom
+    // The in-memory window answers at once; only the shared one costs a wait (one round trip).
+    if (!(state instanceof Promise)) return decide(request, h, state, cost)
+    return state.then((s) => decide(request, h, s, cost))
   })
+}
+
+function decide(request: Request, h: ResponseToolkit, state: RateLimitState, cost: number): symbol {
+  ;(request.plugins as WithState)[STATE] = state
+  if (state.allowed) return h.continue
+  const message =
+    cost > state.limit
+      ? `this request costs ${cost} units, more than this key's limit of ${state.limit} per minute`
+      : `rate limit exceeded: this request costs ${cost} of ${state.limit} units per minute; retry after the Retry-After delay`
+  const boom = Boom.tooManyRequests(message)
+  // Never 0: a client that retries at once would only be refused again.
+  boom.output.headers['Retry-After'] = String(Math.max(1, seconds(state.retryAfterMs)))
+  throw boom
 }
 
 /**
  * Gives a request's cost back to its key (see {@link RateLimiter.refund}); the budget headers then
  * show the refunded state. Does nothing for a request that consumed nothing.
  */
-export function refundRequest(request: Request, limiter: RateLimiter): void {
+export async function refundRequest(request: Request, limiter: Limiter): Promise<void> {
   const state = (request.plugins as WithState)[STATE]
   if (state?.admittedAt === undefined || state.cost === undefined) return
   const { keyId } = request.auth.credentials as unknown as RateLimitCredentials
-  ;(request.plugins as WithState)[STATE] = limiter.refund(String(keyId), state.limit, state.admittedAt, state.cost)
+  ;(request.plugins as WithState)[STATE] = await limiter.refund(String(keyId), state.limit, state)
 }
 
 /**
  * Puts the key's budget on a keyed response, errors included. Called from the server's one
  * onPreResponse step; headers go straight into the response, which is on every request's path.
- * A key refused before it was charged (outside the route's scope) is shown its budget untouched.
+ * A key refused before it was charged (outside the route's scope) is shown its budget untouched:
+ * the one case that asks the limiter again (a promise with the shared window).
  */
-export function addBudgetHeaders(request: Request, limiter: RateLimiter): void {
-  let state = (request.plugins as WithState)[STATE]
-  if (!state && request.auth.isAuthenticated) {
-    const { keyId, limit } = request.auth.credentials as unknown as RateLimitCredentials
-    state = limiter.peek(String(keyId), limit)
+export function addBudgetHeaders(request: Request, limiter: Limiter): void | Promise<void> {
+  const state = (request.plugins as WithState)[STATE]
+  if (state) {
+    setBudgetHeaders(request, state)
+    return
   }
-  if (!state) return
+  if (!request.auth.isAuthenticated) return
+  const { keyId, limit } = request.auth.credentials as unknown as RateLimitCredentials
+  const peeked = limiter.peek(String(keyId), limit)
+  if (!(peeked instanceof Promise)) {
+    setBudgetHeaders(request, peeked)
+    return
+  }
+  return peeked.then((s) => {
+    setBudgetHeaders(request, s)
+  })
+}
+
+function setBudgetHeaders(request: Request, state: RateLimitState): void {
   const response = request.response
   const headers = Boom.isBoom(response) ? response.output.headers : response.headers
   headers['ratelimit-limit'] = String(state.limit)
@@ -197,8 +233,8 @@ export function addBudgetHeaders(request: Request, limiter: RateLimiter): void {
 }
 
 /** The key's budget as the free `GET /api/v1/rate_limit` reports it. */
-export function describeBudget(limiter: RateLimiter, credentials: RateLimitCredentials, now: Date) {
-  const state = limiter.peek(String(credentials.keyId), credentials.limit)
+export async function describeBudget(limiter: Limiter, credentials: RateLimitCredentials, now: Date) {
+  const state = await limiter.peek(String(credentials.keyId), credentials.limit)
   const resetSeconds = seconds(state.resetMs)
   return {
     limit: state.limit,

@@ -11,7 +11,7 @@ import { KeyAuthenticator, registerKeyAuth } from './auth.js'
 import { answerClientErrors, formatErrorResponse } from './errors.js'
 import { logRequestErrors, registerAccessLog } from './logger.js'
 import { errorPage, registerPages } from './pages/views.js'
-import { addBudgetHeaders, RateLimiter, registerRateLimits } from './rate-limit.js'
+import { addBudgetHeaders, RateLimiter, registerRateLimits, type Limiter } from './rate-limit.js'
 import type { ScheduleHealth } from './routes/health.js'
 import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
@@ -25,7 +25,8 @@ export interface ServerDeps {
   db: Db
   logger: Logger
   now?: () => Date
-  limiter?: RateLimiter
+  /** Default: this process's own windows; with REDIS_URL, the shared one (lib/sharing/rate-limit.ts). */
+  limiter?: Limiter
   checks?: CheckSupervisor
   states?: SiteStates
   /** Whether the scheduler keeps up, told by /healthz. */
@@ -134,8 +135,9 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   // get their budget. Budget first: an error replaced while formatting keeps the headers of the one
   // it replaces.
   server.ext('onPreResponse', (request, h) => {
-    addBudgetHeaders(request, limiter)
-    return formatErrorResponse(request, h, errorPage)
+    const budget = addBudgetHeaders(request, limiter)
+    if (budget === undefined) return formatErrorResponse(request, h, errorPage)
+    return budget.then(() => formatErrorResponse(request, h, errorPage))
   })
   server.route(
     routes({

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # What the test suite needs from the machine, installed when missing: Debian's Chromium (browser
 # tests), squid (real-proxy tests), the MariaDB binaries (the database-outage test starts a private
-# server) and a MariaDB at 127.0.0.1:3306 where root logs in over TCP, with a `test` database.
+# server), a MariaDB at 127.0.0.1:3306 where root logs in over TCP, with a `test` database, and
+# redis-server with a Redis at 127.0.0.1:6379 (the sharing tests use its databases 1 to 8 and start
+# private servers of their own).
 #
 # As root with apt-get it installs and starts what is missing (apt-get update at most once);
 # otherwise it stops with one line naming what to install. `npm test` runs it first (pretest) and
@@ -42,6 +44,16 @@ command -v ss >/dev/null 2>&1 || stop "ss is still missing: install Debian's ipr
 if ! [ -x /usr/sbin/mariadbd ] || ! command -v mariadb-install-db >/dev/null 2>&1; then
   need "MariaDB (mariadbd, mariadb-install-db)" --no-install-recommends mariadb-server mariadb-client
 fi
+
+[ -x /usr/bin/redis-server ] && command -v redis-cli >/dev/null 2>&1 || need "redis-server (sharing tests)" --no-install-recommends redis-server
+[ -x /usr/bin/redis-server ] || stop "/usr/bin/redis-server is still missing: install Debian's redis-server"
+redis_up() { [ "$(redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null)" = PONG ]; }
+if ! redis_up; then
+  say "Redis is not answering at 127.0.0.1:6379; starting it"
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no >/dev/null 2>&1 || true
+  for _ in $(seq 1 20); do redis_up && break; sleep 0.5; done
+fi
+redis_up || stop "Redis is not reachable at 127.0.0.1:6379: start it (redis-server --daemonize yes --bind 127.0.0.1)"
 
 if [ -n "${TEST_MYSQL_URL+set}" ]; then
   # The caller's own server, or none when empty: nothing to start, and no marker (npm test keeps the variable).

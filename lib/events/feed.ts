@@ -11,13 +11,19 @@ const PAGE = 500
 /** Receives each new event, in id order, once. */
 export type FeedListener = (event: EventRow) => void
 
+/** Something that says events were committed: calls `wake` each time; returns the function that stops it. */
+export type WakeSource = (wake: () => void) => () => void
+
 /**
  * The one reader of the outbox on the main thread: every `pollMs` (250 ms) it reads the events
  * after the last one it saw (one indexed query, however many streams and subscribers there are)
  * and hands each to every subscriber in id order. It starts after the newest event committed when
- * it starts, and reads at once when this process has just committed events ({@link onAnnounced});
- * events committed by another process (the operator tool) are seen at the next poll. While the
- * database is unreachable it logs once and keeps polling.
+ * it starts, and reads at once when this process has just committed events ({@link onAnnounced}),
+ * or when another source of `wakeups` says so (with REDIS_URL, another instance's commits, see
+ * lib/sharing/events.ts); other events (the operator tool's) are seen at the next poll. A wake-up
+ * only makes it read what follows the last id it saw, so the order and the absence of gaps never
+ * depend on who woke it or on a lost message. While the database is unreachable it logs once and
+ * keeps polling.
  *
  * Use: `const unsubscribe = feed.subscribe((event) => ...)`; call `unsubscribe()` when done. A
  * listener runs synchronously during delivery: it must not throw (a throw is logged and the
@@ -39,20 +45,35 @@ export class EventFeed {
   #failing = false
   #failedReads = 0
   #stopped = false
-  #stopAnnounced: (() => void) | undefined
+  readonly #wakeups: readonly WakeSource[]
+  #stopWakeups: Array<() => void> = []
 
-  constructor({ db, logger, pollMs = FEED_POLL_MS }: { db: Db; logger: Logger; pollMs?: number }) {
+  constructor({
+    db,
+    logger,
+    pollMs = FEED_POLL_MS,
+    wakeups = [onAnnounced]
+  }: {
+    db: Db
+    logger: Logger
+    pollMs?: number
+    /** What wakes the feed before its next poll; default: this process's commits. */
+    wakeups?: readonly WakeSource[]
+  }) {
     this.#db = db
     this.#logger = logger
     this.#pollMs = pollMs
+    this.#wakeups = wakeups
   }
 
   /** Starts after the newest event committed now, then polls. */
   async start(): Promise<void> {
     this.#lastId = await latestEventId({ db: this.#db })
-    this.#stopAnnounced = onAnnounced(() => {
-      this.wake()
-    })
+    this.#stopWakeups = this.#wakeups.map((source) =>
+      source(() => {
+        this.wake()
+      })
+    )
     this.#schedule()
   }
 
@@ -100,7 +121,7 @@ export class EventFeed {
   async stop(): Promise<void> {
     this.#stopped = true
     clearTimeout(this.#timer)
-    this.#stopAnnounced?.()
+    for (const stop of this.#stopWakeups) stop()
     await this.#reading
   }
 

@@ -5,7 +5,9 @@ import type { TargetPolicy } from '../rules/target-policy.js'
 import { userAgent } from '../rules/user-agent.js'
 import { Admission } from './admission.js'
 import { ANSWER_MARGIN_MS, LocationPools } from './location-pool.js'
-import { CheckSupervisor, type Prober, type SupervisorOptions } from './supervisor.js'
+import { CheckSupervisor, type Outcome, type Prober, type SupervisorOptions } from './supervisor.js'
+import { SharedCheckRuns } from '../sharing/check-runs.js'
+import type { SharedRedis } from '../sharing/redis.js'
 
 /** The probing side of the service, built from one configuration. */
 export interface Probing {
@@ -37,6 +39,8 @@ export interface ProbingOptions {
   pools?: LocationPools
   /** Default: the service's own, naming PUBLIC_URL. */
   userAgent?: string
+  /** With REDIS_URL: on-demand results and probe runs are shared with the other instances on it. */
+  redis?: SharedRedis
 }
 
 /** ALLOW_PRIVATE_TARGETS and DENY_TARGETS as the one value every part of the probing side judges by. */
@@ -74,7 +78,11 @@ export function createProbing(config: Config, opts: ProbingOptions): Probing {
     keyShare: config.maxKeyShare,
     maxCheckMs: config.probeTimeoutMs + ANSWER_MARGIN_MS
   })
+  // The longest a probe run may take: the policy's look-up, then the locations' deadline and margin.
+  const runMs = dns.timeoutMs + config.probeTimeoutMs + ANSWER_MARGIN_MS
+  const shared = opts.redis && new SharedCheckRuns<Outcome>({ redis: opts.redis, ttlMs: config.cacheTtlS * 1000, runMs })
   const checks = new CheckSupervisor({
+    shared,
     prober: opts.prober?.(pools) ?? pools,
     admission,
     cacheTtlS: config.cacheTtlS,

@@ -46,6 +46,11 @@ export class CapacityError extends Error {
 
 const UNCOUNTED: Ticket = { release: () => {} }
 
+/** A kept outcome as a later check answers it: the same result, marked cached. */
+function reused(outcome: Outcome): Outcome {
+  return outcome.ok ? { ...outcome, result: { ...outcome.result, cached: true } } : outcome
+}
+
 /** Anything that can ask every location about a domain: the Piscina actors in production. */
 export interface Prober {
   probeAll(domain: string): Promise<LocationAnswer[]>
@@ -72,10 +77,27 @@ export interface SupervisorOptions {
   onResult?: (result: CheckResult, source: 'demand' | 'schedule') => void
   /** MAX_CHECKS_IN_FLIGHT's gate; without one (some tests) every check is admitted. */
   admission?: Admission
+  /** With REDIS_URL: on-demand results and their probe runs shared with the other instances. */
+  shared?: SharedRuns<Outcome>
+}
+
+/**
+ * Results and probe runs shared by several instances (lib/sharing/check-runs.ts, on Redis). Both
+ * answer without the other instances whenever they cannot reach them: `cached` with null, `run` by
+ * calling `probe` itself.
+ */
+export interface SharedRuns<T> {
+  /** A result another instance (or this one) keeps for reuse, with its remaining time. */
+  cached(domain: string): Promise<{ value: T; ttlMs: number } | null>
+  /**
+   * Calls `probe` unless another instance is running a probe of `domain`, whose result is then
+   * awaited (`ran: false`); `share` says whether the result may be reused by others.
+   */
+  run(domain: string, probe: () => Promise<{ value: T; share: boolean }>): Promise<{ value: T; ran: boolean }>
 }
 
 /** A check's result, with whether it was cut short by the stop; or the policy's refusal (the 400's text). */
-type Outcome = { ok: true; result: CheckResult; cut: boolean } | { ok: false; error: string }
+export type Outcome = { ok: true; result: CheckResult; cut: boolean } | { ok: false; error: string }
 
 /**
  * Runs on-demand checks: reuses a result younger than the cache TTL, lets concurrent checks of
@@ -123,25 +145,58 @@ export class CheckSupervisor {
 
   async #outcome(domain: string, key: string | undefined): Promise<Outcome> {
     const cached = this.#cache?.get(domain)
-    if (cached) return cached.ok ? { ...cached, result: { ...cached.result, cached: true } } : cached
+    if (cached) return reused(cached)
     return this.#shared(domain, 'demand', key)
   }
 
   /**
    * One probe run per domain at a time; everyone asking meanwhile gets its outcome. A new run takes
    * a slot of the capacity and holds it until the run ends, whether or not anyone still waits for it.
+   * With other instances to share with, an on-demand check first looks for their result or run.
    */
   #shared(domain: string, source: 'demand' | 'schedule', key: string | undefined): Promise<Outcome> {
     let running = this.#inFlight.get(domain)
     if (!running) {
-      const ticket = this.#admit(source, key)
-      running = this.#run(domain, source).finally(() => {
-        ticket.release()
-        this.#inFlight.delete(domain)
-      })
+      const shared = this.#opts.shared
+      if (source === 'demand' && shared) {
+        running = this.#runShared(shared, domain, key).finally(() => {
+          this.#inFlight.delete(domain)
+        })
+      } else {
+        const ticket = this.#admit(source, key)
+        running = this.#run(domain, source).finally(() => {
+          ticket.release()
+          this.#inFlight.delete(domain)
+        })
+      }
       this.#inFlight.set(domain, running)
     }
     return running
+  }
+
+  /**
+   * The on-demand run across instances: another's cached result is reused (and kept here for the
+   * rest of its TTL); otherwise this instance probes, or awaits the run another already started. A
+   * slot of this instance's capacity is taken only to probe. A result cut short by the stop is not
+   * handed to the others.
+   */
+  async #runShared(shared: SharedRuns<Outcome>, domain: string, key: string | undefined): Promise<Outcome> {
+    const hit = await shared.cached(domain)
+    if (hit) {
+      this.#remember(domain, hit.value, hit.ttlMs)
+      return reused(hit.value)
+    }
+    const { value, ran } = await shared.run(domain, async () => {
+      const ticket = this.#admit('demand', key)
+      try {
+        const outcome = await this.#run(domain, 'demand')
+        return { value: outcome, share: !outcome.ok || !outcome.cut }
+      } finally {
+        ticket.release()
+      }
+    })
+    if (!ran) this.#remember(domain, value)
+    return value
   }
 
   #admit(source: 'demand' | 'schedule', key: string | undefined): Ticket {
@@ -169,7 +224,7 @@ export class CheckSupervisor {
    * TTL, when something new is stored, keeps it at about the domains of the last one or two TTLs,
    * with no timer to stop.
    */
-  #remember(domain: string, outcome: Outcome): void {
+  #remember(domain: string, outcome: Outcome, ttlMs?: number): void {
     const cache = this.#cache
     if (!cache) return
     const now = performance.now()
@@ -177,7 +232,7 @@ export class CheckSupervisor {
       this.#purgedAt = now
       cache.purgeStale()
     }
-    cache.set(domain, outcome)
+    cache.set(domain, outcome, ttlMs === undefined ? undefined : { ttl: Math.min(ttlMs, cache.ttl) })
   }
 
   async #probe(domain: string): Promise<Outcome> {

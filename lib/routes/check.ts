@@ -4,7 +4,7 @@ import Joi from 'joi'
 import { requireScope } from '../auth.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { CapacityError, TargetPolicyError, type CheckSupervisor } from '../probing/supervisor.js'
-import { refundRequest, type RateLimitCredentials, type RateLimiter } from '../rate-limit.js'
+import { refundRequest, type RateLimitCredentials, type Limiter } from '../rate-limit.js'
 
 /** What a check costs against the key's per-minute budget, cached or not. */
 export const CHECK_COST = 5
@@ -15,7 +15,7 @@ const body = Joi.object({ domain: Joi.string().required() })
   .label('request body')
   .messages({ 'object.base': 'request body must be a JSON object with a "domain" field' })
 
-export function checkRoutes({ checks, limiter }: { checks: CheckSupervisor; limiter: RateLimiter }): ServerRoute[] {
+export function checkRoutes({ checks, limiter }: { checks: CheckSupervisor; limiter: Limiter }): ServerRoute[] {
   return [
     {
       method: 'POST',
@@ -36,7 +36,7 @@ export function checkRoutes({ checks, limiter }: { checks: CheckSupervisor; limi
           if (err instanceof TargetPolicyError) throw Boom.badRequest(err.message)
           if (err instanceof CapacityError) {
             // Nothing was checked: the key keeps its units, as for any request refused whole.
-            refundRequest(request, limiter)
+            await refundRequest(request, limiter)
             const boom = Boom.serverUnavailable(err.message)
             boom.output.headers['Retry-After'] = String(err.retryAfterS)
             throw boom

@@ -3,7 +3,7 @@ import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
 import { requireScope } from '../auth.js'
 import { StreamRefusedError, type EventStreams } from '../events/streams.js'
-import { refundRequest, type RateLimitCredentials, type RateLimiter } from '../rate-limit.js'
+import { refundRequest, type RateLimitCredentials, type Limiter } from '../rate-limit.js'
 
 const EVENT_ID = /^\d{1,15}$/
 const RETRY_AFTER_S = 5
@@ -17,7 +17,7 @@ const idMessage = (name: string): Record<string, string> => ({
  * reconnects) or `?since=` replays what followed that id; the header wins, since a reconnecting
  * EventSource keeps its first URL. Opening costs one unit; a refused stream costs nothing.
  */
-export function eventRoutes({ streams, limiter }: { streams: EventStreams; limiter: RateLimiter }): ServerRoute[] {
+export function eventRoutes({ streams, limiter }: { streams: EventStreams; limiter: Limiter }): ServerRoute[] {
   return [
     {
       method: 'GET',
@@ -41,7 +41,7 @@ export function eventRoutes({ streams, limiter }: { streams: EventStreams; limit
           stream = await streams.open({ key: String(keyId), since: raw === undefined ? null : Number(raw) })
         } catch (err) {
           if (!(err instanceof StreamRefusedError)) throw err
-          refundRequest(request, limiter)
+          await refundRequest(request, limiter)
           const boom = err.code === 'STREAMS_PER_KEY' ? Boom.tooManyRequests(err.message) : Boom.serverUnavailable(err.message)
           // A slot frees when a stream closes, which nobody can foresee: a short wait, as every 429 and 503 carries one.
           boom.output.headers['Retry-After'] = String(RETRY_AFTER_S)

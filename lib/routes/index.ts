@@ -3,7 +3,7 @@ import type { BadgeRenderer } from '../badge/renderer.js'
 import type { EventStreams } from '../events/streams.js'
 import type { SiteStates } from '../monitoring/site-state.js'
 import type { CheckSupervisor } from '../probing/supervisor.js'
-import type { RateLimiter } from '../rate-limit.js'
+import type { Limiter } from '../rate-limit.js'
 import type { Db } from '../store/db.js'
 import { badgeRoutes } from './badge.js'
 import { checkRoutes } from './check.js'
@@ -21,7 +21,7 @@ import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
 
 export interface RouteDeps {
   db: Db
-  limiter: RateLimiter
+  limiter: Limiter
   now: () => Date
   /** Base of `url` fields, page links and embed code. */
   publicUrl: string

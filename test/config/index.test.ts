@@ -21,7 +21,8 @@ const VARIABLES = [
   'MAX_CHECKS_IN_FLIGHT',
   'MAX_KEY_SHARE',
   'DENY_TARGETS',
-  'WEBHOOK_KEY'
+  'WEBHOOK_KEY',
+  'REDIS_URL'
 ]
 
 /** Runs loadConfig on a bad env and returns the ConfigError's message (fails the test when it does not throw one). */
@@ -73,7 +74,8 @@ t.test('an empty environment gives the documented defaults', async (t) => {
       maxChecksInFlight: 4000,
       maxKeyShare: 0.5,
       webhookKey: null,
-      webhookKeyFile: resolve('data/webhook.key')
+      webhookKeyFile: resolve('data/webhook.key'),
+      redisUrl: null
     }
   )
 })
@@ -161,6 +163,12 @@ t.test('good values of each variable are taken and converted', async (t) => {
       { allowPrivateTargets: false, allowedTargetRanges: ['10.20.0.0/16', '127.0.0.2/32', 'fd00::/8', '192.168.1.7'] }
     ],
     ['WEBHOOK_KEY', { WEBHOOK_KEY: Buffer.alloc(32, 9).toString('base64') }, { webhookKey: Buffer.alloc(32, 9) }],
+    ['REDIS_URL', { REDIS_URL: 'redis://127.0.0.1:6379/3' }, { redisUrl: 'redis://127.0.0.1:6379/3' }],
+    [
+      'REDIS_URL with a password, over TLS',
+      { REDIS_URL: 'rediss://:s3cret@cache.internal:6380/0' },
+      { redisUrl: 'rediss://:s3cret@cache.internal:6380/0' }
+    ],
     [
       'the webhook key file beside a SQLite file',
       { DATABASE_URL: 'sqlite:/var/lib/site-status/db.sqlite' },
@@ -323,7 +331,12 @@ t.test('bad values produce a one-line ConfigError naming the variable', async (t
     ['WEBHOOK_KEY', '', /must not be empty/],
     ['WEBHOOK_KEY', Buffer.alloc(31, 7).toString('base64'), /base64 of exactly 32 bytes/],
     ['WEBHOOK_KEY', Buffer.alloc(33, 7).toString('base64'), /base64 of exactly 32 bytes/],
-    ['WEBHOOK_KEY', 'not base64 at all, and not 32 bytes!!!!!!!!!', /base64 of exactly 32 bytes/]
+    ['WEBHOOK_KEY', 'not base64 at all, and not 32 bytes!!!!!!!!!', /base64 of exactly 32 bytes/],
+    ['REDIS_URL', '', /must not be empty/],
+    ['REDIS_URL', 'http://127.0.0.1:6379/0', /redis:\/\/host:port\/db/],
+    ['REDIS_URL', 'redis://127.0.0.1:6379', /redis:\/\/host:port\/db/],
+    ['REDIS_URL', 'redis://127.0.0.1:6379/cache', /redis:\/\/host:port\/db/],
+    ['REDIS_URL', 'not a url', /redis:\/\/host:port\/db/]
   ]
   for (const [variable, value, detail] of cases) {
     t.test(`${variable}=${JSON.stringify(value)} is refused`, async (t) => {
@@ -347,6 +360,12 @@ t.test('several bad variables are all named in one line', async (t) => {
   const message = configError(t, env)
   t.ok(isOneLine(message), `one line: ${JSON.stringify(message)}`)
   t.strictSame(named(message).sort(), Object.keys(env).sort())
+})
+
+t.test('a refused REDIS_URL, password and all, is not repeated in the error', async (t) => {
+  const message = configError(t, { REDIS_URL: 'redis://:hunter2-secret@cache.internal:6379/cache' })
+  t.notMatch(message, 'hunter2', 'the password stays out of the message')
+  t.notMatch(message, 'cache.internal', 'and so does the rest of the URL')
 })
 
 t.test('a refused WEBHOOK_KEY is not repeated in the error', async (t) => {

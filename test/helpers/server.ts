@@ -8,7 +8,7 @@ import { generateKey, hashKey } from '../../lib/keys.js'
 import { createLogger } from '../../lib/logger.js'
 import { SiteStates } from '../../lib/monitoring/site-state.js'
 import { CheckSupervisor } from '../../lib/probing/supervisor.js'
-import type { RateLimiter } from '../../lib/rate-limit.js'
+import type { Limiter } from '../../lib/rate-limit.js'
 import { buildServer, type ServerDeps, type ServerTimeouts } from '../../lib/server.js'
 import type { Db } from '../../lib/store/db.js'
 import { createKey } from '../../lib/store/keys.js'
@@ -50,7 +50,7 @@ export async function testServer({
   db: Db
   env?: Record<string, string>
   now?: () => Date
-  limiter?: RateLimiter
+  limiter?: Limiter
   checks?: CheckSupervisor
   states?: SiteStates
   badges?: BadgeRenderer
