@@ -54,11 +54,14 @@ export const STOP_DEADLINE_MS = 9500
 export async function startService({
   config,
   logger,
-  firstPruneMs
+  firstPruneMs,
+  extraCa
 }: {
   config: Config
   logger: Logger
   /** Delay before the first prune of old checks (tests shorten it). */ firstPruneMs?: number
+  /** A certificate authority (PEM) the location actors trust besides the system's (tests' own). */
+  extraCa?: string
 }): Promise<RunningService> {
   const db = openDb(config.databaseUrl)
   let pools: LocationPools | undefined
@@ -74,6 +77,7 @@ export async function startService({
     const recorder = new CheckRecorder({ db, states, logger })
     const probing = createProbing(config, {
       logger,
+      extraCa,
       onResult: (result, source) => {
         recorder.record(result, source)
       }

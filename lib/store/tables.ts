@@ -24,4 +24,7 @@ export interface SiteRow {
   partial: boolean
   response_ms: number | null
   checked_at: Date | null
+  /** The certificate the newest check saw: its `notAfter` and issuer (null: none seen). */
+  tls_expires_at: Date | null
+  tls_issuer: string | null
 }
