@@ -290,7 +290,11 @@ export class SiteStates {
       tls:
         site.tls_expires_at === null
           ? null
-          : { expires_at: site.tls_expires_at.toISOString(), days_remaining: daysRemaining(site.tls_expires_at, now), issuer: site.tls_issuer },
+          : {
+              expires_at: site.tls_expires_at.toISOString(),
+              days_remaining: daysRemaining(site.tls_expires_at, now),
+              issuer: site.tls_issuer
+            },
       url: `${this.#publicUrl}/sites/${site.domain}`
     }
   }

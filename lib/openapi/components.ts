@@ -100,7 +100,10 @@ const schemas: Json = {
         description:
           "`notAfter` of the leaf certificate presented in the final hop's TLS handshake (a fresh connection, never a pooled one); null when the final hop was plain http or no handshake completed."
       },
-      tls_issuer: { ...nullable({ type: 'string' }), description: "That certificate's issuer, most specific first (`CN=R11, O=Let's Encrypt, C=US`)." }
+      tls_issuer: {
+        ...nullable({ type: 'string' }),
+        description: "That certificate's issuer, most specific first (`CN=R11, O=Let's Encrypt, C=US`)."
+      }
     },
     additionalProperties: false
   },
@@ -140,7 +143,19 @@ const schemas: Json = {
   },
   StatusRecord: {
     type: 'object',
-    required: ['domain', 'name', 'status', 'blocked', 'partial', 'response_ms', 'checked_at', 'uptime_percent', 'last_outage', 'tls', 'url'],
+    required: [
+      'domain',
+      'name',
+      'status',
+      'blocked',
+      'partial',
+      'response_ms',
+      'checked_at',
+      'uptime_percent',
+      'last_outage',
+      'tls',
+      'url'
+    ],
     properties: {
       domain: { type: 'string' },
       name: { type: 'string' },

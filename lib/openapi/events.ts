@@ -56,7 +56,10 @@ export const eventSchemas: Json = {
 }
 
 const dataSchema = (type: string): Json =>
-  ref('schemas', type.startsWith('outage.') ? 'OutageEventData' : type.startsWith('certificate.') ? 'CertificateEventData' : 'SiteEventData')
+  ref(
+    'schemas',
+    type.startsWith('outage.') ? 'OutageEventData' : type.startsWith('certificate.') ? 'CertificateEventData' : 'SiteEventData'
+  )
 
 /** `GET /api/v1/events`, the path item. */
 export const eventsPath: Json = {

@@ -84,7 +84,12 @@ export function siteEvent(kind: 'added' | 'removed', site: EventSite & { id: num
 }
 
 /** The event announcing that a check at `at` found the site's certificate `thresholdDays` or fewer days from expiry. */
-export function certificateEvent(site: EventSite & { id: number }, certificate: SiteCertificate, thresholdDays: number, at: Date): NewEvent {
+export function certificateEvent(
+  site: EventSite & { id: number },
+  certificate: SiteCertificate,
+  thresholdDays: number,
+  at: Date
+): NewEvent {
   return {
     type: 'certificate.expiring',
     siteId: site.id,

@@ -16,7 +16,7 @@ export function toSiteRow(r: Record<string, unknown>): SiteRow {
     response_ms: r.response_ms === null ? null : Number(r.response_ms),
     checked_at: toDate(r.checked_at),
     tls_expires_at: toDate(r.tls_expires_at),
-    tls_issuer: r.tls_issuer === null || r.tls_issuer === undefined ? null : String(r.tls_issuer)
+    tls_issuer: typeof r.tls_issuer === 'string' ? r.tls_issuer : null
   }
 }
 

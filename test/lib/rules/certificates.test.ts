@@ -1,11 +1,5 @@
 import t from 'tap'
-import {
-  daysRemaining,
-  dueExpiryThreshold,
-  expiresSoon,
-  siteCertificate,
-  type ExpiryNotice
-} from '../../../lib/rules/certificates.js'
+import { daysRemaining, dueExpiryThreshold, expiresSoon, siteCertificate, type ExpiryNotice } from '../../../lib/rules/certificates.js'
 
 const NOW = new Date('2026-11-24T12:00:00.000Z')
 const DAY = 86_400_000
@@ -21,7 +15,12 @@ const dueRows: Array<{ title: string; expiresAt: Date; announced: ExpiryNotice |
   { title: '14 days and one hour left: not yet', expiresAt: left(14 * DAY + HOUR), announced: null, due: null },
   { title: 'exactly 14 days left: 14 is due', expiresAt: left(14 * DAY), announced: null, due: 14 },
   { title: '10 days left, nothing announced: 14', expiresAt: left(10 * DAY), announced: null, due: 14 },
-  { title: '10 days left, 14 announced for this certificate: nothing', expiresAt: left(10 * DAY), announced: notice(left(10 * DAY), 14), due: null },
+  {
+    title: '10 days left, 14 announced for this certificate: nothing',
+    expiresAt: left(10 * DAY),
+    announced: notice(left(10 * DAY), 14),
+    due: null
+  },
   { title: 'first seen with 3 days left: one event, for 7 (the lowest crossed)', expiresAt: IN_3D, announced: null, due: 7 },
   { title: '3 days left, 14 announced for it: 7', expiresAt: IN_3D, announced: notice(IN_3D, 14), due: 7 },
   { title: '3 days left, 7 announced for it: nothing', expiresAt: IN_3D, announced: notice(IN_3D, 7), due: null },
