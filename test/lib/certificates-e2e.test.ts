@@ -9,6 +9,7 @@ import { addSite } from '../../lib/monitoring/add-sites.js'
 import { openDb, type Db } from '../../lib/store/db.js'
 import { createKey } from '../../lib/store/keys.js'
 import { migrateLatest } from '../../lib/store/migrate.js'
+import { chromiumMissing, launchChromium } from '../helpers/browser.js'
 import { createTestDatabase, engines } from '../helpers/db.js'
 import { matchesOpenApi } from '../helpers/openapi.js'
 import { holds } from '../helpers/poll.js'
@@ -34,6 +35,9 @@ t.teardown(async () => {
   await Promise.all([soonTarget.close(), laterTarget.close(), web.close()])
 })
 
+const browserMissing = chromiumMissing()
+if (browserMissing !== null) t.comment(browserMissing)
+
 const notAfter = (pem: string): string => new Date(new X509Certificate(pem).validTo).toISOString()
 const daysLeft = (iso: string): number => Math.floor((Date.parse(iso) - Date.now()) / DAY)
 
@@ -58,6 +62,7 @@ for (const engine of engines()) {
 
     const config = loadConfig({
       PORT: '0',
+      HOST: '127.0.0.1',
       DATABASE_URL: database.url,
       CHECK_INTERVAL_S: '1',
       PROBE_TIMEOUT_MS: '2000',
@@ -163,6 +168,23 @@ for (const engine of engines()) {
     t.notMatch(laterPage, /certificate-warning/, 'no warning with 29 days left')
     t.match(laterPage, /\(29 days left\), issued by CN=Thirty Days/)
     t.match(await page('plain.site.test'), /<dd id="certificate">none seen/)
+    if (engine === 'sqlite' && browserMissing === null) {
+      // And as a visitor sees it, in headless Chromium: the warning is visible on one page only.
+      const browser = await launchChromium(t)
+      const tab = await browser.newPage()
+      await tab.goto(`http://127.0.0.1:${port}/sites/soon.site.test`)
+      t.ok(await tab.isVisible('#certificate-warning'), 'Chromium shows the warning for 2 days left')
+      t.match(await tab.textContent('#certificate-warning'), /^The TLS certificate expires on .* \(2 days left\)/)
+      t.equal(
+        await tab.$eval('#certificate-warning', (el) => getComputedStyle(el).borderLeftStyle),
+        'solid',
+        "styled as a warning by the page's own sheet"
+      )
+      await tab.goto(`http://127.0.0.1:${port}/sites/later.site.test`)
+      t.notOk(await tab.isVisible('#certificate-warning'), 'and none for 29 days left')
+      t.match(await tab.textContent('#certificate'), /\(29 days left\), issued by CN=Thirty Days, O=Site Status Tests/)
+      await browser.close()
+    }
 
     // Announced once: more checks of the same certificate bring nothing new.
     const seen = await checksOf(service.db, 'soon.site.test')
