@@ -10,24 +10,32 @@ export interface SeenCertificate {
 
 /**
  * The leaf certificate of a TLS connection that has completed its handshake; null for a plain TCP
- * socket or when the peer sent none. Read through `getPeerX509Certificate`, whose fields are
- * computed on demand: `getPeerCertificate` would hash the certificate twice for fingerprints
- * nobody reads, on every probe.
+ * socket or when the peer sent none. Through `getPeerCertificate(false)`, not
+ * `getPeerX509Certificate()`: on a client socket, Node 20's X509 accessor answers once and then
+ * leaves both accessors returning nothing for that socket (seen on 20.20), which would silently
+ * blind any later reader of the same connection.
  */
 export function peerCertificate(socket: object): SeenCertificate | null {
   if (!(socket instanceof TLSSocket)) return null
-  const cert = socket.getPeerX509Certificate()
-  if (cert === undefined) return null
-  const expires = new Date(cert.validTo)
+  const cert = socket.getPeerCertificate(false) as Partial<ReturnType<TLSSocket['getPeerCertificate']>>
+  if (typeof cert.valid_to !== 'string') return null
+  const expires = new Date(cert.valid_to)
   if (Number.isNaN(expires.getTime())) return null
   return { expires_at: expires.toISOString(), issuer: issuerName(cert.issuer) }
 }
 
-/** OpenSSL's one-attribute-a-line issuer (`C=US\nO=...\nCN=...`) as one line, most specific first. */
-export function issuerName(lines: string): string | null {
-  const parts = lines
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '')
+/**
+ * An issuer as Node hands it (`{C: 'US', O: "Let's Encrypt", CN: 'R11'}`, most general first; a
+ * repeated attribute as an array) as one line, most specific first, as `openssl -nameopt RFC2253`
+ * prints it: `CN=R11, O=Let's Encrypt, C=US`. Null when there is nothing to show.
+ */
+export function issuerName(issuer: unknown): string | null {
+  if (issuer === null || typeof issuer !== 'object') return null
+  const parts: string[] = []
+  for (const [attribute, value] of Object.entries(issuer as Record<string, unknown>)) {
+    const values = Array.isArray(value) ? value : [value]
+    const text = values.filter((v): v is string => typeof v === 'string').map((v) => `${attribute}=${v}`)
+    if (text.length > 0) parts.push(text.join('+'))
+  }
   return parts.length === 0 ? null : parts.reverse().join(', ')
 }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import type { Dispatcher } from 'undici'
 import { createLocationDispatcher, probe, type ConnectToRule, type ProbeResult } from '../../workers/http-probe.js'
-import { issuerName } from '../../workers/peer-certificate.js'
+import { issuerName, peerCertificate } from '../../workers/peer-certificate.js'
 import { closedPort, makeCert, startHttpTarget, startHttpsTarget, startProxy } from '../helpers/targets.js'
 
 const DAY = 86_400_000
@@ -111,7 +111,20 @@ t.test('every probe reads a fresh handshake: a certificate swapped on the server
 })
 
 t.test("an issuer's name reads most specific first", async (t) => {
-  t.equal(issuerName("C=US\nO=Let's Encrypt\nCN=R11"), "CN=R11, O=Let's Encrypt, C=US")
-  t.equal(issuerName('CN=localhost'), 'CN=localhost')
-  t.equal(issuerName(''), null)
+  t.equal(issuerName({ C: 'US', O: "Let's Encrypt", CN: 'R11' }), "CN=R11, O=Let's Encrypt, C=US")
+  t.equal(issuerName({ CN: 'localhost' }), 'CN=localhost')
+  t.equal(issuerName({ O: 'Example', OU: ['Web', 'Ops'] }), 'OU=Web+OU=Ops, O=Example', 'a repeated attribute stays in one part')
+  t.equal(issuerName({}), null)
+  t.equal(issuerName(undefined), null)
+})
+
+t.test('the certificate can be read again from the same connection afterwards', async (t) => {
+  const tls = await import('node:tls')
+  const socket = tls.connect({ host: '127.0.0.1', port: soonTarget.port, servername: 'ok.site.test', ca })
+  t.teardown(() => socket.destroy())
+  await new Promise((resolve) => socket.once('secureConnect', resolve))
+  const first = peerCertificate(socket)
+  t.equal(first?.expires_at, notAfter(soon.cert))
+  t.same(peerCertificate(socket), first, 'reading it leaves the socket as it was')
+  t.equal(socket.getPeerCertificate().valid_to, new X509Certificate(soon.cert).validTo, 'for any other reader too')
 })
