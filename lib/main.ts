@@ -60,11 +60,14 @@ export const STOP_DEADLINE_MS = 9500
 export async function startService({
   config,
   logger,
-  firstPruneMs
+  firstPruneMs,
+  extraCa
 }: {
   config: Config
   logger: Logger
   /** Delay before the first prune of old checks (tests shorten it). */ firstPruneMs?: number
+  /** A certificate authority (PEM) the location actors trust besides the system's (tests' own). */
+  extraCa?: string
 }): Promise<RunningService> {
   const db = openDb(config.databaseUrl)
   // Never awaited: an instance starts, and serves, whether or not Redis answers yet.
@@ -83,6 +86,7 @@ export async function startService({
     const probing = createProbing(config, {
       logger,
       redis: redis ?? undefined,
+      extraCa,
       onResult: (result, source) => {
         recorder.record(result, source)
       }

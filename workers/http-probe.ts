@@ -39,6 +39,14 @@ export interface ProbeResult {
   code: ProbeErrorCode | null
   final_url: string | null
   timings: ProbeTimings
+  /**
+   * `notAfter` of the leaf certificate of the final hop's handshake (ISO 8601); null when the final
+   * hop was plain http or its TLS handshake did not complete. Known only for connections made by a
+   * {@link createLocationDispatcher} dispatcher. Optional for answers made without a probe.
+   */
+  tls_expires_at?: string | null
+  /** That certificate's issuer (`CN=R11, O=Let's Encrypt, C=US`), null alongside it. */
+  tls_issuer?: string | null
 }
 
 export interface ProbeOptions {
@@ -71,6 +79,7 @@ export async function probe(opts: ProbeOptions): Promise<ProbeResult> {
     sums: { dns: 0, connect: 0, tls: 0, first_byte: 0 },
     lastStatus: 0,
     lastUrl: null,
+    certificate: null,
     expired: false,
     waiting: null
   }
@@ -101,6 +110,8 @@ export async function probe(opts: ProbeOptions): Promise<ProbeResult> {
     error: verdict.error,
     code: verdict.code,
     final_url: run.lastUrl,
+    tls_expires_at: run.certificate?.expires_at ?? null,
+    tls_issuer: run.certificate?.issuer ?? null,
     timings: {
       dns: round1(run.sums.dns),
       connect: round1(run.sums.connect),

@@ -1,3 +1,4 @@
+import { rootCertificates } from 'node:tls'
 import { workerData } from 'node:worker_threads'
 import { createResolver, type DnsSettings } from '../lib/net/resolver.js'
 import { checkHost } from '../lib/net/host-check.js'
@@ -16,6 +17,11 @@ export interface ActorSettings {
   dns: DnsSettings
   timeoutMs: number
   userAgent: string
+  /**
+   * A certificate authority (PEM) trusted for sites' handshakes besides the system's: tests' own CA.
+   * Operators with a private CA set NODE_EXTRA_CA_CERTS instead, which every thread reads.
+   */
+  extraCa?: string
 }
 
 /**
@@ -61,6 +67,7 @@ const dispatcher = createLocationDispatcher({
   connectTo: settings.connectTo,
   connectTimeoutMs: settings.timeoutMs,
   lookup: resolve,
+  tls: settings.extraCa === undefined ? undefined : { ca: [...rootCertificates, settings.extraCa] },
   allowAddress: judgesAddresses(policy) ? (ip) => isAllowedAddress(ip, policy) : undefined
 })
 const checkTarget = settings.proxy !== null && settings.resolveAtProxy && judgesAddresses(policy) ? checkProxiedName : undefined

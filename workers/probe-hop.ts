@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici'
 import { mayBeChallenge } from './challenge-signatures.js'
 import type { ProbeOptions } from './http-probe.js'
 import { applyConnectTo, hostPort, socketPhases } from './location-dispatcher.js'
+import { peerCertificate, type SeenCertificate } from './peer-certificate.js'
 import { deadlineError } from './probe-errors.js'
 import { ON_CONNECTION } from './single-use-dispatcher.js'
 
@@ -34,6 +35,11 @@ export interface Run {
   sums: { dns: number; connect: number; tls: number; first_byte: number }
   lastStatus: number
   lastUrl: string | null
+  /**
+   * The leaf certificate of the latest hop's handshake; null when that hop was plain http or got
+   * no TLS connection. Each hop dials its own connection, so this is always a fresh handshake's.
+   */
+  certificate: SeenCertificate | null
   /** The deadline has passed. */
   expired: boolean
   /** What the probe waits on now: a hop in flight, or the policy's look-up. */
@@ -85,7 +91,9 @@ class Hop implements Dispatcher.DispatchHandler, Expiring {
   connected(socket: object): boolean {
     this.socket = socket
     this.connectedAt = this.#run.now()
-    return !this.#settled
+    if (this.#settled) return false
+    this.#run.certificate = peerCertificate(socket)
+    return true
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -187,6 +195,7 @@ export async function hop(run: Run, url: URL): Promise<HopAnswer> {
   const target = applyConnectTo(opts.connectTo, url.hostname, portOf(url))
   const started = now()
   const request = new Hop(run, url, opts.maxBodyBytes ?? 65536)
+  run.certificate = null
   const slack = opts.timeoutMs + 1000 // undici's coarse timers must never beat the exact deadline
   run.waiting = request
   try {

@@ -1,10 +1,11 @@
 import { announced, appendToOutbox } from '../events/outbox.js'
-import { outageEvent, type NewEvent } from '../rules/events.js'
+import { dueExpiryThreshold, type ExpiryNotice } from '../rules/certificates.js'
+import { certificateEvent, outageEvent, type NewEvent } from '../rules/events.js'
 import { isStale, outageTransition, type OutageSnapshot, type OutageStep } from '../rules/outages.js'
 import { checkKey, findStoredChecks, insertChecks, newestCheckTime, updateSiteStates, type CheckRecord } from '../store/checks.js'
 import type { Db } from '../store/db.js'
 import { closeOutage, findOutageAt, insertOutage, listOpenOutages } from '../store/outages.js'
-import { lockSites, type LockedSite } from '../store/sites.js'
+import { lockSites, updateExpiryNotices, type LockedSite } from '../store/sites.js'
 
 /** What recording a check did: the result the database committed and the in-memory state applies. */
 export interface RecordedCheck {
@@ -45,7 +46,9 @@ export async function recordCheck({
  * whose row is gone.
  *
  * Each outage opened or closed is announced (`outage.opened`, `outage.closed`) in the same
- * transaction, after its other writes, so that the sequence lock is held for the commit alone.
+ * transaction, after its other writes, so that the sequence lock is held for the commit alone. So is
+ * each `certificate.expiring` threshold a check's certificate crossed, with the site's record of
+ * what was announced, so that no restart or other instance announces it again.
  *
  * `retried` says an earlier attempt at this same batch failed: the connection may have been lost
  * after that attempt's commit, so checks already stored are not stored twice, and what the
@@ -72,7 +75,9 @@ export async function recordChecks({
     if (live.length > 0 && stored.size >= live.length) results = await replayCommitted(trx, live, sites, stored)
     else {
       results = await applyChecks(trx, live, sites, stored)
-      events = (await appendToOutbox({ db: trx, events: outageEvents(live, sites, results) })).length
+      const { notices, events: announce } = announcements(live, sites, results)
+      await updateExpiryNotices({ db: trx, notices })
+      events = (await appendToOutbox({ db: trx, events: announce })).length
     }
     return checks.map((c) => (sites.get(c.siteId) === undefined ? null : (results.get(c) ?? NOT_CURRENT)))
   })
@@ -80,20 +85,31 @@ export async function recordChecks({
   return recorded
 }
 
-/** The events announcing the outages the checks opened or closed, in the order of the checks. */
-function outageEvents(
+/**
+ * The events the checks announce, in the order of the checks: the outages they opened or closed,
+ * and the `certificate.expiring` thresholds their certificates crossed (see `dueExpiryThreshold`),
+ * with what each site's record of announced thresholds becomes.
+ */
+function announcements(
   checks: readonly CheckRecord[],
   sites: ReadonlyMap<number, LockedSite>,
   results: ReadonlyMap<CheckRecord, RecordedCheck>
-): NewEvent[] {
+): { events: NewEvent[]; notices: Map<number, ExpiryNotice> } {
   const events: NewEvent[] = []
+  const notices = new Map<number, ExpiryNotice>()
   for (const check of checks) {
     const r = results.get(check)
     const site = sites.get(check.siteId)
-    if (!r?.outage || r.step === 'none' || !site) continue
-    events.push(outageEvent(r.step, site, r.outage, check.checkedAt))
+    if (!r?.current || !site) continue
+    if (r.outage && r.step !== 'none') events.push(outageEvent(r.step, site, r.outage, check.checkedAt))
+    const certificate = check.tls
+    if (!certificate) continue
+    const days = dueExpiryThreshold(certificate.expiresAt, check.checkedAt, notices.get(site.id) ?? site.tls_notice)
+    if (days === null) continue
+    notices.set(site.id, { expiresAt: certificate.expiresAt, days })
+    events.push(certificateEvent(site, certificate, days, check.checkedAt))
   }
-  return events
+  return { events, notices }
 }
 
 /** Stores the checks not stored yet and applies each to its site's outages and current state. */

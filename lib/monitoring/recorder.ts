@@ -4,6 +4,7 @@ import type { CheckRecord } from '../store/checks.js'
 import { recordChecks } from './record-check.js'
 import { dropIndex, outageTransitions, RecordingBacklog } from './backlog.js'
 import type { SiteStatus } from '../rules/consensus.js'
+import { siteCertificate } from '../rules/certificates.js'
 import type { SiteStates } from './site-state.js'
 import type { CheckResult } from '../probing/supervisor.js'
 
@@ -118,7 +119,8 @@ export class CheckRecorder {
       locationsAnswered: result.locations_answered,
       locationsTotal: result.locations_total,
       source,
-      locations: result.locations
+      locations: result.locations,
+      tls: siteCertificate(result.locations)
     })
     if (dropped?.reason === 'site') {
       const { check } = dropped

@@ -2,6 +2,7 @@ import type { Db } from '../store/db.js'
 import type { CheckRecord } from '../store/checks.js'
 import { listTrackedIds, loadSiteStates, sitesVersion, type StoredSiteState } from '../store/site-states.js'
 import type { SiteStatus } from '../rules/consensus.js'
+import { daysRemaining } from '../rules/certificates.js'
 import { durationSeconds, type OutageSnapshot } from '../rules/outages.js'
 import { UPTIME_WINDOWS, uptimeSummary, type OutageSpan, type UptimeWindows } from '../rules/uptime.js'
 import type { RecordedCheck } from './record-check.js'
@@ -17,6 +18,8 @@ export interface StatusRecord {
   checked_at: string | null
   uptime_percent: UptimeWindows
   last_outage: { started_at: string; ended_at: string | null; duration_seconds: number } | null
+  /** The certificate the newest check saw (the earliest-expiring one among its locations); null when none. */
+  tls: { expires_at: string; days_remaining: number; issuer: string | null } | null
   url: string
 }
 
@@ -190,7 +193,9 @@ export class SiteStates {
       partial: check.partial,
       response_ms: check.responseMs,
       checked_at: check.checkedAt,
-      first_checked_at: state.site.first_checked_at ?? check.checkedAt
+      first_checked_at: state.site.first_checked_at ?? check.checkedAt,
+      tls_expires_at: check.tls?.expiresAt ?? null,
+      tls_issuer: check.tls?.issuer ?? null
     })
     if (recorded.step === 'open' && recorded.outage) {
       const span: OutageSpan = { started_at: recorded.outage.started_at, ended_at: null }
@@ -282,6 +287,14 @@ export class SiteStates {
               started_at: lastOutage.started_at.toISOString(),
               ended_at: lastOutage.ended_at?.toISOString() ?? null,
               duration_seconds: durationSeconds(lastOutage.started_at, lastOutage.ended_at, now)
+            },
+      tls:
+        site.tls_expires_at === null
+          ? null
+          : {
+              expires_at: site.tls_expires_at.toISOString(),
+              days_remaining: daysRemaining(site.tls_expires_at, now),
+              issuer: site.tls_issuer
             },
       url: `${this.#publicUrl}/sites/${site.domain}`
     }

@@ -94,7 +94,16 @@ const schemas: Json = {
       response_ms: ms,
       error: { ...nullable({ type: 'string' }), description: 'null when up, otherwise a short stable text such as "dns: NXDOMAIN".' },
       final_url: nullable({ type: 'string', format: 'uri' }),
-      timings: ref('schemas', 'Timings')
+      timings: ref('schemas', 'Timings'),
+      tls_expires_at: {
+        ...nullable(timestamp),
+        description:
+          "`notAfter` of the leaf certificate presented in the final hop's TLS handshake (a fresh connection, never a pooled one); null when the final hop was plain http or no handshake completed."
+      },
+      tls_issuer: {
+        ...nullable({ type: 'string' }),
+        description: "That certificate's issuer, most specific first (`CN=R11, O=Let's Encrypt, C=US`)."
+      }
     },
     additionalProperties: false
   },
@@ -134,7 +143,19 @@ const schemas: Json = {
   },
   StatusRecord: {
     type: 'object',
-    required: ['domain', 'name', 'status', 'blocked', 'partial', 'response_ms', 'checked_at', 'uptime_percent', 'last_outage', 'url'],
+    required: [
+      'domain',
+      'name',
+      'status',
+      'blocked',
+      'partial',
+      'response_ms',
+      'checked_at',
+      'uptime_percent',
+      'last_outage',
+      'tls',
+      'url'
+    ],
     properties: {
       domain: { type: 'string' },
       name: { type: 'string' },
@@ -150,7 +171,23 @@ const schemas: Json = {
         additionalProperties: false
       },
       last_outage: { oneOf: [ref('schemas', 'LastOutage'), { type: 'null' }] },
+      tls: {
+        oneOf: [ref('schemas', 'Certificate'), { type: 'null' }],
+        description: 'The certificate the newest check saw; null when no location completed an https handshake on its final hop.'
+      },
       url: { type: 'string', format: 'uri', description: "The site's HTML page on this service." }
+    },
+    additionalProperties: false
+  },
+  Certificate: {
+    type: 'object',
+    description:
+      'A TLS certificate as the newest check saw it: where locations saw different ones, the one that expires first. `certificate.expiring` events announce 14, 7 and 1 days left.',
+    required: ['expires_at', 'days_remaining', 'issuer'],
+    properties: {
+      expires_at: { ...timestamp, description: "The leaf certificate's `notAfter`." },
+      days_remaining: { type: 'integer', description: 'Whole days left, rounded down: 0 on the last day, negative once expired.' },
+      issuer: { ...nullable({ type: 'string' }), description: "The issuer, most specific first (`CN=R11, O=Let's Encrypt, C=US`)." }
     },
     additionalProperties: false
   },

@@ -31,6 +31,21 @@ export const eventSchemas: Json = {
     },
     additionalProperties: false
   },
+  CertificateEventData: {
+    type: 'object',
+    description:
+      "The data of `certificate.expiring`: a check found the site's certificate (the earliest-expiring one its locations saw) at most `threshold_days` (14, 7 or 1) days from expiry. Each threshold is announced once per certificate; when a certificate is first seen past several thresholds, one event names the lowest. A renewed certificate (another expiry) is announced afresh.",
+    required: ['site', 'expires_at', 'days_remaining', 'threshold_days', 'issuer', 'at'],
+    properties: {
+      site: eventSite,
+      expires_at: timestamp,
+      days_remaining: { type: 'integer', description: 'Whole days left at the check, rounded down.' },
+      threshold_days: { type: 'integer', enum: [14, 7, 1] },
+      issuer: { oneOf: [{ type: 'string' }, { type: 'null' }] },
+      at: { ...timestamp, description: 'When the check ran.' }
+    },
+    additionalProperties: false
+  },
   SiteEventData: {
     type: 'object',
     description: 'The data of `site.added` (tracked, or tracked again after a removal) and `site.removed`: the site and when.',
@@ -40,7 +55,11 @@ export const eventSchemas: Json = {
   }
 }
 
-const dataSchema = (type: string): Json => ref('schemas', type.startsWith('outage.') ? 'OutageEventData' : 'SiteEventData')
+const dataSchema = (type: string): Json =>
+  ref(
+    'schemas',
+    type.startsWith('outage.') ? 'OutageEventData' : type.startsWith('certificate.') ? 'CertificateEventData' : 'SiteEventData'
+  )
 
 /** `GET /api/v1/events`, the path item. */
 export const eventsPath: Json = {
@@ -49,9 +68,9 @@ export const eventsPath: Json = {
     tags: ['api'],
     // The key must hold the read scope (see the bearerAuth scheme); the route table declares the same.
     security: [{ bearerAuth: ['read'] }],
-    summary: 'Server-Sent Events: every outage and site change as it commits (costs 1 when opened)',
+    summary: 'Server-Sent Events: every outage, site change and certificate warning as it commits (costs 1 when opened)',
     description: [
-      'A `text/event-stream` that stays open. Each event is `id: <id>`, `event: <type>` and `data: <JSON>` followed by a blank line; ids increase strictly without gaps. Types: `outage.opened`, `outage.closed` (data: OutageEventData), `site.added`, `site.removed` (data: SiteEventData).',
+      'A `text/event-stream` that stays open. Each event is `id: <id>`, `event: <type>` and `data: <JSON>` followed by a blank line; ids increase strictly without gaps. Types: `outage.opened`, `outage.closed` (data: OutageEventData), `site.added`, `site.removed` (data: SiteEventData), `certificate.expiring` (data: CertificateEventData).',
       'With `Last-Event-ID` (what EventSource sends when it reconnects) or `since`, the events after that id are replayed from the stored log, then the stream goes on live, with nothing missed or repeated. The header wins over `since`. Events are kept 7 days: an id older than the oldest kept replays from the oldest, and the first comment says which ids were pruned. Without either, the stream starts with the events after the newest one.',
       'Lines starting with `:` are comments: one first, then one at least every 15 s. Never compressed. A key may hold 10 open streams; the eleventh is refused with 429 and costs nothing. When the server stops, every stream ends cleanly: reconnect with Last-Event-ID.'
     ].join('\n\n'),

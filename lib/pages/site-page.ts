@@ -1,4 +1,5 @@
 import type { StatusRecord } from '../monitoring/site-state.js'
+import { expiresSoon } from '../rules/certificates.js'
 import type { SiteStatus } from '../rules/consensus.js'
 import { durationSeconds } from '../rules/outages.js'
 import type { EventRow } from '../store/events.js'
@@ -23,7 +24,8 @@ const EVENT_LABELS: Record<string, string> = {
   'outage.opened': 'Outage started',
   'outage.closed': 'Outage ended',
   'site.added': 'Monitoring started',
-  'site.removed': 'Monitoring stopped'
+  'site.removed': 'Monitoring stopped',
+  'certificate.expiring': 'Certificate expiring soon'
 }
 
 const WINDOWS = [
@@ -61,6 +63,7 @@ export function sitePageContext({
       checkedAtIso: record.checked_at,
       responseTime: humanMs(record.response_ms)
     },
+    certificate: certificateContext(record.tls),
     badgePath: `/api/badge/${record.domain}`,
     uptime: WINDOWS.map(({ key, window }) => ({ key, window, value: humanPercent(record.uptime_percent[key]) })),
     chart: chartModel(buckets, { from: new Date(now.getTime() - CHART_PERIOD_MS), to: now, bucketMs: CHART_BUCKET_MS }),
@@ -80,6 +83,22 @@ export function sitePageContext({
       return { type: e.type, label: EVENT_LABELS[e.type] ?? e.type, at: humanTime(iso), atIso: iso }
     }),
     embed: embedCode({ publicUrl, domain: record.domain, name: record.name })
+  }
+}
+
+/** The certificate line of a site page, and its warning when it expires in under 14 days. */
+function certificateContext(tls: StatusRecord['tls']): Record<string, unknown> | null {
+  if (tls === null) return null
+  const days = tls.days_remaining
+  const left = days < 0 ? 'expired' : days === 0 ? 'less than a day left' : days === 1 ? '1 day left' : `${days} days left`
+  return {
+    expires: humanTime(tls.expires_at),
+    expiresIso: tls.expires_at,
+    left,
+    issuer: tls.issuer,
+    warning: expiresSoon(days)
+      ? `The TLS certificate expires on ${humanTime(tls.expires_at)} (${left}). Renew it before then, or visitors will see a security error.`
+      : null
   }
 }
 

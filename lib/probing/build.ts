@@ -41,6 +41,8 @@ export interface ProbingOptions {
   userAgent?: string
   /** With REDIS_URL: on-demand results and probe runs are shared with the other instances on it. */
   redis?: SharedRedis
+  /** A certificate authority (PEM) the actors trust besides the system's: tests' own. */
+  extraCa?: string
 }
 
 /** ALLOW_PRIVATE_TARGETS and DENY_TARGETS as the one value every part of the probing side judges by. */
@@ -71,7 +73,8 @@ export function createProbing(config: Config, opts: ProbingOptions): Probing {
       // Pings and liveness checks come on top of one probe per admitted check.
       concurrency: config.maxChecksInFlight + 16,
       logger: opts.logger,
-      actorFile: opts.actorFile
+      actorFile: opts.actorFile,
+      extraCa: opts.extraCa
     })
   const admission = new Admission({
     capacity: config.maxChecksInFlight,

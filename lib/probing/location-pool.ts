@@ -52,6 +52,8 @@ export interface LocationPoolOptions {
   concurrency?: number
   /** Another actor module (fault tests use one that never answers). */
   actorFile?: string
+  /** A certificate authority (PEM) the actors trust besides the system's (see `ActorSettings.extraCa`). */
+  extraCa?: string
 }
 
 function notAnswered(location: string, code: LocationFailureCode, error: string): LocationAnswer {
@@ -63,6 +65,8 @@ function notAnswered(location: string, code: LocationFailureCode, error: string)
     error,
     code,
     final_url: null,
+    tls_expires_at: null,
+    tls_issuer: null,
     timings: { dns: 0, connect: 0, tls: 0, first_byte: 0, total: 0 }
   }
 }
@@ -97,7 +101,8 @@ export class LocationPools {
         policy,
         dns,
         timeoutMs: opts.timeoutMs,
-        userAgent: opts.userAgent
+        userAgent: opts.userAgent,
+        ...(opts.extraCa === undefined ? {} : { extraCa: opts.extraCa })
       }
       const pool = new Piscina({
         filename: opts.actorFile ?? ACTOR_FILE,

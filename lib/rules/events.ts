@@ -1,7 +1,8 @@
+import { daysRemaining, type SiteCertificate } from './certificates.js'
 import { durationSeconds } from './outages.js'
 
 /** Every event type the service announces, on streams and to webhooks alike. */
-export const EVENT_TYPES = ['outage.opened', 'outage.closed', 'site.added', 'site.removed'] as const
+export const EVENT_TYPES = ['outage.opened', 'outage.closed', 'site.added', 'site.removed', 'certificate.expiring'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 /** A site as events name it. */
@@ -26,7 +27,18 @@ export interface SiteEventData {
   at: string
 }
 
-export type EventData = OutageEventData | SiteEventData
+/** The payload of `certificate.expiring`: the site, its certificate, and the threshold crossed. */
+export interface CertificateEventData {
+  site: EventSite
+  expires_at: string
+  days_remaining: number
+  threshold_days: number
+  issuer: string | null
+  /** When the check that saw the certificate ran. */
+  at: string
+}
+
+export type EventData = OutageEventData | SiteEventData | CertificateEventData
 
 /** An event to append: what changed, the site it concerns, its payload, when it happened. */
 export interface NewEvent {
@@ -68,6 +80,28 @@ export function siteEvent(kind: 'added' | 'removed', site: EventSite & { id: num
     siteId: site.id,
     at,
     data: { site: { domain: site.domain, name: site.name }, at: at.toISOString() }
+  }
+}
+
+/** The event announcing that a check at `at` found the site's certificate `thresholdDays` or fewer days from expiry. */
+export function certificateEvent(
+  site: EventSite & { id: number },
+  certificate: SiteCertificate,
+  thresholdDays: number,
+  at: Date
+): NewEvent {
+  return {
+    type: 'certificate.expiring',
+    siteId: site.id,
+    at,
+    data: {
+      site: { domain: site.domain, name: site.name },
+      expires_at: certificate.expiresAt.toISOString(),
+      days_remaining: daysRemaining(certificate.expiresAt, at),
+      threshold_days: thresholdDays,
+      issuer: certificate.issuer,
+      at: at.toISOString()
+    }
   }
 }
 

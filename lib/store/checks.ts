@@ -1,6 +1,7 @@
 import type { Knex } from 'knex'
 import { toDate, type Db } from './db.js'
 import type { SiteStatus } from './tables.js'
+import type { SiteCertificate } from '../rules/certificates.js'
 
 /** A merged check, ready to store. */
 export interface CheckRecord {
@@ -14,6 +15,8 @@ export interface CheckRecord {
   locationsTotal: number
   source: 'schedule' | 'demand'
   locations: unknown[]
+  /** The site's certificate as this check saw it (see `siteCertificate`); absent or null: none. */
+  tls?: SiteCertificate | null
 }
 
 /** Rows per multi-row insert: 10 columns each, well under SQLite's and MySQL's bound-variable limits. */
@@ -111,7 +114,9 @@ export async function updateSiteStates({
     ['blocked', (c) => c.blocked],
     ['partial', (c) => c.partial],
     ['response_ms', (c) => c.responseMs],
-    ['checked_at', (c) => c.checkedAt]
+    ['checked_at', (c) => c.checkedAt],
+    ['tls_expires_at', (c) => c.tls?.expiresAt ?? null],
+    ['tls_issuer', (c) => c.tls?.issuer ?? null]
   ]
   for (const part of chunks(checks, 500)) {
     const whens = part.map(() => 'when ? then ?').join(' ')

@@ -1,6 +1,7 @@
 import { chunks, ID_CHUNK } from './checks.js'
 import { toDate, type Db } from './db.js'
 import type { SiteRow, SiteStatus } from './tables.js'
+import type { ExpiryNotice } from '../rules/certificates.js'
 
 export function toSiteRow(r: Record<string, unknown>): SiteRow {
   return {
@@ -14,7 +15,9 @@ export function toSiteRow(r: Record<string, unknown>): SiteRow {
     partial: Boolean(r.partial),
     response_ms: r.response_ms === null ? null : Number(r.response_ms),
     checked_at: toDate(r.checked_at),
-    first_checked_at: toDate(r.first_checked_at)
+    first_checked_at: toDate(r.first_checked_at),
+    tls_expires_at: toDate(r.tls_expires_at),
+    tls_issuer: typeof r.tls_issuer === 'string' ? r.tls_issuer : null
   }
 }
 
@@ -80,7 +83,9 @@ export async function trackSites({
         partial: false,
         response_ms: null,
         checked_at: null,
-        first_checked_at: null
+        first_checked_at: null,
+        tls_expires_at: null,
+        tls_issuer: null
       })
     if (Object.keys(patch).length > 0)
       await db('sites')
@@ -107,6 +112,8 @@ export interface LockedSite {
   added_at: Date
   removed_at: Date | null
   checked_at: Date | null
+  /** What `certificate.expiring` announced last for the site, if anything. */
+  tls_notice: ExpiryNotice | null
 }
 
 const forUpdate = <Q extends { forUpdate(): Q }>(db: Db, query: Q): Q => (db.client.config.client === 'mysql2' ? query.forUpdate() : query)
@@ -120,7 +127,10 @@ export async function lockSites({ db, ids }: { db: Db; ids: readonly number[] })
   const sites = new Map<number, LockedSite>()
   const sorted = [...new Set(ids)].sort((a, b) => a - b)
   for (const part of chunks(sorted, ID_CHUNK)) {
-    const query = db('sites').whereIn('id', part).orderBy('id').select('id', 'domain', 'name', 'checked_at', 'removed_at', 'added_at')
+    const query = db('sites')
+      .whereIn('id', part)
+      .orderBy('id')
+      .select('id', 'domain', 'name', 'checked_at', 'removed_at', 'added_at', 'tls_notice_expires_at', 'tls_notice_days')
     for (const row of await forUpdate(db, query)) {
       sites.set(Number(row.id), {
         id: Number(row.id),
@@ -128,11 +138,24 @@ export async function lockSites({ db, ids }: { db: Db; ids: readonly number[] })
         name: String(row.name),
         added_at: toDate(row.added_at) as Date,
         removed_at: toDate(row.removed_at),
-        checked_at: toDate(row.checked_at)
+        checked_at: toDate(row.checked_at),
+        tls_notice: noticeOf(row)
       })
     }
   }
   return sites
+}
+
+function noticeOf(row: Record<string, unknown>): ExpiryNotice | null {
+  const expiresAt = toDate(row.tls_notice_expires_at)
+  return expiresAt === null || row.tls_notice_days === null ? null : { expiresAt, days: Number(row.tls_notice_days) }
+}
+
+/** Records what `certificate.expiring` announced for each site, inside the caller's transaction `db`. */
+export async function updateExpiryNotices({ db, notices }: { db: Db; notices: ReadonlyMap<number, ExpiryNotice> }): Promise<void> {
+  for (const [id, notice] of notices) {
+    await db('sites').where({ id }).update({ tls_notice_expires_at: notice.expiresAt, tls_notice_days: notice.days })
+  }
 }
 
 /** Reads and locks a tracked site's row by domain until the transaction `db` ends; null when not tracked. */

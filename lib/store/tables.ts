@@ -26,4 +26,7 @@ export interface SiteRow {
   checked_at: Date | null
   /** The current tracking period's first recorded check: monitored time starts here. */
   first_checked_at: Date | null
+  /** The certificate the newest check saw: its `notAfter` and issuer (null: none seen). */
+  tls_expires_at: Date | null
+  tls_issuer: string | null
 }

@@ -43,8 +43,11 @@ export interface Cert {
   cert: string
 }
 
-/** A fresh self-signed certificate for localhost, 127.0.0.1 and *.site.test, made with openssl. */
-export function makeCert(): Cert {
+/**
+ * A fresh self-signed certificate for localhost, 127.0.0.1 and *.site.test, made with openssl,
+ * valid from now for `days` days (its `notAfter` is now + days), named `subject` (its issuer too).
+ */
+export function makeCert({ days = 1, subject = '/CN=localhost' }: { days?: number; subject?: string } = {}): Cert {
   const dir = mkdtempSync(join(tmpdir(), 'probe-cert-'))
   try {
     execFileSync(
@@ -56,9 +59,9 @@ export function makeCert(): Cert {
         'rsa:2048',
         '-nodes',
         '-subj',
-        '/CN=localhost',
+        subject,
         '-days',
-        '1',
+        String(days),
         '-addext',
         'subjectAltName=DNS:localhost,DNS:*.site.test,IP:127.0.0.1',
         '-keyout',

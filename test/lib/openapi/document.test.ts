@@ -2,6 +2,7 @@ import t from 'tap'
 import type { ServerInjectResponse } from '@hapi/hapi'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { openApiDocument } from '../../../lib/openapi/document.js'
+import { certificateEvent } from '../../../lib/rules/events.js'
 import { migratedDb } from '../../helpers/db.js'
 import { document, openApiProblems, schemaAt } from '../../helpers/openapi.js'
 import { everyRouteServer, testServer } from '../../helpers/server.js'
@@ -20,7 +21,13 @@ t.test('the document passes a third-party OpenAPI 3.1 validator', async (t) => {
 })
 
 t.test('every event type is described as a webhook, its data as the stream carries it', async (t) => {
-  t.same(Object.keys(document.webhooks as Json).sort(), ['outage.closed', 'outage.opened', 'site.added', 'site.removed'])
+  t.same(Object.keys(document.webhooks as Json).sort(), [
+    'certificate.expiring',
+    'outage.closed',
+    'outage.opened',
+    'site.added',
+    'site.removed'
+  ])
   const outage = {
     domain: 'example.com',
     name: 'Example',
@@ -32,6 +39,18 @@ t.test('every event type is described as a webhook, its data as the stream carri
   t.ok(schemaAt('/components/schemas/OutageEventData')(outage), 'an outage event passes')
   t.notOk(schemaAt('/components/schemas/OutageEventData')({ ...outage, site: undefined }), 'one without its site fails')
   t.ok(schemaAt('/components/schemas/SiteEventData')({ site: outage.site, at: '2026-11-22T06:25:07.123Z' }), 'a site event passes')
+  const certificate = certificateEvent(
+    { id: 1, ...outage.site },
+    { expiresAt: new Date('2026-11-25T06:25:07.000Z'), issuer: "CN=R11, O=Let's Encrypt, C=US" },
+    1,
+    new Date('2026-11-24T06:25:07.123Z')
+  ).data
+  const certificateData = schemaAt('/components/schemas/CertificateEventData')
+  t.ok(certificateData(certificate), 'a certificate event as the service writes it passes')
+  t.ok(certificateData({ ...certificate, issuer: null }), 'with no issuer too')
+  t.notOk(certificateData({ ...certificate, threshold_days: 3 }), 'a threshold that is not 14, 7 or 1 fails')
+  const webhook = (document.webhooks as Json)['certificate.expiring'].post.requestBody.content['application/json'].schema
+  t.same(webhook.properties.data, { $ref: '#/components/schemas/CertificateEventData' }, 'its webhook carries that data')
 })
 
 t.test('the validator would catch a broken document', async (t) => {

@@ -51,14 +51,23 @@ for (const engine of engines()) {
     t.same(
       [...locked.values()],
       [
-        { id: a, domain: 'a.example.com', name: 'a.example.com', added_at: new Date(T0 - MIN), removed_at: null, checked_at: new Date(T0) },
+        {
+          id: a,
+          domain: 'a.example.com',
+          name: 'a.example.com',
+          added_at: new Date(T0 - MIN),
+          removed_at: null,
+          checked_at: new Date(T0),
+          tls_notice: null
+        },
         {
           id: b,
           domain: 'b.example.com',
           name: 'b.example.com',
           added_at: new Date(T0 - MIN),
           removed_at: new Date(T0 + MIN),
-          checked_at: null
+          checked_at: null,
+          tls_notice: null
         }
       ],
       'in id order, once each; a site whose row is gone is missing'
