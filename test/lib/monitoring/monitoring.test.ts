@@ -70,6 +70,7 @@ for (const engine of engines()) {
           checked_at: null,
           uptime_percent: { day: 100, week: 100, month: 100 },
           last_outage: null,
+          tls: null,
           url: 'https://status.example.net/sites/shop.example.com'
         }
       },
