@@ -35,6 +35,7 @@ export class RateLimiter {
   readonly #windows = new Map<string, Window>()
   readonly #now: () => number
   #lastSweep = 0
+  #refused = 0
 
   constructor({ now = Date.now }: { now?: () => number } = {}) {
     this.#now = now
@@ -92,6 +93,7 @@ export class RateLimiter {
     this.#sweep(now)
     const w = this.#window(key, now)
     const allowed = w.used + cost <= limit
+    if (!allowed) this.#refused++
     if (allowed && cost > 0) {
       w.times.push(now)
       w.costs.push(cost)
@@ -120,6 +122,11 @@ export class RateLimiter {
     return this.#state(w, limit, now, true, 0)
   }
 
+  /** Requests refused since start (for /metrics). */
+  get refused(): number {
+    return this.#refused
+  }
+
   /** The key's budget without consuming anything. */
   peek(key: string, limit: number): RateLimitState {
     const now = this.#now()
@@ -139,6 +146,16 @@ export interface RateLimitCredentials {
   limit: number
 }
 
+/**
+ * The key behind an authenticated request; undefined for a request without one, or one let in by
+ * another credential (METRICS_TOKEN on /metrics), which has no budget to charge or show.
+ */
+function keyCredentials(request: Request): RateLimitCredentials | undefined {
+  if (!request.auth.isAuthenticated) return undefined
+  const credentials = request.auth.credentials as unknown as Partial<RateLimitCredentials>
+  return typeof credentials.keyId === 'number' ? (credentials as RateLimitCredentials) : undefined
+}
+
 const STATE = Symbol('rateLimitState')
 type WithState = { [STATE]?: RateLimitState }
 
@@ -149,8 +166,9 @@ function seconds(ms: number): number {
 /** Charges every authenticated request its route's cost before validation and the handler run. */
 export function registerRateLimits(server: Server, limiter: RateLimiter): void {
   server.ext('onPostAuth', (request, h) => {
-    if (!request.auth.isAuthenticated) return h.continue
-    const { keyId, limit } = request.auth.credentials as unknown as RateLimitCredentials
+    const credentials = keyCredentials(request)
+    if (credentials === undefined) return h.continue
+    const { keyId, limit } = credentials
     const cost = request.route.settings.plugins?.rateLimit?.cost ?? 1
     const state = limiter.take(String(keyId), limit, cost)
     ;(request.plugins as WithState)[STATE] = state
@@ -184,10 +202,8 @@ export function refundRequest(request: Request, limiter: RateLimiter): void {
  */
 export function addBudgetHeaders(request: Request, limiter: RateLimiter): void {
   let state = (request.plugins as WithState)[STATE]
-  if (!state && request.auth.isAuthenticated) {
-    const { keyId, limit } = request.auth.credentials as unknown as RateLimitCredentials
-    state = limiter.peek(String(keyId), limit)
-  }
+  const credentials = keyCredentials(request)
+  if (!state && credentials !== undefined) state = limiter.peek(String(credentials.keyId), credentials.limit)
   if (!state) return
   const response = request.response
   const headers = Boom.isBoom(response) ? response.output.headers : response.headers

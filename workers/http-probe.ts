@@ -39,6 +39,8 @@ export interface ProbeResult {
   code: ProbeErrorCode | null
   final_url: string | null
   timings: ProbeTimings
+  /** The leaf certificate's expiry (ISO 8601) from an https probe's handshake; absent or null when unknown. */
+  tls_expires_at?: string | null
 }
 
 export interface ProbeOptions {
