@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What the test suite needs from the machine, installed when missing: Debian's Chromium (browser
-# tests), squid (real-proxy tests), the MariaDB binaries (the database-outage test starts a private
+# tests), squid (real-proxy tests), prometheus with promtool (the /metrics tests), the MariaDB binaries (the database-outage test starts a private
 # server) and a MariaDB at 127.0.0.1:3306 where root logs in over TCP, with a `test` database.
 #
 # As root with apt-get it installs and starts what is missing (apt-get update at most once);
@@ -35,6 +35,11 @@ need() {
 
 [ -x /usr/sbin/squid ] || need "/usr/sbin/squid (real-proxy tests)" --no-install-recommends squid
 [ -x /usr/sbin/squid ] || stop "/usr/sbin/squid is still missing: install Debian's squid"
+
+if ! [ -x /usr/bin/prometheus ] || ! [ -x /usr/bin/promtool ]; then
+  need "/usr/bin/prometheus and promtool (metrics tests)" --no-install-recommends prometheus
+fi
+{ [ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ]; } || stop "/usr/bin/prometheus or promtool is still missing: install Debian's prometheus"
 
 if ! [ -x /usr/sbin/mariadbd ] || ! command -v mariadb-install-db >/dev/null 2>&1; then
   need "MariaDB (mariadbd, mariadb-install-db)" --no-install-recommends mariadb-server mariadb-client

@@ -3,6 +3,7 @@ import t from 'tap'
 import type { LocationResult } from '../../../lib/probing/location-pool.js'
 import { parseExposition, samplesOf } from '../../helpers/exposition.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
+import { PROMTOOL, prometheusMissing } from '../../helpers/prometheus.js'
 import { bearer } from '../../helpers/server.js'
 import { MIN, trackedServer } from '../../helpers/sites.js'
 
@@ -139,7 +140,7 @@ t.test('/metrics shows each site and location as blackbox_exporter does, from th
   t.same(value('site_status_outage_ongoing', { domain: 'down.example.com' }), [1], 'the outage stays ongoing')
 })
 
-t.test('promtool accepts the exposition', async (t) => {
+t.test('promtool accepts the exposition', { skip: prometheusMissing() ?? false }, async (t) => {
   const site = await trackedServer(t, { sites, start: T0, env: { METRICS_TOKEN: TOKEN } })
   await site.feed('up.example.com', 'up', T0, {
     locations: [location('A 1, X', 'up', 200, 120, '2027-01-15T12:00:00.000Z'), location('B "1", Y', 'up', 200, 80)]
@@ -148,7 +149,7 @@ t.test('promtool accepts the exposition', async (t) => {
   const res = await site.server.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })
   t.equal(res.statusCode, 200)
   t.match(res.payload, /probe_ssl_earliest_cert_expiry\{/, 'every kind of series is in it')
-  const promtool = spawn('promtool', ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] })
+  const promtool = spawn(PROMTOOL, ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] })
   let output = ''
   promtool.stdout.on('data', (d: Buffer) => (output += d.toString()))
   promtool.stderr.on('data', (d: Buffer) => (output += d.toString()))
