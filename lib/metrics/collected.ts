@@ -9,10 +9,10 @@ export interface Sample {
 }
 
 /**
- * A metric whose series are read from the service's own state at scrape time, not kept by
- * prom-client. prom-client's Gauge keeps a hash map of label sets: filling it anew on every scrape
- * with 30,000 series hashed each label set, and would need clearing for a removed site to vanish.
- * The registry only asks a metric for `get()` (and `reset()`), so this answers those directly.
+ * A metric whose series are read from another part's own counters at scrape time (the admission's
+ * refusals, the dispatcher's outcomes), not kept a second time in prom-client: the part stays the
+ * one source of the number, and nothing is counted twice. The registry only asks a metric for
+ * `get()` (and `reset()`), so this answers those directly.
  */
 class CollectedMetric {
   readonly aggregator = 'sum'

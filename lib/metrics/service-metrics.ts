@@ -31,7 +31,8 @@ const LAG_BUCKETS = [0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]
  * building several servers would share). Checks and scheduler lag are recorded as they happen, on
  * the main thread from what the location actors returned (prom-client does not see inside worker
  * threads); everything else, the per-site series included, is read from the service's state when
- * scraped, so nothing is updated per check that the state does not already hold.
+ * scraped, so nothing is updated per check that the state does not already hold. The per-site
+ * series are written by {@link SiteSeries} after the registry's (see there why).
  */
 export class ServiceMetrics {
   readonly registry = new Registry()
@@ -128,8 +129,7 @@ export class ServiceMetrics {
     for (const [name, source] of Object.entries(sources) as Array<[keyof MetricSources, unknown]>) {
       if (source !== undefined) Object.assign(this.#sources, { [name]: source })
     }
-    if (sources.states && this.#series === null)
-      this.#series = new SiteSeries({ registry: this.registry, states: sources.states, now: this.#now })
+    if (sources.states && this.#series === null) this.#series = new SiteSeries({ states: sources.states, now: this.#now })
   }
 
   /** A check's result, fresh from the locations (never a cached one). */
@@ -146,13 +146,9 @@ export class ServiceMetrics {
     this.#lag.observe(Math.max(0, lagMs) / 1000)
   }
 
-  /** The exposition in Prometheus's text format, and its content type. */
+  /** The exposition in Prometheus's text format: the registry's metrics, then the per-site series; and its content type. */
   async render(): Promise<{ text: string; contentType: string }> {
-    this.#series?.take()
-    try {
-      return { text: await this.registry.metrics(), contentType: this.registry.contentType }
-    } finally {
-      this.#series?.release()
-    }
+    const text = await this.registry.metrics()
+    return { text: this.#series === null ? text : `${text}\n${this.#series.render()}`, contentType: this.registry.contentType }
   }
 }

@@ -149,6 +149,11 @@ t.test('promtool accepts the exposition', { skip: prometheusMissing() ?? false }
   const res = await site.server.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })
   t.equal(res.statusCode, 200)
   t.match(res.payload, /probe_ssl_earliest_cert_expiry\{/, 'every kind of series is in it')
+  t.same(
+    samplesOf(parseExposition(res.payload), 'probe_success', { location: 'B "1", Y' }).map((s) => s.value),
+    [1],
+    'a label with quotes is escaped'
+  )
   const promtool = spawn(PROMTOOL, ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] })
   let output = ''
   promtool.stdout.on('data', (d: Buffer) => (output += d.toString()))
