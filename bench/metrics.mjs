@@ -6,7 +6,8 @@
 // from request to the last byte, while the scheduler keeps checking. The probes there go over
 // plain http, so no probe_ssl_earliest_cert_expiry series is in it. Part 2, in this process: the
 // same metrics built over the same sites with every location's result carrying a certificate expiry,
-// so every per-site series is in the exposition, rendered BENCH_SCRAPES times.
+// so every per-site series is in the exposition, streamed BENCH_SCRAPES times with the main thread's CPU
+// time and the longest event-loop wait measured.
 // Knobs: BENCH_SITES (10000), BENCH_SCRAPES (50), BENCH_INTERVAL_S (60), BENCH_DOCS (1: write the
 // figures into docs/benchmarks.md).
 import { spawn } from 'node:child_process'
@@ -14,6 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import { join } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ServiceMetrics } from '../dist/lib/metrics/service-metrics.js'
 import { addSites } from '../dist/lib/monitoring/add-sites.js'
@@ -161,12 +163,24 @@ try {
   await local.destroy()
   const metrics = new ServiceMetrics({ now: () => now })
   metrics.watch({ states })
+  // Each scrape streamed to nowhere: wall time, main-thread CPU, and the longest the event loop waited meanwhile.
   const rendered = []
+  const cpuMs = []
+  const blockedMs = []
   let full = ''
   for (let i = 0; i < SCRAPES; i++) {
+    const loop = monitorEventLoopDelay({ resolution: 1 })
+    loop.enable()
+    const c0 = process.cpuUsage()
     const t0 = performance.now()
-    full = (await metrics.render()).text
+    let text = ''
+    for await (const chunk of metrics.stream()) text += chunk
     rendered.push(performance.now() - t0)
+    const cpu = process.cpuUsage(c0)
+    cpuMs.push((cpu.user + cpu.system) / 1000)
+    loop.disable()
+    blockedMs.push(loop.max / 1e6)
+    full = text
   }
 
   const row = (label, runs, bytes) =>
@@ -195,14 +209,16 @@ try {
     row('service over HTTP, uncompressed, scheduler running', plain, `${fmt(sample.bytes)} B, ${fmt(lines(sample.text))} samples`),
     row(`service over HTTP, gzip (as Prometheus asks), scheduler running`, gzip, `${fmt(gzip[0].bytes)} B (${gzip[0].encoding})`),
     row(
-      '`render()` in process, every location with a certificate expiry',
+      'the stream in process (no HTTP), every location with a certificate expiry',
       rendered,
       `${fmt(Buffer.byteLength(full))} B, ${fmt(lines(full))} samples`
     ),
     '',
     `Part 1 had ${fmt(count(sample.text, 'probe_success'))} probe_success and ${fmt(count(sample.text, 'site_status_outage_ongoing'))} site_status_outage_ongoing series ` +
       `(probes over plain http: no probe_ssl_earliest_cert_expiry); part 2 had ${fmt(count(full, 'probe_ssl_earliest_cert_expiry'))} probe_ssl_earliest_cert_expiry series. ` +
-      `Service event-loop delay over the scrapes (scheduler included): p99 ${fmt(stats.delay.p99, 1)} ms, max ${fmt(stats.delay.max, 1)} ms; RSS ${fmt(stats.rss / 1024 / 1024)} MB.`
+      `In process, a scrape took ${fmt(pct(cpuMs, 50), 1)} ms of CPU (median; p99 ${fmt(pct(cpuMs, 99), 1)} ms) and the event loop waited at most ${fmt(pct(blockedMs, 50), 1)} ms ` +
+      `(median of each scrape's longest wait; p99 ${fmt(pct(blockedMs, 99), 1)} ms). ` +
+      `Service event-loop delay over the scrapes of part 1 (scheduler included): p99 ${fmt(stats.delay.p99, 1)} ms, max ${fmt(stats.delay.max, 1)} ms; RSS ${fmt(stats.rss / 1024 / 1024)} MB.`
   ].join('\n')
   console.log(`\n${table}\n`)
   if (DOCS) writeFigures('benchmarks.md', 'bench/metrics', table)

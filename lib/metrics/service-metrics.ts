@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream'
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
 import type { SiteStates } from '../monitoring/site-state.js'
 import type { SchedulerStats } from '../monitoring/scheduler.js'
@@ -146,9 +147,29 @@ export class ServiceMetrics {
     this.#lag.observe(Math.max(0, lagMs) / 1000)
   }
 
-  /** The exposition in Prometheus's text format: the registry's metrics, then the per-site series; and its content type. */
-  async render(): Promise<{ text: string; contentType: string }> {
-    const text = await this.registry.metrics()
-    return { text: this.#series === null ? text : `${text}\n${this.#series.render()}`, contentType: this.registry.contentType }
+  /** The exposition's content type: Prometheus's text format 0.0.4. */
+  get contentType(): string {
+    return this.registry.contentType
+  }
+
+  /** The exposition as a byte stream: the registry's metrics, then the per-site series in chunks. */
+  stream(): Readable {
+    const { registry } = this
+    const series = this.#series
+    async function* text(): AsyncGenerator<string> {
+      yield await registry.metrics()
+      if (series !== null) {
+        yield '\n'
+        yield* series.chunks()
+      }
+    }
+    return Readable.from(text(), { objectMode: false })
+  }
+
+  /** The whole exposition as one string (tests, benchmarks). */
+  async render(): Promise<string> {
+    let text = ''
+    for await (const chunk of this.stream()) text += String(chunk)
+    return text
   }
 }

@@ -16,9 +16,11 @@ export function metricsRoutes({ metrics, tokenAuth }: { metrics: ServiceMetrics;
         auth: { strategies: tokenAuth ? [METRICS_TOKEN_STRATEGY, 'api-key'] : ['api-key'], access: { scope: ['read'] } },
         plugins: { rateLimit: { cost: 0 } }
       },
-      handler: async (_request, h) => {
-        const { text, contentType } = await metrics.render()
-        return h.response(text).type(contentType)
+      handler: (request, h) => {
+        const stream = metrics.stream()
+        // hapi stops writing when the scraper goes, but leaves the source open: end it there.
+        request.raw.res.once('close', () => stream.destroy())
+        return h.response(stream).type(metrics.contentType)
       }
     }
   ]

@@ -20,7 +20,8 @@ const VARIABLES = [
   'MAX_CHECKS_IN_FLIGHT',
   'MAX_KEY_SHARE',
   'DENY_TARGETS',
-  'WEBHOOK_KEY'
+  'WEBHOOK_KEY',
+  'METRICS_TOKEN'
 ]
 
 /** Runs loadConfig on a bad env and returns the ConfigError's message (fails the test when it does not throw one). */
@@ -71,7 +72,8 @@ t.test('an empty environment gives the documented defaults', async (t) => {
       maxChecksInFlight: 4000,
       maxKeyShare: 0.5,
       webhookKey: null,
-      webhookKeyFile: resolve('data/webhook.key')
+      webhookKeyFile: resolve('data/webhook.key'),
+      metricsToken: null
     }
   )
 })
@@ -156,6 +158,8 @@ t.test('good values of each variable are taken and converted', async (t) => {
       { allowPrivateTargets: false, allowedTargetRanges: ['10.20.0.0/16', '127.0.0.2/32', 'fd00::/8', '192.168.1.7'] }
     ],
     ['WEBHOOK_KEY', { WEBHOOK_KEY: Buffer.alloc(32, 9).toString('base64') }, { webhookKey: Buffer.alloc(32, 9) }],
+    ['METRICS_TOKEN', { METRICS_TOKEN: 'a1b2c3d4e5f6a7b8-~!' }, { metricsToken: 'a1b2c3d4e5f6a7b8-~!' }],
+    ['an empty METRICS_TOKEN is unset', { METRICS_TOKEN: '' }, { metricsToken: null }],
     [
       'the webhook key file beside a SQLite file',
       { DATABASE_URL: 'sqlite:/var/lib/site-status/db.sqlite' },
@@ -316,7 +320,10 @@ t.test('bad values produce a one-line ConfigError naming the variable', async (t
     ['WEBHOOK_KEY', '', /must not be empty/],
     ['WEBHOOK_KEY', Buffer.alloc(31, 7).toString('base64'), /base64 of exactly 32 bytes/],
     ['WEBHOOK_KEY', Buffer.alloc(33, 7).toString('base64'), /base64 of exactly 32 bytes/],
-    ['WEBHOOK_KEY', 'not base64 at all, and not 32 bytes!!!!!!!!!', /base64 of exactly 32 bytes/]
+    ['WEBHOOK_KEY', 'not base64 at all, and not 32 bytes!!!!!!!!!', /base64 of exactly 32 bytes/],
+    ['METRICS_TOKEN', 'short-token', /16 to 512 printable characters/],
+    ['METRICS_TOKEN', 'has a space inside it somewhere', /without spaces/],
+    ['METRICS_TOKEN', 'x'.repeat(513), /16 to 512/]
   ]
   for (const [variable, value, detail] of cases) {
     t.test(`${variable}=${JSON.stringify(value)} is refused`, async (t) => {
@@ -405,4 +412,10 @@ t.test('a refused mysql DATABASE_URL is not repeated, since it may hold a passwo
     t.strictSame(named(message), ['DATABASE_URL'])
     t.notMatch(message, /s3cret-pw/, 'the password is not in the message')
   }
+})
+
+t.test('a refused METRICS_TOKEN is not repeated in the error', async (t) => {
+  const token = 'secret but spaced out'
+  const message = configError(t, { METRICS_TOKEN: token })
+  t.notOk(message.includes(token), message)
 })

@@ -30,7 +30,7 @@ function result(status: CheckResult['status'], responseMs: number[]): CheckResul
 }
 
 async function scrape(metrics: ServiceMetrics) {
-  return parseExposition((await metrics.render()).text)
+  return parseExposition(await metrics.render())
 }
 
 t.test('checks are counted by source and status, with their duration and the scheduler lag', async (t) => {
