@@ -64,4 +64,6 @@ t.test('Prometheus scrapes /metrics and answers PromQL about a tracked site', { 
   )
   const checks = await prometheus.query('sum(site_status_checks_total{source="scheduled"})')
   t.ok(Number(checks[0]?.value[1]) >= 2, 'the scheduled checks are counted')
+  const lag = await prometheus.query('site_status_scheduler_lag_seconds_count')
+  t.ok(Number(lag[0]?.value[1]) >= 2, 'and their lag observed as they started')
 })

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { gunzipSync } from 'node:zlib'
 import t from 'tap'
 import type { LocationResult } from '../../../lib/probing/location-pool.js'
 import { parseExposition, samplesOf } from '../../helpers/exposition.js'
@@ -73,6 +74,24 @@ t.test('/metrics answers a key with read or the METRICS_TOKEN, and nobody else',
   }
   const budget = JSON.parse((await site.server.inject({ url: '/api/v1/rate_limit', headers: bearer(reader) })).payload)
   t.equal(budget.used, 0, 'nothing of the budget was used')
+
+  // The key spends its one unit, then is refused: the refusal is counted.
+  t.equal((await site.server.inject({ url: '/api/v1/status/up.example.com', headers: bearer(reader) })).statusCode, 200)
+  t.equal((await site.server.inject({ url: '/api/v1/status/up.example.com', headers: bearer(reader) })).statusCode, 429)
+  const after = parseExposition((await scrape({ authorization: `Bearer ${TOKEN}` })).payload)
+  t.same(
+    samplesOf(after, 'site_status_refusals_total', { reason: 'rate_limit' }).map((s) => s.value),
+    [1],
+    'rate-limit refusals are counted'
+  )
+})
+
+t.test('/metrics is gzipped for a scraper that accepts it', async (t) => {
+  const site = await trackedServer(t, { sites, start: T0, env: { METRICS_TOKEN: TOKEN } })
+  const res = await site.server.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}`, 'accept-encoding': 'gzip' } })
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['content-encoding'], 'gzip')
+  t.match(gunzipSync(res.rawPayload).toString(), /^# TYPE site_status_outage_ongoing gauge$/m)
 })
 
 t.test('without METRICS_TOKEN a bearer token that is no key is refused', async (t) => {
