@@ -58,6 +58,8 @@ export interface Config {
   readonly webhookKeyFile: string
   /** REDIS_URL: the Redis every instance of this service shares (limits, check results, event wake-ups); null: none. */
   readonly redisUrl: string | null
+  /** METRICS_TOKEN: a bearer token that may read `/metrics` (and nothing else); null when unset or empty. */
+  readonly metricsToken: string | null
 }
 
 export class ConfigError extends Error {
@@ -197,6 +199,12 @@ function webhookKeyFileFor(databaseUrl: string): string {
   return target === '' || target === ':memory:' ? resolve('data', 'webhook.key') : resolve(dirname(resolve(target)), 'webhook.key')
 }
 
+/** A bearer token a scraper sends: printable, no spaces (it travels in `Authorization: Bearer <token>`), long enough not to be guessed. The message never repeats the value. */
+const metricsTokenSchema = Joi.string()
+  .allow('')
+  .pattern(/^[\x21-\x7e]{16,512}$/)
+  .messages({ 'string.pattern.base': 'must be 16 to 512 printable characters without spaces, such as the output of openssl rand -hex 32' })
+
 const envSchema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
   HOST: hostSchema,
@@ -217,7 +225,8 @@ const envSchema = Joi.object({
   MAX_CHECKS_IN_FLIGHT: Joi.number().integer().min(2).max(100_000).default(4000),
   MAX_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5),
   WEBHOOK_KEY: webhookKeySchema,
-  REDIS_URL: redisUrlSchema
+  REDIS_URL: redisUrlSchema,
+  METRICS_TOKEN: metricsTokenSchema
 }).unknown(true)
 
 function parseLocations(raw: string | undefined): LocationConfig[] {
@@ -374,6 +383,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxKeyShare: v.MAX_KEY_SHARE as number,
     webhookKey: typeof v.WEBHOOK_KEY === 'string' ? Buffer.from(v.WEBHOOK_KEY, 'base64') : null,
     webhookKeyFile: webhookKeyFileFor(v.DATABASE_URL as string),
-    redisUrl: typeof v.REDIS_URL === 'string' ? v.REDIS_URL : null
+    redisUrl: typeof v.REDIS_URL === 'string' ? v.REDIS_URL : null,
+    metricsToken: typeof v.METRICS_TOKEN === 'string' && v.METRICS_TOKEN !== '' ? v.METRICS_TOKEN : null
   })
 }

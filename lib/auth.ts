@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
 import Boom from '@hapi/boom'
 import type { Server } from '@hapi/hapi'
 import { LRUCache } from 'lru-cache'
@@ -201,4 +202,30 @@ export function registerKeyAuth(server: Server, authenticator: KeyAuthenticator)
  */
 export function requireScope(scope: Scope): { access: { scope: Scope[] } } {
   return { access: { scope: [scope] } }
+}
+
+/** The strategy that lets `Authorization: Bearer <METRICS_TOKEN>` read `/metrics` (see {@link registerMetricsToken}). */
+export const METRICS_TOKEN_STRATEGY = 'metrics-token'
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest()
+
+/**
+ * Registers the `metrics-token` strategy: the configured token (compared in constant time, by
+ * digest, so its length leaks nothing either) grants `read` and nothing else, with no key and no
+ * budget to charge. Any other header counts as missing here, so that hapi asks the key strategy
+ * next: a key with `read` still scrapes, and a wrong token gets the key strategy's 401.
+ */
+export function registerMetricsToken(server: Server, token: string): void {
+  const expected = digest(token)
+  server.auth.scheme(METRICS_TOKEN_STRATEGY, () => ({
+    authenticate: (request, h) => {
+      const authorization = request.headers.authorization as string | undefined
+      const match = authorization === undefined ? null : /^Bearer +(\S+) *$/i.exec(authorization)
+      if (match && timingSafeEqual(digest(match[1] as string), expected)) {
+        return h.authenticated({ credentials: { scope: ['read'], metricsToken: true } })
+      }
+      throw Boom.unauthorized(null, 'Bearer')
+    }
+  }))
+  server.auth.strategy(METRICS_TOKEN_STRATEGY, METRICS_TOKEN_STRATEGY)
 }

@@ -9,6 +9,7 @@ import { createProbing } from './probing/build.js'
 import type { LocationPools } from './probing/location-pool.js'
 import { startMonitoring, type Monitoring } from './monitoring/monitor.js'
 import { CheckRecorder } from './monitoring/recorder.js'
+import { ServiceMetrics } from './metrics/service-metrics.js'
 import { SiteStates } from './monitoring/site-state.js'
 import { safeErrorSummary } from './errors.js'
 import { buildServer } from './server.js'
@@ -83,11 +84,13 @@ export async function startService({
     const intervalMs = config.checkIntervalS * 1000
     const states = new SiteStates({ intervalMs, publicUrl: config.publicUrl })
     const recorder = new CheckRecorder({ db, states, logger })
+    const metrics = new ServiceMetrics()
     const probing = createProbing(config, {
       logger,
       redis: redis ?? undefined,
       extraCa,
       onResult: (result, source) => {
+        metrics.checkDone(result, source)
         recorder.record(result, source)
       }
     })
@@ -103,7 +106,10 @@ export async function startService({
       retentionDays: config.checkRetentionDays,
       logger,
       firstPruneMs,
-      concurrency: admission.scheduledSlots
+      concurrency: admission.scheduledSlots,
+      onCheckStarted: (lagMs) => {
+        metrics.checkStarted(lagMs)
+      }
     })
     const wakeups: WakeSource[] = redis ? [onAnnounced, othersAnnounce(redis)] : [onAnnounced]
     feed = new EventFeed({ db, logger, wakeups })
@@ -131,8 +137,10 @@ export async function startService({
         }
       },
       events: streams,
+      metrics,
       sitesChanged
     })
+    metrics.watch({ admission, webhooks: dispatcher, scheduler: running.scheduler, recordingBacklog: () => recorder.pending() })
     // A committed event wakes the dispatcher at once, instead of at its next round.
     const unsubscribe = events.subscribe(() => {
       dispatcher.wake()

@@ -29,6 +29,8 @@ export interface Limiter {
     admitted: Pick<RateLimitState, 'admittedAt' | 'cost' | 'token'>
   ): RateLimitState | Promise<RateLimitState>
   peek(key: string, limit: number): RateLimitState | Promise<RateLimitState>
+  /** Requests refused since start (for /metrics). */
+  readonly refused: number
 }
 
 interface Window {
@@ -51,6 +53,7 @@ export class RateLimiter implements Limiter {
   readonly #windows = new Map<string, Window>()
   readonly #now: () => number
   #lastSweep = 0
+  #refused = 0
 
   constructor({ now = Date.now }: { now?: () => number } = {}) {
     this.#now = now
@@ -108,6 +111,7 @@ export class RateLimiter implements Limiter {
     this.#sweep(now)
     const w = this.#window(key, now)
     const allowed = w.used + cost <= limit
+    if (!allowed) this.#refused++
     if (allowed && cost > 0) {
       w.times.push(now)
       w.costs.push(cost)
@@ -137,6 +141,11 @@ export class RateLimiter implements Limiter {
     return this.#state(w, limit, now, true, 0)
   }
 
+  /** Requests refused since start (for /metrics). */
+  get refused(): number {
+    return this.#refused
+  }
+
   /** The key's budget without consuming anything. */
   peek(key: string, limit: number): RateLimitState {
     const now = this.#now()
@@ -156,6 +165,16 @@ export interface RateLimitCredentials {
   limit: number
 }
 
+/**
+ * The key behind an authenticated request; undefined for a request without one, or one let in by
+ * another credential (METRICS_TOKEN on /metrics), which has no budget to charge or show.
+ */
+function keyCredentials(request: Request): RateLimitCredentials | undefined {
+  if (!request.auth.isAuthenticated) return undefined
+  const credentials = request.auth.credentials as unknown as Partial<RateLimitCredentials>
+  return typeof credentials.keyId === 'number' ? (credentials as RateLimitCredentials) : undefined
+}
+
 const STATE = Symbol('rateLimitState')
 type WithState = { [STATE]?: RateLimitState }
 
@@ -166,8 +185,9 @@ function seconds(ms: number): number {
 /** Charges every authenticated request its route's cost before validation and the handler run. */
 export function registerRateLimits(server: Server, limiter: Limiter): void {
   server.ext('onPostAuth', (request, h) => {
-    if (!request.auth.isAuthenticated) return h.continue
-    const { keyId, limit } = request.auth.credentials as unknown as RateLimitCredentials
+    const credentials = keyCredentials(request)
+    if (credentials === undefined) return h.continue
+    const { keyId, limit } = credentials
     const cost = request.route.settings.plugins?.rateLimit?.cost ?? 1
     const state = limiter.take(String(keyId), limit, cost)
     // The in-memory window answers at once; only the shared one costs a wait (one round trip).
@@ -212,9 +232,10 @@ export function addBudgetHeaders(request: Request, limiter: Limiter): void | Pro
     setBudgetHeaders(request, state)
     return
   }
-  if (!request.auth.isAuthenticated) return
-  const { keyId, limit } = request.auth.credentials as unknown as RateLimitCredentials
-  const peeked = limiter.peek(String(keyId), limit)
+  // Only a key has a budget: the METRICS_TOKEN's credentials carry none.
+  const credentials = keyCredentials(request)
+  if (credentials === undefined) return
+  const peeked = limiter.peek(String(credentials.keyId), credentials.limit)
   if (!(peeked instanceof Promise)) {
     setBudgetHeaders(request, peeked)
     return

@@ -7,9 +7,10 @@ import { BadgeRenderer } from './badge/renderer.js'
 import type { EventStreams } from './events/streams.js'
 import type { SiteStates } from './monitoring/site-state.js'
 import type { CheckSupervisor } from './probing/supervisor.js'
-import { KeyAuthenticator, registerKeyAuth } from './auth.js'
+import { KeyAuthenticator, registerKeyAuth, registerMetricsToken } from './auth.js'
 import { answerClientErrors, formatErrorResponse } from './errors.js'
 import { logRequestErrors, registerAccessLog } from './logger.js'
+import { ServiceMetrics } from './metrics/service-metrics.js'
 import { errorPage, registerPages } from './pages/views.js'
 import { addBudgetHeaders, RateLimiter, registerRateLimits, type Limiter } from './rate-limit.js'
 import type { ScheduleHealth } from './routes/health.js'
@@ -44,6 +45,8 @@ export interface ServerDeps {
   webhooks?: { box?: SecretBox; wake?: () => void; lookup?: Resolve }
   /** The open event streams, for `GET /api/v1/events`. */
   events?: EventStreams
+  /** The service's metrics; without them (tests) the server makes its own, reading `states` and the rate limiter. */
+  metrics?: ServiceMetrics
 }
 
 /**
@@ -129,6 +132,9 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   logRequestErrors(server, logger)
   registerKeyAuth(server, new KeyAuthenticator({ db, defaultLimit: config.rateLimitPerMin }))
   server.auth.default({ strategy: 'api-key', mode: 'required' })
+  if (config.metricsToken !== null) registerMetricsToken(server, config.metricsToken)
+  const metrics = deps.metrics ?? new ServiceMetrics({ now })
+  metrics.watch({ states: deps.states, rateLimitRefusals: () => limiter.refused })
   registerRateLimits(server, limiter)
   await registerPages(server)
   // One onPreResponse step for every response: errors become JSON (HTML on pages), keyed responses
@@ -156,6 +162,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
         wake: deps.webhooks?.wake ?? (() => {})
       },
       events: deps.events,
+      metrics: { metrics, tokenAuth: config.metricsToken !== null },
       sitesChanged: deps.sitesChanged ?? refreshStates(db, deps.states, now)
     })
   )

@@ -56,7 +56,8 @@ export async function startMonitoring({
   logger,
   now = () => new Date(),
   firstPruneMs = FIRST_PRUNE_MS,
-  concurrency = CONCURRENCY
+  concurrency = CONCURRENCY,
+  onCheckStarted
 }: {
   db: Db
   states: SiteStates
@@ -69,12 +70,15 @@ export async function startMonitoring({
   concurrency?: number
   /** Delay before the first prune (tests shorten it). */
   firstPruneMs?: number
+  /** Told, as each scheduled check starts, how long after its due time it did (the metrics' scheduler lag). */
+  onCheckStarted?: (lagMs: number) => void
 }): Promise<Monitoring> {
   const scheduler = new Scheduler({
     intervalMs,
     now: () => now().getTime(),
     listSites: () => states.refresh(db, now()),
-    runCheck: async (site) => {
+    runCheck: async (site, dueAt) => {
+      onCheckStarted?.(now().getTime() - dueAt)
       if ((await checks.probeNow(site.domain)) === null) {
         logger.warn({ domain: site.domain }, 'tracked site not checked: it resolves to a non-public address')
       }

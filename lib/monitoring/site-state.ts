@@ -5,6 +5,7 @@ import type { SiteStatus } from '../rules/consensus.js'
 import { daysRemaining } from '../rules/certificates.js'
 import { durationSeconds, type OutageSnapshot } from '../rules/outages.js'
 import { UPTIME_WINDOWS, uptimeSummary, type OutageSpan, type UptimeWindows } from '../rules/uptime.js'
+import type { LocationResult } from '../probing/location-pool.js'
 import type { RecordedCheck } from './record-check.js'
 
 /** The status endpoint's record (spec 2.1). */
@@ -29,6 +30,28 @@ export interface CurrentStatus {
   status: SiteStatus
   blocked: boolean
   partial: boolean
+}
+
+/** One location's part of a site's newest check, as `/metrics` shows it (blackbox_exporter's `probe_*`). */
+export interface LocationProbe {
+  location: string
+  /** The location saw the site up. */
+  success: boolean
+  durationS: number
+  /** The last HTTP status the probe got; 0 when none. */
+  httpCode: number
+  /** The leaf certificate's expiry in Unix seconds; null when the probe did not learn it. */
+  tlsExpiry: number | null
+}
+
+/** What `/metrics` shows of one tracked site. */
+export interface SiteMetrics {
+  domain: string
+  /** The current verdict (the freshness rule applied). */
+  status: SiteStatus
+  outageOngoing: boolean
+  /** The newest check's locations while that check is fresh; empty otherwise (stale or none since start). */
+  probes: readonly LocationProbe[]
 }
 
 /** A newest check older than this many intervals means nobody knows: `unavailable`. */
@@ -70,6 +93,10 @@ export class SiteStates {
   readonly #byId = new Map<number, StoredSiteState>()
   /** Status records serialised for the status endpoint, by site id, until the state changes or a second passes. */
   readonly #serialised = new Map<number, { json: string; at: number }>()
+  /** Each site's newest applied check, per location, for `/metrics`; only checks this process recorded. */
+  readonly #probes = new Map<number, LocationProbe[]>()
+  /** Location labels, one string each however many results carry them. */
+  readonly #labels = new Map<string, string>()
   readonly #intervalMs: number
   readonly #publicUrl: string
   /** The tracked domains in order, kept until the set of sites changes. */
@@ -90,6 +117,7 @@ export class SiteStates {
     const old = this.#byId.get(state.site.id)
     if (old) this.#byDomain.delete(old.site.domain)
     this.#serialised.delete(state.site.id)
+    this.#probes.delete(state.site.id)
     this.#sorted = null
     this.#byId.set(state.site.id, state)
     this.#byDomain.set(state.site.domain, state)
@@ -127,6 +155,7 @@ export class SiteStates {
         this.#byId.delete(id)
         this.#byDomain.delete(state.site.domain)
         this.#serialised.delete(id)
+        this.#probes.delete(id)
         this.#sorted = null
       } else {
         this.#forgetOld(state, now)
@@ -197,6 +226,7 @@ export class SiteStates {
       tls_expires_at: check.tls?.expiresAt ?? null,
       tls_issuer: check.tls?.issuer ?? null
     })
+    this.#probes.set(check.siteId, this.#locationProbes(check.locations as Array<Partial<LocationResult>>))
     if (recorded.step === 'open' && recorded.outage) {
       const span: OutageSpan = { started_at: recorded.outage.started_at, ended_at: null }
       state.outages.push(span)
@@ -205,6 +235,43 @@ export class SiteStates {
       const open = state.outages.find((o) => o.ended_at === null)
       if (open) open.ended_at = recorded.outage.ended_at
       state.lastOutage = open ?? { started_at: recorded.outage.started_at, ended_at: recorded.outage.ended_at }
+    }
+  }
+
+  #locationProbes(locations: ReadonlyArray<Partial<LocationResult>>): LocationProbe[] {
+    return locations.map((l) => {
+      const label = String(l.location)
+      let location = this.#labels.get(label)
+      if (location === undefined) {
+        location = label
+        this.#labels.set(label, label)
+      }
+      const expiresAt = typeof l.tls_expires_at === 'string' ? Date.parse(l.tls_expires_at) : NaN
+      return {
+        location,
+        success: l.status === 'up',
+        durationS: (l.response_ms ?? 0) / 1000,
+        httpCode: l.http_code ?? 0,
+        tlsExpiry: Number.isFinite(expiresAt) ? Math.floor(expiresAt / 1000) : null
+      }
+    })
+  }
+
+  /**
+   * Calls `visit` for every tracked site with what `/metrics` shows of it, read at scrape time so a
+   * removed site is gone from the next scrape. The probes of a check past the freshness rule are
+   * left out, as its verdict is: a stale value must not look like a current one.
+   */
+  eachForMetrics(now: Date, visit: (site: SiteMetrics) => void): void {
+    const at = now.getTime()
+    for (const [id, { site, lastOutage }] of this.#byId) {
+      const fresh = site.checked_at !== null && at - site.checked_at.getTime() <= FRESH_INTERVALS * this.#intervalMs
+      visit({
+        domain: site.domain,
+        status: currentVerdict(site, now, this.#intervalMs).status,
+        outageOngoing: lastOutage !== null && lastOutage.ended_at === null,
+        probes: fresh ? (this.#probes.get(id) ?? []) : []
+      })
     }
   }
 

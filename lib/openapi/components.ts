@@ -506,6 +506,12 @@ export const components: Json = {
   responses,
   parameters,
   securitySchemes: {
+    metricsToken: {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'METRICS_TOKEN, when the operator set it: `Authorization: Bearer <METRICS_TOKEN>` reads `GET /metrics` and nothing else, with no key and no budget.'
+    },
     bearerAuth: {
       type: 'http',
       scheme: 'bearer',

@@ -68,6 +68,24 @@ export const paths: Json = {
       }
     }
   },
+  '/metrics': {
+    get: {
+      operationId: 'getMetrics',
+      tags: ['operations'],
+      summary: 'Prometheus metrics in the text exposition format (costs nothing)',
+      description:
+        "For Prometheus to scrape, with a key holding `read` or with METRICS_TOKEN. Per tracked site and location, blackbox_exporter's `probe_success`, `probe_duration_seconds`, `probe_http_status_code` and `probe_ssl_earliest_cert_expiry` (labels `domain`, `location`) from the site's newest check while it is fresh; per site `site_status_up` (1 up, 0 down, absent otherwise) and `site_status_outage_ongoing`; the service's own `site_status_*` counters, gauges and histograms, and Node's process metrics. Series: at most 4 per site and location plus 2 per site.",
+      security: [...scope('read'), { metricsToken: [] }],
+      responses: {
+        200: {
+          description: 'The exposition (Prometheus text format 0.0.4). The budget headers come with a key, not with METRICS_TOKEN.',
+          headers: budgetHeaders(false),
+          content: { 'text/plain': { schema: { type: 'string' } } }
+        },
+        ...scopedErrors()
+      }
+    }
+  },
   '/api/v1/rate_limit': {
     get: {
       operationId: 'getRateLimit',

@@ -1,5 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi'
 import type { BadgeRenderer } from '../badge/renderer.js'
+import type { ServiceMetrics } from '../metrics/service-metrics.js'
 import type { EventStreams } from '../events/streams.js'
 import type { SiteStates } from '../monitoring/site-state.js'
 import type { CheckSupervisor } from '../probing/supervisor.js'
@@ -10,6 +11,7 @@ import { checkRoutes } from './check.js'
 import { eventRoutes } from './events.js'
 import { fallbackRoutes } from './fallback.js'
 import { healthRoutes, type ScheduleHealth } from './health.js'
+import { metricsRoutes } from './metrics.js'
 import { openApiRoutes } from './openapi.js'
 import { outageRoutes } from './outages.js'
 import { pageRoutes } from './pages.js'
@@ -39,6 +41,8 @@ export interface RouteDeps {
   events?: EventStreams
   /** Resolves once the scheduler and `states` hold a site the sites API just added or removed. */
   sitesChanged: () => Promise<void>
+  /** `GET /metrics`: what it serves, and whether METRICS_TOKEN is accepted too. */
+  metrics: { metrics: ServiceMetrics; tokenAuth: boolean }
 }
 
 /**
@@ -58,6 +62,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
     ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),
     ...webhookRoutes({ db: deps.db, now: deps.now, ...deps.webhooks }),
+    ...metricsRoutes(deps.metrics),
     ...openApiRoutes({ publicUrl: deps.publicUrl }),
     ...fallbackRoutes()
   ]

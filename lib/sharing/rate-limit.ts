@@ -101,6 +101,7 @@ export class SharedRateLimiter implements Limiter {
   readonly #redis: SharedRedis
   readonly #fallback: RateLimiter
   readonly #windowMs: number
+  #refused = 0
 
   constructor({
     redis,
@@ -148,7 +149,15 @@ export class SharedRateLimiter implements Limiter {
   }
 
   async take(key: string, limit: number, cost: number): Promise<RateLimitState> {
-    return (await this.#run('take', key, limit, cost)) ?? this.#fallback.take(key, limit, cost)
+    const shared = await this.#run('take', key, limit, cost)
+    if (shared === null) return this.#fallback.take(key, limit, cost)
+    if (!shared.allowed) this.#refused++
+    return shared
+  }
+
+  /** Requests this instance refused since start, by the shared window or, while Redis was away, its own (for /metrics). */
+  get refused(): number {
+    return this.#refused + this.#fallback.refused
   }
 
   async refund(key: string, limit: number, admitted: Pick<RateLimitState, 'admittedAt' | 'cost' | 'token'>): Promise<RateLimitState> {

@@ -33,6 +33,13 @@ const PRUNE_EVERY_MS = 3_600_000
 
 export const GONE_REASON = 'the receiver answered 410 Gone'
 
+/** Delivery attempts recorded by this dispatcher since start: delivered, to be retried, failed for good (410 included). */
+export interface DeliveryOutcomes {
+  delivered: number
+  retry: number
+  failed: number
+}
+
 export interface WebhookDispatcherOptions {
   db: Db
   box: SecretBox
@@ -63,6 +70,7 @@ export class WebhookDispatcher {
   #timer: NodeJS.Timeout | undefined
   #stopping = false
   #lastPrune = 0
+  readonly #outcomes: DeliveryOutcomes = { delivered: 0, retry: 0, failed: 0 }
 
   constructor(opts: WebhookDispatcherOptions) {
     this.#o = {
@@ -81,6 +89,11 @@ export class WebhookDispatcher {
     }, this.#o.intervalMs)
     this.#timer.unref()
     this.wake()
+  }
+
+  /** The attempts recorded since start, by outcome (for /metrics). */
+  outcomes(): DeliveryOutcomes {
+    return { ...this.#outcomes }
   }
 
   /** Look for work now (the event feed calls it when events arrive). */
@@ -196,6 +209,7 @@ export class WebhookDispatcher {
         else outcome.next_attempt_at = new Date(at.getTime() + wait)
       }
       if (!(await recordAttempt({ db, id: d.id, owner: this.#owner, outcome }))) return
+      this.#outcomes[outcome.status === 'pending' ? 'retry' : outcome.status]++
       if (verdict === 'gone' && (await disableWebhook({ db, id: d.webhook_id, reason: GONE_REASON, now: at }))) {
         await failPendingDeliveries({ db, webhookId: d.webhook_id, error: `webhook disabled: ${GONE_REASON}` })
         logger.warn({ webhookId: d.webhook_id }, 'webhook disabled: its receiver answered 410 Gone')

@@ -22,7 +22,8 @@ const VARIABLES = [
   'MAX_KEY_SHARE',
   'DENY_TARGETS',
   'WEBHOOK_KEY',
-  'REDIS_URL'
+  'REDIS_URL',
+  'METRICS_TOKEN'
 ]
 
 /** Runs loadConfig on a bad env and returns the ConfigError's message (fails the test when it does not throw one). */
@@ -75,7 +76,8 @@ t.test('an empty environment gives the documented defaults', async (t) => {
       maxKeyShare: 0.5,
       webhookKey: null,
       webhookKeyFile: resolve('data/webhook.key'),
-      redisUrl: null
+      redisUrl: null,
+      metricsToken: null
     }
   )
 })
@@ -169,6 +171,8 @@ t.test('good values of each variable are taken and converted', async (t) => {
       { REDIS_URL: 'rediss://:s3cret@cache.internal:6380/0' },
       { redisUrl: 'rediss://:s3cret@cache.internal:6380/0' }
     ],
+    ['METRICS_TOKEN', { METRICS_TOKEN: 'a1b2c3d4e5f6a7b8-~!' }, { metricsToken: 'a1b2c3d4e5f6a7b8-~!' }],
+    ['an empty METRICS_TOKEN is unset', { METRICS_TOKEN: '' }, { metricsToken: null }],
     [
       'the webhook key file beside a SQLite file',
       { DATABASE_URL: 'sqlite:/var/lib/site-status/db.sqlite' },
@@ -336,7 +340,10 @@ t.test('bad values produce a one-line ConfigError naming the variable', async (t
     ['REDIS_URL', 'http://127.0.0.1:6379/0', /redis:\/\/host:port\/db/],
     ['REDIS_URL', 'redis://127.0.0.1:6379', /redis:\/\/host:port\/db/],
     ['REDIS_URL', 'redis://127.0.0.1:6379/cache', /redis:\/\/host:port\/db/],
-    ['REDIS_URL', 'not a url', /redis:\/\/host:port\/db/]
+    ['REDIS_URL', 'not a url', /redis:\/\/host:port\/db/],
+    ['METRICS_TOKEN', 'short-token', /16 to 512 printable characters/],
+    ['METRICS_TOKEN', 'has a space inside it somewhere', /without spaces/],
+    ['METRICS_TOKEN', 'x'.repeat(513), /16 to 512/]
   ]
   for (const [variable, value, detail] of cases) {
     t.test(`${variable}=${JSON.stringify(value)} is refused`, async (t) => {
@@ -431,4 +438,10 @@ t.test('a refused mysql DATABASE_URL is not repeated, since it may hold a passwo
     t.strictSame(named(message), ['DATABASE_URL'])
     t.notMatch(message, /s3cret-pw/, 'the password is not in the message')
   }
+})
+
+t.test('a refused METRICS_TOKEN is not repeated in the error', async (t) => {
+  const token = 'secret but spaced out'
+  const message = configError(t, { METRICS_TOKEN: token })
+  t.notOk(message.includes(token), message)
 })

@@ -2,6 +2,7 @@ import type { Test } from 'tap'
 import { BadgeRenderer } from '../../lib/badge/renderer.js'
 import { CheckRecorder } from '../../lib/monitoring/recorder.js'
 import { SiteStates } from '../../lib/monitoring/site-state.js'
+import type { LocationResult } from '../../lib/probing/location-pool.js'
 import type { CheckResult } from '../../lib/probing/supervisor.js'
 import { createLogger } from '../../lib/logger.js'
 import type { Db } from '../../lib/store/db.js'
@@ -22,7 +23,7 @@ export interface TrackedServer extends TestServer {
     domain: string,
     status: CheckResult['status'],
     at: number,
-    extra?: { blocked?: boolean; partial?: boolean; responseMs?: number | null }
+    extra?: { blocked?: boolean; partial?: boolean; responseMs?: number | null; locations?: LocationResult[] }
   ): Promise<void>
 }
 
@@ -67,7 +68,7 @@ export async function trackedServer(
     states,
     badges,
     clock,
-    feed: async (domain, status, at, { blocked = false, partial = false, responseMs } = {}) => {
+    feed: async (domain, status, at, { blocked = false, partial = false, responseMs, locations = [] } = {}) => {
       const answered = status === 'unavailable' ? 0 : status === 'unconfirmed' ? 1 : 3
       recorder.record(
         {
@@ -77,7 +78,7 @@ export async function trackedServer(
           locations_total: 3,
           response_ms: responseMs !== undefined ? responseMs : answered === 0 ? null : 120,
           cached: false,
-          locations: [],
+          locations,
           checked_at: new Date(at).toISOString(),
           partial,
           blocked

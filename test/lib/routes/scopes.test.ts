@@ -67,7 +67,8 @@ for (const engine of engines()) {
         'GET /api/v1/webhooks': 'manage',
         'DELETE /api/v1/webhooks/{id}': 'manage',
         'GET /api/v1/webhooks/{id}/deliveries': 'manage',
-        'POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry': 'manage'
+        'POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry': 'manage',
+        'GET /metrics': 'read'
       },
       'the scopes the interface names'
     )

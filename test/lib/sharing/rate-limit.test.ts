@@ -11,17 +11,23 @@ import { bearer, testServer, type TestServer } from '../../helpers/server.js'
 const REDIS_DB = 1
 
 /** An instance of the service as far as limits go: a server with its own Redis connections and shared window. */
-async function instance(t: Test, db: Db, url: string, redisUrl: string): Promise<TestServer & { fallback: RateLimiter }> {
+async function instance(
+  t: Test,
+  db: Db,
+  url: string,
+  redisUrl: string
+): Promise<TestServer & { fallback: RateLimiter; limiter: SharedRateLimiter }> {
   const { redis } = await sharedRedis(t, redisUrl)
   const fallback = new RateLimiter()
-  const made = await testServer({ db, env: { DATABASE_URL: url }, limiter: new SharedRateLimiter({ redis, fallback }) })
+  const limiter = new SharedRateLimiter({ redis, fallback })
+  const made = await testServer({ db, env: { DATABASE_URL: url }, limiter })
   made.server.route([
     { method: 'GET', path: '/api/v1/ping', handler: () => ({ ok: true }) },
     { method: 'POST', path: '/api/v1/costly', options: { plugins: { rateLimit: { cost: 5 } } }, handler: () => ({ ok: true }) }
   ])
   await made.server.start()
   t.teardown(() => made.server.stop())
-  return { ...made, fallback }
+  return { ...made, fallback, limiter }
 }
 
 t.test('two instances on one Redis admit exactly the limit between them, and refused requests consume nothing', async (t) => {
@@ -42,6 +48,7 @@ t.test('two instances on one Redis admit exactly the limit between them, and ref
   const ok = responses.filter((r) => r.status === 200)
   t.equal(ok.length, 60, 'exactly the limit is admitted across both instances')
   t.equal(responses.filter((r) => r.status === 429).length, 140, 'every other request is refused')
+  t.equal(a.limiter.refused + b.limiter.refused, 140, 'and each instance counts the refusals it answered (for /metrics)')
   t.same(
     [...new Set(ok.map((r) => r.remaining))].sort((x, y) => x - y),
     Array.from({ length: 60 }, (_, i) => i),

@@ -158,6 +158,7 @@ for (const engine of engines()) {
       const rows = await s.deliveries()
       t.equal(rows.length, 1, 'one delivery row')
       t.match(rows[0], { status: 'delivered', attempts: 4, last_http_code: 204, last_error: null })
+      t.same(d.outcomes(), { delivered: 1, retry: 3, failed: 0 }, 'the attempts counted by outcome, for /metrics')
       s.clock.now += 10 * 3_600_000
       await d.tick()
       t.equal(r.got.length, 4, 'nothing more is sent')
@@ -173,6 +174,7 @@ for (const engine of engines()) {
       await appendEvent(s.db, added('b.example.com', new Date(s.clock.now)))
       await d.tick()
       t.equal(r.got.length, 2)
+      t.same(d.outcomes(), { delivered: 0, retry: 1, failed: 1 }, 'the 410 counted as failed')
       const hook = await s.db('webhooks').where({ id }).first()
       t.not(hook.disabled_at, null, 'disabled')
       t.equal(hook.disabled_reason, 'the receiver answered 410 Gone')
