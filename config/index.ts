@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
+import { hostname } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import Joi from 'joi'
 
@@ -54,6 +55,10 @@ export interface Config {
   readonly webhookKey: Buffer | null
   /** The key file made on first use when WEBHOOK_KEY is unset: `webhook.key` beside the SQLite file, or `data/webhook.key`. */
   readonly webhookKeyFile: string
+  /** This instance's name in /healthz, logs and the scheduler's claims (INSTANCE_ID; default `hostname:pid`). */
+  readonly instanceId: string
+  /** REDIS_URL: the Redis that instances on one MySQL database share; null for none. */
+  readonly redisUrl: string | null
 }
 
 export class ConfigError extends Error {
@@ -188,7 +193,16 @@ const envSchema = Joi.object({
   DENY_TARGETS: cidrListSchema,
   MAX_CHECKS_IN_FLIGHT: Joi.number().integer().min(2).max(100_000).default(4000),
   MAX_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5),
-  WEBHOOK_KEY: webhookKeySchema
+  WEBHOOK_KEY: webhookKeySchema,
+  INSTANCE_ID: Joi.string()
+    .trim()
+    .max(191)
+    .pattern(/^[\x21-\x7e]+$/)
+    .messages({ 'string.pattern.base': 'must be printable ASCII without spaces, such as web-1 or host:1234' }),
+  REDIS_URL: Joi.string()
+    .allow('')
+    .uri({ scheme: ['redis', 'rediss'] })
+    .messages({ 'string.uriCustomScheme': 'must be redis://host:port/db or rediss://host:port/db', 'string.uri': 'must be redis://host:port/db' })
 }).unknown(true)
 
 function parseLocations(raw: string | undefined): LocationConfig[] {
@@ -343,6 +357,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxChecksInFlight: v.MAX_CHECKS_IN_FLIGHT as number,
     maxKeyShare: v.MAX_KEY_SHARE as number,
     webhookKey: typeof v.WEBHOOK_KEY === 'string' ? Buffer.from(v.WEBHOOK_KEY, 'base64') : null,
-    webhookKeyFile: webhookKeyFileFor(v.DATABASE_URL as string)
+    webhookKeyFile: webhookKeyFileFor(v.DATABASE_URL as string),
+    instanceId: (v.INSTANCE_ID as string | undefined) ?? `${hostname()}:${process.pid}`,
+    redisUrl: typeof v.REDIS_URL === 'string' && v.REDIS_URL !== '' ? v.REDIS_URL : null
   })
 }

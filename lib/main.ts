@@ -12,6 +12,7 @@ import { SiteStates } from './monitoring/site-state.js'
 import { safeErrorSummary } from './errors.js'
 import { buildServer } from './server.js'
 import { openDb, type Db } from './store/db.js'
+import { lockSqliteFile } from './store/instance-lock.js'
 import { migrateLatest } from './store/migrate.js'
 import { targetPolicy } from './probing/build.js'
 import { userAgent } from './rules/user-agent.js'
@@ -60,6 +61,8 @@ export async function startService({
   logger: Logger
   /** Delay before the first prune of old checks (tests shorten it). */ firstPruneMs?: number
 }): Promise<RunningService> {
+  // Before anything else: a second serve on one SQLite file must not touch it.
+  const lock = lockSqliteFile(config.databaseUrl)
   const db = openDb(config.databaseUrl)
   let pools: LocationPools | undefined
   let monitoring: Monitoring | undefined
@@ -90,13 +93,22 @@ export async function startService({
       retentionDays: config.checkRetentionDays,
       logger,
       firstPruneMs,
-      concurrency: admission.scheduledSlots
+      concurrency: admission.scheduledSlots,
+      instanceId: config.instanceId
     })
     feed = new EventFeed({ db, logger })
     await feed.start()
     const events = feed
     const streams = new EventStreams({ db, feed, logger })
     const running = monitoring
+    const sync = monitoring.sync
+    // An outage another instance opened or closed: read that site's state again.
+    const unfollow =
+      sync === null
+        ? () => {}
+        : events.subscribe((event) => {
+            if (event.site_id !== null && event.type.startsWith('outage.')) sync.outageChanged(event.site_id)
+          })
     const schedule = (): ReturnType<Monitoring['schedule']> => running.schedule()
     const sitesChanged = (): Promise<void> => running.sitesChanged()
     const box = new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile })
@@ -139,6 +151,7 @@ export async function startService({
         await drain(server, DRAIN_TIMEOUT_MS)
         await scheduled
         unsubscribe()
+        unfollow()
         await events.stop()
         await delivering
         await outbound.close()
@@ -146,6 +159,7 @@ export async function startService({
         recorder.close()
         await pools?.close()
         await db.destroy()
+        lock?.release()
       })()
       return stopping
     }
@@ -157,6 +171,7 @@ export async function startService({
     await feed?.stop().catch(() => {})
     await pools?.close().catch(() => {})
     await db.destroy().catch(() => {})
+    lock?.release()
     throw err
   }
 }

@@ -16,6 +16,7 @@ import type { ScheduleHealth } from './routes/health.js'
 import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
 import { createResolver, type Resolve } from './net/resolver.js'
+import { createRedisPing, type RedisPing } from './net/redis-ping.js'
 import { targetPolicy } from './probing/build.js'
 import { SecretBox } from './webhooks/secret-box.js'
 
@@ -43,6 +44,8 @@ export interface ServerDeps {
   webhooks?: { box?: SecretBox; wake?: () => void; lookup?: Resolve }
   /** The open event streams, for `GET /api/v1/events`. */
   events?: EventStreams
+  /** /healthz's Redis probe; by default one on REDIS_URL (none when unset), closed with the server. */
+  redis?: RedisPing | null
 }
 
 /** Largest request body accepted anywhere: the check endpoint's 4 KiB. */
@@ -128,9 +131,17 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
     addBudgetHeaders(request, limiter)
     return formatErrorResponse(request, h, errorPage)
   })
+  const redis = deps.redis !== undefined ? deps.redis : config.redisUrl === null ? null : createRedisPing(config.redisUrl)
+  if (deps.redis === undefined && redis !== null) {
+    server.ext('onPostStop', async () => {
+      await redis.close()
+    })
+  }
   server.route(
     routes({
       db,
+      instance: config.instanceId,
+      redis,
       limiter,
       now,
       publicUrl: config.publicUrl,

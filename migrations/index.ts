@@ -7,6 +7,7 @@ import * as sitesChangedAt from './20261124-05-sites-changed-at.js'
 import * as keyScopes from './20261124-06-key-scopes.js'
 import * as events from './20261124-07-events.js'
 import * as webhooks from './20261124-08-webhooks.js'
+import * as siteLeases from './20261124-10-site-leases.js'
 
 export interface Migration {
   readonly name: string
@@ -23,5 +24,6 @@ export const migrations: readonly Migration[] = [
   { name: '20261124-05-sites-changed-at', ...sitesChangedAt },
   { name: '20261124-06-key-scopes', ...keyScopes },
   { name: '20261124-07-events', ...events },
-  { name: '20261124-08-webhooks', ...webhooks }
+  { name: '20261124-08-webhooks', ...webhooks },
+  { name: '20261124-10-site-leases', ...siteLeases }
 ]

@@ -6,6 +6,7 @@ import { isDatabaseUnavailable, safeErrorSummary } from '../errors.js'
 import { createLogger } from '../logger.js'
 import { startService, stopOnSignals } from '../main.js'
 import { openDb, type Db } from '../store/db.js'
+import { InstanceLockedError } from '../store/instance-lock.js'
 import { migrateLatest } from '../store/migrate.js'
 import { CommandError, UsageError, println, type CliIo } from './io.js'
 import { KEYS_HELP, keysCommand } from './keys.js'
@@ -113,7 +114,7 @@ function reportFailure(err: unknown, io: CliIo): number {
     println(io.stderr, `site-status: ${message} (see site-status --help)`)
     return 2
   }
-  if (err instanceof ConfigError || err instanceof CommandError) {
+  if (err instanceof ConfigError || err instanceof CommandError || err instanceof InstanceLockedError) {
     println(io.stderr, `site-status: ${err.message}`)
     return 1
   }

@@ -92,8 +92,13 @@ export async function newestCheckTime({
   return toDate(row?.at)
 }
 
-/** Sets each site's current state from the check given for it, in one statement per 500 sites. */
+/**
+ * Sets each site's current state from the check given for it, in one statement per 500 sites, and
+ * its `state_at` to the time of writing: other instances read the states written since they last
+ * looked (`listChangedStates`).
+ */
 export async function updateSiteStates({ db, checks }: { db: Db; checks: readonly CheckRecord[] }): Promise<void> {
+  const writtenAt = new Date()
   const columns: Array<[string, (c: CheckRecord) => Knex.Value]> = [
     ['status', (c) => c.status],
     ['blocked', (c) => c.blocked],
@@ -109,9 +114,11 @@ export async function updateSiteStates({ db, checks }: { db: Db; checks: readonl
       bindings.push(column, 'id')
       for (const c of part) bindings.push(c.siteId, value(c))
     }
-    await db.raw(`update ?? set ${sets} where ?? in (${part.map(() => '?').join(', ')})`, [
+    await db.raw(`update ?? set ${sets}, ?? = ? where ?? in (${part.map(() => '?').join(', ')})`, [
       'sites',
       ...bindings,
+      'state_at',
+      writtenAt,
       'id',
       ...part.map((c) => c.siteId)
     ])

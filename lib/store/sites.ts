@@ -78,7 +78,11 @@ export async function trackSites({
         blocked: false,
         partial: false,
         response_ms: null,
-        checked_at: null
+        checked_at: null,
+        // A new tracking period is scheduled afresh, like a new site.
+        due_at: null,
+        lease_owner: null,
+        lease_until: null
       })
     if (Object.keys(patch).length > 0)
       await db('sites')
