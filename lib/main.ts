@@ -157,6 +157,7 @@ export async function startService({
         await outbound.close()
         if (!(await recorder.flush(FLUSH_TIMEOUT_MS))) logger.warn({ pending: recorder.pending() }, 'checks not recorded at stop')
         recorder.close()
+        await monitoring?.retire()
         await pools?.close()
         await db.destroy()
         lock?.release()

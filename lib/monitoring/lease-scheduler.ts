@@ -1,5 +1,5 @@
 import { claimedOccurrence } from '../rules/due-times.js'
-import type { Db } from '../store/db.js'
+import { isDatabaseUnavailable, isPoolSaturated, type Db } from '../store/db.js'
 import { beat, forgetInstances, listInstances, retireInstance } from '../store/leases.js'
 import { CheckGate, type GateEntry, type ScheduledSite } from './check-gate.js'
 import { claimDueChecks, keepOwnClaims, scheduleNewSites, takeOverClaims, type Claim } from './lease-claims.js'
@@ -29,7 +29,8 @@ export interface LeaseSchedulerOptions {
   maxQueued?: number
   onBehind?: (load: ScheduleLoad) => void
   now?: () => number
-  onError?: (err: unknown, what: 'list' | 'check') => void
+  /** `list`: the database cannot be reached (claims stop until it answers); `round`: a claim round failed otherwise; `check`: a check failed. */
+  onError?: (err: unknown, what: 'list' | 'round' | 'check') => void
   /** The database answers again after a failed round. */
   onReconnect?: () => void
 }
@@ -38,10 +39,14 @@ export interface LeaseSchedulerOptions {
 const CLAIM_BATCH = 1000
 /** Claim statements per round at most (a backlog is claimed over a few rounds). */
 const CLAIMS_PER_ROUND = 10
-/** How often an instance says it is alive. */
-const BEAT_MS = 1000
-/** An instance not heard from for this long is dead: the others take its claims over. */
-export const DEAD_AFTER_MS = 3000
+/**
+ * An instance not heard from for this long is dead and the others take its claims over: a quarter
+ * of the interval, between 2 and 10 s, so that a check it claimed and never ran still runs within
+ * one interval of its due time. Instances beat four times as often.
+ */
+export function deadAfterMs(intervalMs: number): number {
+  return Math.min(10_000, Math.max(2000, intervalMs / 4))
+}
 /** After a spell without the database, claims wait this long, so that the others write back what they checked meanwhile first. */
 const RECONNECT_GRACE_MS = 1500
 
@@ -72,7 +77,7 @@ interface Held {
  * a check nobody could start within an interval of its due time is passed over (counted shed by
  * the instance that finds it) in favour of the next one.
  *
- * Instances beat once a second. The claims of one not heard from for {@link DEAD_AFTER_MS} are taken
+ * Instances beat; the claims of one not heard from for {@link deadAfterMs} are taken
  * over: a claimed check whose result never reached the site's row is run by the taker at once.
  * Without the database, an instance goes on checking the sites it claimed last, at their phase, and
  * writes the due times it reached back once the database answers.
@@ -127,6 +132,10 @@ export class LeaseScheduler {
     })
   }
 
+  get #deadAfterMs(): number {
+    return deadAfterMs(this.#o.intervalMs)
+  }
+
   /** How far ahead checks are claimed: they wait here until due, so that they start on time. */
   get #lookaheadMs(): number {
     return Math.min(1000, this.#o.intervalMs / 2)
@@ -145,15 +154,23 @@ export class LeaseScheduler {
     for (const timer of this.#timers) timer.unref()
   }
 
-  /** Claims no further check, retires this instance (the others take its claims at once) and resolves once the running checks end. */
+  /** Claims no further check and resolves once the running checks end. */
   async stop(): Promise<void> {
     this.#stopped = true
     for (const timer of this.#timers) clearInterval(timer)
     this.#timers = []
     await this.#round
     await this.#gate.close()
+  }
+
+  /**
+   * Says this instance is gone, so that the others take over its claims at once rather than once it
+   * falls silent. Called once its checks are recorded: a claim whose check is recorded is only
+   * handed over, one whose check never ran is run by the taker.
+   */
+  async retire(): Promise<void> {
     try {
-      await retireInstance({ db: this.#o.db, id: this.#o.owner, now: new Date(this.#o.now() - DEAD_AFTER_MS) })
+      await retireInstance({ db: this.#o.db, id: this.#o.owner, now: new Date(this.#o.now() - this.#deadAfterMs) })
     } catch {
       // Unreachable: the others find this instance silent a few seconds later instead.
     }
@@ -197,11 +214,11 @@ export class LeaseScheduler {
         this.#o.onReconnect?.()
       }
       let dead: string[] = []
-      if (now - this.#lastBeatAt >= BEAT_MS) {
+      if (now - this.#lastBeatAt >= this.#deadAfterMs / 4) {
         await beat({ db, id: owner, startedAt: this.#startedAt, now: new Date(now) })
         this.#lastBeatAt = now
         // Right after a spell without the database, the others may not have beaten again yet.
-        if (now - this.#reconnectedAt >= DEAD_AFTER_MS) dead = await this.#deadInstances(now)
+        if (now - this.#reconnectedAt >= this.#deadAfterMs) dead = await this.#deadInstances(now)
       }
       await scheduleNewSites({ db, now, intervalMs, limit: CLAIM_BATCH })
       if (now - this.#reconnectedAt < RECONNECT_GRACE_MS) {
@@ -218,6 +235,13 @@ export class LeaseScheduler {
       this.#lastOkAt = now
       await this.#hold(claims, now)
     } catch (err) {
+      // Only a database that cannot be reached stops the claims: then this instance goes on with the
+      // sites it claimed last. Any other failure (a deadlock, say) is retried at the next round, with
+      // the claims the database holds: going on alone then would check sites the others claim.
+      if (!isDatabaseUnavailable(err) || isPoolSaturated(this.#o.db, err)) {
+        this.#report(err, 'round')
+        return
+      }
       if (!this.#offline) this.#report(err, 'list')
       this.#offline = true
     }
@@ -234,9 +258,9 @@ export class LeaseScheduler {
 
   async #deadInstances(now: number): Promise<string[]> {
     const beats = await listInstances({ db: this.#o.db })
-    const dead = beats.filter((b) => b.id !== this.#o.owner && now - b.seenAt.getTime() >= DEAD_AFTER_MS)
+    const dead = beats.filter((b) => b.id !== this.#o.owner && now - b.seenAt.getTime() >= this.#deadAfterMs)
     // Every claim lapses within an interval: an instance silent for longer has none left.
-    const gone = new Date(now - 2 * this.#o.intervalMs - DEAD_AFTER_MS)
+    const gone = new Date(now - 2 * this.#o.intervalMs - this.#deadAfterMs)
     await forgetInstances({ db: this.#o.db, ids: dead.filter((b) => b.seenAt < gone).map((b) => b.id), before: gone })
     return dead.map((b) => b.id)
   }
@@ -338,7 +362,7 @@ export class LeaseScheduler {
     }
   }
 
-  #report(err: unknown, what: 'list' | 'check'): void {
+  #report(err: unknown, what: 'list' | 'round' | 'check'): void {
     try {
       this.#o.onError?.(err, what)
     } catch {

@@ -33,6 +33,8 @@ export interface Monitoring {
   /** Sites were added or removed in this process: re-read them now; resolves once the scheduler and the in-memory state hold the change. */
   sitesChanged(): Promise<void>
   stop(): Promise<void>
+  /** After `stop`, once the checks are recorded: the other instances take over this one's claims at once. */
+  retire(): Promise<void>
 }
 
 /** The once-a-minute warning's figures, as log fields. */
@@ -90,6 +92,7 @@ export async function startMonitoring({
     logger.warn(behindFields(load), behindMessage(load))
   }
   let scheduler: SiteScheduler
+  let retire = (): Promise<void> => Promise.resolve()
   let sync: StateSync | null = null
   if (db.client.config.client === 'mysql2') {
     // Several instances may share this database: the schedule lives in its rows (leases), and the
@@ -111,7 +114,12 @@ export async function startMonitoring({
       },
       sites: () => states.size,
       onError: (err, what) => {
-        logger.warn({ err }, what === 'list' ? 'claiming due checks failed; checking the sites claimed last meanwhile' : 'a scheduled check failed')
+        const message = {
+          list: 'cannot claim due checks, the database is unreachable: checking the sites claimed last until it answers',
+          round: 'claiming due checks failed; trying again',
+          check: 'a scheduled check failed'
+        }[what]
+        logger.warn({ err }, message)
       },
       onReconnect: () => {
         logger.info('claiming due checks again')
@@ -121,6 +129,7 @@ export async function startMonitoring({
     await leases.start()
     stateSync.start()
     scheduler = leases
+    retire = () => leases.retire()
   } else {
     const wheel = new Scheduler({
       intervalMs,
@@ -172,6 +181,7 @@ export async function startMonitoring({
       clearInterval(every)
       await sync?.stop()
       await scheduler.stop()
-    }
+    },
+    retire: () => retire()
   }
 }
