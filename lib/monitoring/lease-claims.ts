@@ -1,6 +1,14 @@
 import { claimedOccurrence, firstDueAt } from '../rules/due-times.js'
 import type { Db } from '../store/db.js'
-import { listUnscheduledSites, lockDueSites, lockLeasesOf, lockOwnLeases, setFirstDueTimes, setLeases, takeLeases } from '../store/leases.js'
+import {
+  listUnscheduledSites,
+  lockDueSites,
+  lockLeasesOf,
+  lockOwnLeases,
+  setFirstDueTimes,
+  setLeases,
+  takeLeases
+} from '../store/leases.js'
 import type { ScheduledSite } from './check-gate.js'
 import { phaseOf } from './phase-wheel.js'
 
@@ -19,7 +27,17 @@ export interface Claim {
  * instance gives them), so that a large import is spread over one interval. Every instance computes
  * the same times, so two doing it at once agree. Returns how many were scheduled.
  */
-export async function scheduleNewSites({ db, now, intervalMs, limit }: { db: Db; now: number; intervalMs: number; limit: number }): Promise<number> {
+export async function scheduleNewSites({
+  db,
+  now,
+  intervalMs,
+  limit
+}: {
+  db: Db
+  now: number
+  intervalMs: number
+  limit: number
+}): Promise<number> {
   const fresh = await listUnscheduledSites({ db, limit })
   await setFirstDueTimes({
     db,
@@ -49,19 +67,29 @@ export async function claimDueChecks({
   limit: number
 }): Promise<Claim[]> {
   if (limit <= 0) return []
-  return db.transaction(async (trx) => {
-    const due = await lockDueSites({ db: trx, before: new Date(horizon), limit })
-    const claims = due.map((row) => {
-      const occurrence = claimedOccurrence(row.dueAt.getTime(), now, intervalMs)
-      return { site: { id: row.id, domain: row.domain }, dueAt: occurrence.dueAt, missed: occurrence.missed, overdueAt: row.dueAt.getTime() }
-    })
-    await setLeases({
-      db: trx,
-      owner,
-      leases: claims.map((c) => ({ id: c.site.id, dueAt: new Date(c.dueAt + intervalMs), leaseUntil: new Date(c.dueAt + intervalMs) }))
-    })
-    return claims
-  })
+  // Read committed: the locking read takes no gap locks, so claims and the recorder's writes to
+  // the same index ranges do not deadlock.
+  return db.transaction(
+    async (trx) => {
+      const due = await lockDueSites({ db: trx, before: new Date(horizon), limit })
+      const claims = due.map((row) => {
+        const occurrence = claimedOccurrence(row.dueAt.getTime(), now, intervalMs)
+        return {
+          site: { id: row.id, domain: row.domain },
+          dueAt: occurrence.dueAt,
+          missed: occurrence.missed,
+          overdueAt: row.dueAt.getTime()
+        }
+      })
+      await setLeases({
+        db: trx,
+        owner,
+        leases: claims.map((c) => ({ id: c.site.id, dueAt: new Date(c.dueAt + intervalMs), leaseUntil: new Date(c.dueAt + intervalMs) }))
+      })
+      return claims
+    },
+    { isolationLevel: 'read committed' }
+  )
 }
 
 /**

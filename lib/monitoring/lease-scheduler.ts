@@ -100,6 +100,10 @@ export class LeaseScheduler {
   /** When the last round succeeded: claims ending before then were not prolonged by anyone else. */
   #lastOkAt = -Infinity
   #lastBeatAt = -Infinity
+  #beating = false
+  #lastDeadCheckAt = -Infinity
+  /** When the claim rounds began to fail; null while they succeed. */
+  #failingSince: number | null = null
   readonly #startedAt: Date
   #warnedAt = -Infinity
 
@@ -149,7 +153,8 @@ export class LeaseScheduler {
       setInterval(() => {
         this.#tick()
       }, this.#o.tickMs),
-      setInterval(() => void this.refreshNow(), this.#o.claimEveryMs)
+      setInterval(() => void this.refreshNow(), this.#o.claimEveryMs),
+      setInterval(() => void this.#beat(), this.#deadAfterMs / 4)
     )
     for (const timer of this.#timers) timer.unref()
   }
@@ -213,12 +218,18 @@ export class LeaseScheduler {
         this.#reconnectedAt = now
         this.#o.onReconnect?.()
       }
+      if (this.#lastBeatAt === -Infinity) await this.#beat()
       let dead: string[] = []
-      if (now - this.#lastBeatAt >= this.#deadAfterMs / 4) {
-        await beat({ db, id: owner, startedAt: this.#startedAt, now: new Date(now) })
-        this.#lastBeatAt = now
-        // Right after a spell without the database, the others may not have beaten again yet.
-        if (now - this.#reconnectedAt >= this.#deadAfterMs) dead = await this.#deadInstances(now)
+      // Others are judged only while this instance's own beats get through in time: when its beats
+      // are slow (a loaded machine, a slow database) the others' probably are too, and are no sign of death.
+      // Right after a spell without the database, the others may not have beaten again yet.
+      if (
+        now - this.#lastDeadCheckAt >= this.#deadAfterMs / 4 &&
+        now - this.#lastBeatAt < this.#deadAfterMs / 2 &&
+        now - this.#reconnectedAt >= this.#deadAfterMs
+      ) {
+        this.#lastDeadCheckAt = now
+        dead = await this.#deadInstances(now)
       }
       await scheduleNewSites({ db, now, intervalMs, limit: CLAIM_BATCH })
       if (now - this.#reconnectedAt < RECONNECT_GRACE_MS) {
@@ -233,17 +244,35 @@ export class LeaseScheduler {
         if (got.length < limit || this.#stopped) break
       }
       this.#lastOkAt = now
+      this.#failingSince = null
       await this.#hold(claims, now)
     } catch (err) {
-      // Only a database that cannot be reached stops the claims: then this instance goes on with the
-      // sites it claimed last. Any other failure (a deadlock, say) is retried at the next round, with
-      // the claims the database holds: going on alone then would check sites the others claim.
-      if (!isDatabaseUnavailable(err) || isPoolSaturated(this.#o.db, err)) {
-        this.#report(err, 'round')
+      // Only a database that cannot be reached, for as long as it takes the others to count an
+      // instance dead, stops the claims: then this instance goes on with the sites it claimed last.
+      // Any other failure (a deadlock, a slow moment) is retried at the next round, with the claims
+      // the database holds: going on alone then would check sites the others claim.
+      this.#failingSince ??= now
+      if (!isDatabaseUnavailable(err) || isPoolSaturated(this.#o.db, err) || now - this.#failingSince < this.#deadAfterMs) {
+        if (!this.#offline) this.#report(err, 'round')
         return
       }
       if (!this.#offline) this.#report(err, 'list')
       this.#offline = true
+    }
+  }
+
+  /** Says this instance is alive; on a timer of its own, so that a slow claim round does not delay it. */
+  async #beat(): Promise<void> {
+    if (this.#beating || this.#stopped) return
+    this.#beating = true
+    const at = this.#o.now()
+    try {
+      await beat({ db: this.#o.db, id: this.#o.owner, startedAt: this.#startedAt, now: new Date(at) })
+      this.#lastBeatAt = at
+    } catch {
+      // The claim rounds notice an unreachable database and say so.
+    } finally {
+      this.#beating = false
     }
   }
 

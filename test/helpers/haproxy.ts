@@ -35,7 +35,8 @@ export function haproxyConfig(port: number, backends: readonly number[]): string
     '  balance roundrobin',
     '  option httpchk GET /healthz',
     '  http-check expect status 200',
-    '  default-server inter 500ms fall 2 rise 1',
+    '  timeout check 2s',
+    '  default-server inter 500ms fall 3 rise 1',
     ...backends.map((p, i) => `  server i${i + 1} 127.0.0.1:${p} check`),
     ''
   ].join('\n')
