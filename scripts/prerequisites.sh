@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the test suite needs from the machine, installed when missing: Debian's Chromium (browser
-# tests), squid (real-proxy tests), the MariaDB binaries (the database-outage test starts a private
-# server) and a MariaDB at 127.0.0.1:3306 where root logs in over TCP, with a `test` database.
+# tests), squid (real-proxy tests), haproxy (the several-instances test), the MariaDB binaries (the
+# database-outage test starts a private server) and a MariaDB at 127.0.0.1:3306 where root logs in
+# over TCP, with a `test` database.
 #
 # As root with apt-get it installs and starts what is missing (apt-get update at most once);
 # otherwise it stops with one line naming what to install. `npm test` runs it first (pretest) and
@@ -35,6 +36,9 @@ need() {
 
 [ -x /usr/sbin/squid ] || need "/usr/sbin/squid (real-proxy tests)" --no-install-recommends squid
 [ -x /usr/sbin/squid ] || stop "/usr/sbin/squid is still missing: install Debian's squid"
+
+[ -x /usr/sbin/haproxy ] || need "/usr/sbin/haproxy (several instances behind a load balancer)" --no-install-recommends haproxy
+[ -x /usr/sbin/haproxy ] || stop "/usr/sbin/haproxy is still missing: install Debian's haproxy"
 
 if ! [ -x /usr/sbin/mariadbd ] || ! command -v mariadb-install-db >/dev/null 2>&1; then
   need "MariaDB (mariadbd, mariadb-install-db)" --no-install-recommends mariadb-server mariadb-client
