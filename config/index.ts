@@ -202,7 +202,10 @@ const envSchema = Joi.object({
   REDIS_URL: Joi.string()
     .allow('')
     .uri({ scheme: ['redis', 'rediss'] })
-    .messages({ 'string.uriCustomScheme': 'must be redis://host:port/db or rediss://host:port/db', 'string.uri': 'must be redis://host:port/db' })
+    .messages({
+      'string.uriCustomScheme': 'must be redis://host:port/db or rediss://host:port/db',
+      'string.uri': 'must be redis://host:port/db'
+    })
 }).unknown(true)
 
 function parseLocations(raw: string | undefined): LocationConfig[] {

@@ -100,6 +100,8 @@ export class LeaseScheduler {
   /** When the last round succeeded: claims ending before then were not prolonged by anyone else. */
   #lastOkAt = -Infinity
   #lastBeatAt = -Infinity
+  /** Claimed checks shed before reaching the gate (see {@link tick}). */
+  #shedHeld = 0
   #beating = false
   #lastDeadCheckAt = -Infinity
   /** When the claim rounds began to fail; null while they succeed. */
@@ -183,7 +185,15 @@ export class LeaseScheduler {
 
   stats(): SchedulerStats {
     const gate = this.#gate
-    return { ...gate.counters(), running: gate.running, queued: gate.queued, sites: this.#o.sites(), lastMinute: this.load() }
+    const counters = gate.counters()
+    return {
+      ...counters,
+      shed: counters.shed + this.#shedHeld,
+      running: gate.running,
+      queued: gate.queued,
+      sites: this.#o.sites(),
+      lastMinute: this.load()
+    }
   }
 
   load(): ScheduleLoad {
@@ -241,7 +251,7 @@ export class LeaseScheduler {
         const limit = Math.min(CLAIM_BATCH, this.#room() - claims.length)
         const got = await claimDueChecks({ db, owner, now, horizon: now + this.#lookaheadMs, intervalMs, limit })
         claims.push(...got)
-        if (got.length < limit || this.#stopped) break
+        if (got.length < limit) break
       }
       this.#lastOkAt = now
       this.#failingSince = null
@@ -332,6 +342,13 @@ export class LeaseScheduler {
       }
       entry.removed = false
       this.#window.add(now, 'due')
+      // Held past a whole interval (the machine stalled, or a take-over came late): by now the next
+      // check is due and claimed, so this one is shed rather than run in the next one's interval.
+      if (now - held.dueAt >= this.#o.intervalMs) {
+        this.#shedHeld++
+        this.#window.add(now, 'shed')
+        continue
+      }
       this.#gate.offer(entry, held.dueAt)
     }
     if (this.#heldHead > 1024 && this.#heldHead * 2 > this.#held.length) this.#sortHeld()

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os'
 import type { Logger } from 'pino'
-import type { Db } from '../store/db.js'
+import { engineOf, type Db } from '../store/db.js'
 import { pruneChecks } from '../store/checks.js'
 import { pruneEvents } from '../store/events.js'
 import { scheduleHealth, type ScheduleLoad } from './schedule-load.js'
@@ -94,7 +94,7 @@ export async function startMonitoring({
   let scheduler: SiteScheduler
   let retire = (): Promise<void> => Promise.resolve()
   let sync: StateSync | null = null
-  if (db.client.config.client === 'mysql2') {
+  if (engineOf(db) === 'mysql') {
     // Several instances may share this database: the schedule lives in its rows (leases), and the
     // in-memory state follows what every instance records.
     const stateSync = new StateSync({ db, states, logger, now })

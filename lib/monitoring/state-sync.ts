@@ -34,7 +34,19 @@ export class StateSync {
   #failing = false
   #stopped = false
 
-  constructor({ db, states, logger, now, everyMs = SYNC_EVERY_MS }: { db: Db; states: SiteStates; logger: Logger; now: () => Date; everyMs?: number }) {
+  constructor({
+    db,
+    states,
+    logger,
+    now,
+    everyMs = SYNC_EVERY_MS
+  }: {
+    db: Db
+    states: SiteStates
+    logger: Logger
+    now: () => Date
+    everyMs?: number
+  }) {
     this.#db = db
     this.#states = states
     this.#logger = logger
@@ -94,10 +106,10 @@ export class StateSync {
       }
       if (this.#failing) {
         this.#failing = false
-        this.#logger.info('reading the other instances\' checks again')
+        this.#logger.info("reading the other instances' checks again")
       }
     } catch (err) {
-      if (!this.#failing) this.#logger.warn({ err }, 'reading the other instances\' checks failed; retrying')
+      if (!this.#failing) this.#logger.warn({ err }, "reading the other instances' checks failed; retrying")
       this.#failing = true
     }
   }

@@ -39,7 +39,7 @@ export function createRedisPing(url: string, timeoutMs = PING_TIMEOUT_MS): Redis
       try {
         return await Promise.race([
           client.ping().then(
-            (reply) => reply === 'PONG',
+            () => true,
             () => false
           ),
           timeout
@@ -48,9 +48,10 @@ export function createRedisPing(url: string, timeoutMs = PING_TIMEOUT_MS): Redis
         clearTimeout(timer)
       }
     },
-    close: async () => {
+    close: () => {
       client?.disconnect()
       client = null
+      return Promise.resolve()
     }
   }
 }

@@ -40,7 +40,8 @@ const schemas: Json = {
       redis: {
         type: ['string', 'null'],
         enum: ['ok', 'unreachable', null],
-        description: '`null` when REDIS_URL is unset; otherwise whether Redis answered a PING within half a second. Never makes the answer 503.'
+        description:
+          '`null` when REDIS_URL is unset; otherwise whether Redis answered a PING within half a second. Never makes the answer 503.'
       },
       schedule: {
         type: 'string',

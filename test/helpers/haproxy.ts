@@ -44,7 +44,8 @@ export function haproxyConfig(port: number, backends: readonly number[]): string
 
 /** Starts HAProxy on a free loopback port in front of `backends`; resolves with its address once it answers /healthz. */
 export async function startHaproxy(t: Test, backends: readonly number[]): Promise<{ uri: string }> {
-  if (!existsSync(HAPROXY)) throw new Error(`HAProxy is not installed at ${HAPROXY} (apt-get install haproxy; scripts/prerequisites.sh does)`)
+  if (!existsSync(HAPROXY))
+    throw new Error(`HAProxy is not installed at ${HAPROXY} (apt-get install haproxy; scripts/prerequisites.sh does)`)
   const dir = mkdtempSync(join(tmpdir(), 'site-status-haproxy-'))
   const port = await closedPort()
   const file = join(dir, 'haproxy.cfg')
@@ -66,7 +67,13 @@ export async function startHaproxy(t: Test, backends: readonly number[]): Promis
   })
   const uri = `http://127.0.0.1:${port}`
   const status = await until(
-    async () => (exited ? -1 : await fetch(`${uri}/healthz`).then((r) => r.status, () => 0)),
+    async () =>
+      exited
+        ? -1
+        : await fetch(`${uri}/healthz`).then(
+            (r) => r.status,
+            () => 0
+          ),
     (s) => s === 200 || s === -1,
     10_000
   )

@@ -13,7 +13,11 @@ for (const engine of engines()) {
     const { server } = await testServer({ db, env: { DATABASE_URL: url, INSTANCE_ID: 'web-1' } })
     const res = await server.inject({ url: '/healthz' })
     t.equal(res.statusCode, 200)
-    t.same(JSON.parse(res.payload), { status: 'ok', database: 'ok', schedule: 'ok', instance: 'web-1', redis: null }, 'no REDIS_URL: redis null')
+    t.same(
+      JSON.parse(res.payload),
+      { status: 'ok', database: 'ok', schedule: 'ok', instance: 'web-1', redis: null },
+      'no REDIS_URL: redis null'
+    )
     t.notOk(res.headers['ratelimit-limit'], 'no key, no budget')
     matchesOpenApi(t, res)
   })
@@ -73,7 +77,11 @@ t.test('healthz answers 200 with "schedule": "behind" while the scheduler sheds 
   })
   await scheduler.start()
   const { db, url } = await migratedDb('sqlite', t)
-  const { server } = await testServer({ db, env: { DATABASE_URL: url, INSTANCE_ID: 'web-2' }, schedule: () => scheduleHealth(scheduler.load()) })
+  const { server } = await testServer({
+    db,
+    env: { DATABASE_URL: url, INSTANCE_ID: 'web-2' },
+    schedule: () => scheduleHealth(scheduler.load())
+  })
   const health = async (): Promise<unknown> => {
     const res = await server.inject({ url: '/healthz' })
     t.equal(res.statusCode, 200)
@@ -104,7 +112,10 @@ t.test('healthz says whether Redis answers when REDIS_URL is set, and stays 200 
   t.same(JSON.parse(ok.payload), { status: 'ok', database: 'ok', schedule: 'ok', instance: 'web-3', redis: 'ok' })
   matchesOpenApi(t, ok)
 
-  const down = await testServer({ db, env: { DATABASE_URL: url, INSTANCE_ID: 'web-4', REDIS_URL: `redis://127.0.0.1:${await closedPort()}/9` } })
+  const down = await testServer({
+    db,
+    env: { DATABASE_URL: url, INSTANCE_ID: 'web-4', REDIS_URL: `redis://127.0.0.1:${await closedPort()}/9` }
+  })
   t.teardown(() => down.server.stop())
   const res = await down.server.inject({ url: '/healthz' })
   t.equal(res.statusCode, 200, 'Redis away is no reason for a load balancer to take the instance out')
