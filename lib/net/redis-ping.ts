@@ -11,12 +11,11 @@ export interface RedisPing {
 const PING_TIMEOUT_MS = 500
 
 /**
- * /healthz's own small Redis connection (REDIS_URL), made at the first ping: one PING with a time
- * limit. It reconnects in the background while Redis is away; a failed ping is an answer
- * (`unreachable`), never an error.
+ * /healthz's own small Redis connection (REDIS_URL), opened at once so that the first ping does not
+ * pay for connecting: one PING with a time limit. It reconnects in the background while Redis is
+ * away; a failed ping is an answer (`unreachable`), never an error.
  */
 export function createRedisPing(url: string, timeoutMs = PING_TIMEOUT_MS): RedisPing {
-  let client: Redis | null = null
   const connect = (): Redis => {
     const made = new Redis(url, {
       connectTimeout: timeoutMs,
@@ -27,6 +26,7 @@ export function createRedisPing(url: string, timeoutMs = PING_TIMEOUT_MS): Redis
     made.on('error', () => {})
     return made
   }
+  let client: Redis | null = connect()
   return {
     ping: async () => {
       client ??= connect()
