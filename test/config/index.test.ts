@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { ConfigError, loadConfig, parseConnectTo, type Config, type ConnectToRule } from '../../config/index.js'
 
@@ -20,7 +21,9 @@ const VARIABLES = [
   'MAX_CHECKS_IN_FLIGHT',
   'MAX_KEY_SHARE',
   'DENY_TARGETS',
-  'WEBHOOK_KEY'
+  'WEBHOOK_KEY',
+  'INSTANCE_ID',
+  'REDIS_URL'
 ]
 
 /** Runs loadConfig on a bad env and returns the ConfigError's message (fails the test when it does not throw one). */
@@ -71,7 +74,9 @@ t.test('an empty environment gives the documented defaults', async (t) => {
       maxChecksInFlight: 4000,
       maxKeyShare: 0.5,
       webhookKey: null,
-      webhookKeyFile: resolve('data/webhook.key')
+      webhookKeyFile: resolve('data/webhook.key'),
+      instanceId: `${hostname()}:${process.pid}`,
+      redisUrl: null
     }
   )
 })
@@ -156,6 +161,10 @@ t.test('good values of each variable are taken and converted', async (t) => {
       { allowPrivateTargets: false, allowedTargetRanges: ['10.20.0.0/16', '127.0.0.2/32', 'fd00::/8', '192.168.1.7'] }
     ],
     ['WEBHOOK_KEY', { WEBHOOK_KEY: Buffer.alloc(32, 9).toString('base64') }, { webhookKey: Buffer.alloc(32, 9) }],
+    ['INSTANCE_ID', { INSTANCE_ID: 'web-1' }, { instanceId: 'web-1' }],
+    ['REDIS_URL', { REDIS_URL: 'redis://10.0.0.7:6379/2' }, { redisUrl: 'redis://10.0.0.7:6379/2' }],
+    ['REDIS_URL over TLS', { REDIS_URL: 'rediss://cache.internal:6380/0' }, { redisUrl: 'rediss://cache.internal:6380/0' }],
+    ['an empty REDIS_URL', { REDIS_URL: '' }, { redisUrl: null }],
     [
       'the webhook key file beside a SQLite file',
       { DATABASE_URL: 'sqlite:/var/lib/site-status/db.sqlite' },
@@ -316,7 +325,11 @@ t.test('bad values produce a one-line ConfigError naming the variable', async (t
     ['WEBHOOK_KEY', '', /must not be empty/],
     ['WEBHOOK_KEY', Buffer.alloc(31, 7).toString('base64'), /base64 of exactly 32 bytes/],
     ['WEBHOOK_KEY', Buffer.alloc(33, 7).toString('base64'), /base64 of exactly 32 bytes/],
-    ['WEBHOOK_KEY', 'not base64 at all, and not 32 bytes!!!!!!!!!', /base64 of exactly 32 bytes/]
+    ['WEBHOOK_KEY', 'not base64 at all, and not 32 bytes!!!!!!!!!', /base64 of exactly 32 bytes/],
+    ['INSTANCE_ID', 'web 1', /printable ASCII without spaces/],
+    ['INSTANCE_ID', 'x'.repeat(192)],
+    ['REDIS_URL', 'http://cache:6379', /redis:\/\/host:port\/db/],
+    ['REDIS_URL', 'cache:6379', /redis:\/\/host:port\/db/]
   ]
   for (const [variable, value, detail] of cases) {
     t.test(`${variable}=${JSON.stringify(value)} is refused`, async (t) => {
