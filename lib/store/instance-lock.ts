@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
-import { resolve } from 'node:path'
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 
 /** The little of better-sqlite3 (Knex's SQLite driver, which ships no types) the lock uses. */
 interface SqliteConnection {
@@ -34,6 +35,8 @@ export function lockSqliteFile(databaseUrl: string): InstanceLock | null {
   const target = databaseUrl.slice('sqlite:'.length)
   if (target === ':memory:') return null
   const path = `${resolve(target)}-serve.lock`
+  // Taken before the database is opened, which makes its folder on a first start.
+  mkdirSync(dirname(path), { recursive: true })
   const conn = new Database(path, { timeout: 0 })
   try {
     conn.pragma('locking_mode = EXCLUSIVE')

@@ -29,6 +29,12 @@ t.test('one holder of a SQLite file at a time; released, the next one gets it', 
   next?.release()
 })
 
+t.test('the folder of a SQLite file not made yet is made, as the database itself would make it', async (t) => {
+  const lock = lockSqliteFile(`sqlite:${join(tempDir(t), 'new', 'folder', 'db.sqlite')}`)
+  t.ok(lock)
+  lock?.release()
+})
+
 t.test('MySQL and an in-memory SQLite take no lock', async (t) => {
   t.equal(lockSqliteFile('mysql://root@127.0.0.1:3306/x'), null)
   t.equal(lockSqliteFile('sqlite::memory:'), null)
