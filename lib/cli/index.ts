@@ -71,7 +71,8 @@ async function serveCommand(args: string[], io: CliIo): Promise<number> {
   }
   if (args.length > 0) throw new UsageError(`unexpected argument "${args[0]}"`)
   const config = loadConfig(io.env)
-  const logger = createLogger({ level: config.logLevel, stream: io.stdout })
+  // Every line names the instance (INSTANCE_ID), so that the logs of several can be told apart.
+  const logger = createLogger({ level: config.logLevel, stream: io.stdout }).child({ instance: config.instanceId })
   const service = await startService({ config, logger })
   stopOnSignals(service, logger)
   return new Promise<number>(() => {})

@@ -145,6 +145,9 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
   t.same([...answered.keys()].sort(), names, 'HAProxy spreads requests over the three instances, each named by /healthz')
   for (const [name, health] of answered)
     t.match(health.body, { status: 'ok', database: 'ok', redis: 'ok' }, `${name}: MySQL and Redis answer`)
+  instances.forEach((i, n) => {
+    t.match(i.output(), `"instance":"${names[n]}"`, `${names[n]}'s log lines name it`)
+  })
   const startedAt = Date.now()
 
   // --- A key revoked anywhere is refused everywhere within 2 s, though every instance had it cached as valid.
