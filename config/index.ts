@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
+import { hostname } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import Joi from 'joi'
 
@@ -56,6 +57,8 @@ export interface Config {
   readonly webhookKey: Buffer | null
   /** The key file made on first use when WEBHOOK_KEY is unset: `webhook.key` beside the SQLite file, or `data/webhook.key`. */
   readonly webhookKeyFile: string
+  /** This instance's name in /healthz, logs and the scheduler's claims (INSTANCE_ID; default `hostname:pid`). */
+  readonly instanceId: string
   /** REDIS_URL: the Redis every instance of this service shares (limits, check results, event wake-ups); null: none. */
   readonly redisUrl: string | null
   /** METRICS_TOKEN: a bearer token that may read `/metrics` (and nothing else); null when unset or empty. */
@@ -177,6 +180,7 @@ const webhookKeySchema = Joi.string()
  */
 const redisUrlSchema = Joi.string()
   .trim()
+  .allow('')
   .custom((value: string, helpers) => {
     let url: URL
     try {
@@ -189,8 +193,7 @@ const redisUrlSchema = Joi.string()
     return value
   })
   .messages({
-    'any.invalid': 'must be redis://host:port/db (redis://:password@host:port/db with a password, rediss:// for TLS)',
-    'string.empty': 'must not be empty'
+    'any.invalid': 'must be redis://host:port/db (redis://:password@host:port/db with a password, rediss:// for TLS)'
   })
 
 /** Where the webhook key file lives: beside the SQLite file, or under data/ for MySQL (and an in-memory SQLite). */
@@ -225,6 +228,11 @@ const envSchema = Joi.object({
   MAX_CHECKS_IN_FLIGHT: Joi.number().integer().min(2).max(100_000).default(4000),
   MAX_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5),
   WEBHOOK_KEY: webhookKeySchema,
+  INSTANCE_ID: Joi.string()
+    .trim()
+    .max(191)
+    .pattern(/^[\x21-\x7e]+$/)
+    .messages({ 'string.pattern.base': 'must be printable ASCII without spaces, such as web-1 or host:1234' }),
   REDIS_URL: redisUrlSchema,
   METRICS_TOKEN: metricsTokenSchema
 }).unknown(true)
@@ -383,7 +391,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxKeyShare: v.MAX_KEY_SHARE as number,
     webhookKey: typeof v.WEBHOOK_KEY === 'string' ? Buffer.from(v.WEBHOOK_KEY, 'base64') : null,
     webhookKeyFile: webhookKeyFileFor(v.DATABASE_URL as string),
-    redisUrl: typeof v.REDIS_URL === 'string' ? v.REDIS_URL : null,
+    instanceId: (v.INSTANCE_ID as string | undefined) ?? `${hostname()}:${process.pid}`,
+    // Empty is unset, as for METRICS_TOKEN: a compose file's `REDIS_URL=${REDIS_URL:-}` means none.
+    redisUrl: typeof v.REDIS_URL === 'string' && v.REDIS_URL !== '' ? v.REDIS_URL : null,
     metricsToken: typeof v.METRICS_TOKEN === 'string' && v.METRICS_TOKEN !== '' ? v.METRICS_TOKEN : null
   })
 }

@@ -14,6 +14,7 @@ import { SiteStates } from './monitoring/site-state.js'
 import { safeErrorSummary } from './errors.js'
 import { buildServer } from './server.js'
 import { openDb, type Db } from './store/db.js'
+import { lockSqliteFile } from './store/instance-lock.js'
 import { migrateLatest } from './store/migrate.js'
 import { targetPolicy } from './probing/build.js'
 import { userAgent } from './rules/user-agent.js'
@@ -70,6 +71,8 @@ export async function startService({
   /** A certificate authority (PEM) the location actors trust besides the system's (tests' own). */
   extraCa?: string
 }): Promise<RunningService> {
+  // Before anything else: a second serve on one SQLite file must not touch it.
+  const lock = lockSqliteFile(config.databaseUrl)
   const db = openDb(config.databaseUrl)
   // Never awaited: an instance starts, and serves, whether or not Redis answers yet.
   const redis = config.redisUrl === null ? null : new SharedRedis({ url: config.redisUrl, logger })
@@ -109,7 +112,8 @@ export async function startService({
       concurrency: admission.scheduledSlots,
       onCheckStarted: (lagMs) => {
         metrics.checkStarted(lagMs)
-      }
+      },
+      instanceId: config.instanceId
     })
     const wakeups: WakeSource[] = redis ? [onAnnounced, othersAnnounce(redis)] : [onAnnounced]
     feed = new EventFeed({ db, logger, wakeups })
@@ -117,6 +121,14 @@ export async function startService({
     const events = feed
     const streams = new EventStreams({ db, feed, logger })
     const running = monitoring
+    const sync = monitoring.sync
+    // An outage another instance opened or closed: read that site's state again.
+    const unfollow =
+      sync === null
+        ? () => {}
+        : events.subscribe((event) => {
+            if (event.site_id !== null && event.type.startsWith('outage.')) sync.outageChanged(event.site_id)
+          })
     const schedule = (): ReturnType<Monitoring['schedule']> => running.schedule()
     const sitesChanged = (): Promise<void> => running.sitesChanged()
     const box = new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile })
@@ -138,6 +150,18 @@ export async function startService({
       },
       events: streams,
       metrics,
+      // /healthz asks the shared connection (its commands fail fast while Redis is away), not a third one.
+      redis:
+        redis === null
+          ? null
+          : {
+              ping: () =>
+                redis.client.ping().then(
+                  () => true,
+                  () => false
+                ),
+              close: () => Promise.resolve()
+            },
       sitesChanged
     })
     metrics.watch({ admission, webhooks: dispatcher, scheduler: running.scheduler, recordingBacklog: () => recorder.pending() })
@@ -163,13 +187,16 @@ export async function startService({
         await scheduled
         unsubscribe()
         stopAnnouncing()
+        unfollow()
         await events.stop()
         await delivering
         await outbound.close()
         if (!(await recorder.flush(FLUSH_TIMEOUT_MS))) logger.warn({ pending: recorder.pending() }, 'checks not recorded at stop')
         recorder.close()
+        await monitoring?.retire()
         await pools?.close()
         await db.destroy()
+        lock?.release()
         await redis?.close()
       })()
       return stopping
@@ -182,6 +209,7 @@ export async function startService({
     await feed?.stop().catch(() => {})
     await pools?.close().catch(() => {})
     await db.destroy().catch(() => {})
+    lock?.release()
     await redis?.close().catch(() => {})
     throw err
   }

@@ -17,6 +17,7 @@ import type { ScheduleHealth } from './routes/health.js'
 import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
 import { createResolver, type Resolve } from './net/resolver.js'
+import { createRedisPing, type RedisPing } from './net/redis-ping.js'
 import { targetPolicy } from './probing/build.js'
 import { SecretBox } from './webhooks/secret-box.js'
 
@@ -47,6 +48,8 @@ export interface ServerDeps {
   events?: EventStreams
   /** The service's metrics; without them (tests) the server makes its own, reading `states` and the rate limiter. */
   metrics?: ServiceMetrics
+  /** /healthz's Redis probe; by default one on REDIS_URL (none when unset), closed with the server. */
+  redis?: RedisPing | null
 }
 
 /**
@@ -145,9 +148,17 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
     if (budget === undefined) return formatErrorResponse(request, h, errorPage)
     return budget.then(() => formatErrorResponse(request, h, errorPage))
   })
+  const redis = deps.redis !== undefined ? deps.redis : config.redisUrl === null ? null : createRedisPing(config.redisUrl)
+  if (deps.redis === undefined && redis !== null) {
+    server.ext('onPostStop', async () => {
+      await redis.close()
+    })
+  }
   server.route(
     routes({
       db,
+      instance: config.instanceId,
+      redis,
       limiter,
       now,
       publicUrl: config.publicUrl,

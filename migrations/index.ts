@@ -8,6 +8,7 @@ import * as keyScopes from './20261124-06-key-scopes.js'
 import * as events from './20261124-07-events.js'
 import * as webhooks from './20261124-08-webhooks.js'
 import * as siteCertificates from './20261124-09-site-certificates.js'
+import * as siteLeases from './20261124-10-site-leases.js'
 import * as firstCheckedAt from './20261124-11-first-checked-at.js'
 
 export interface Migration {
@@ -27,5 +28,6 @@ export const migrations: readonly Migration[] = [
   { name: '20261124-07-events', ...events },
   { name: '20261124-08-webhooks', ...webhooks },
   { name: '20261124-09-site-certificates', ...siteCertificates },
+  { name: '20261124-10-site-leases', ...siteLeases },
   { name: '20261124-11-first-checked-at', ...firstCheckedAt }
 ]

@@ -6,6 +6,7 @@ import { isDatabaseUnavailable, safeErrorSummary } from '../errors.js'
 import { chooseLogFormat, createLogger } from '../logger.js'
 import { startService, stopOnSignals } from '../main.js'
 import { openDb, type Db } from '../store/db.js'
+import { InstanceLockedError } from '../store/instance-lock.js'
 import { migrateLatest } from '../store/migrate.js'
 import { CommandError, UsageError, println, type CliIo } from './io.js'
 import { KEYS_HELP, keysCommand } from './keys.js'
@@ -71,7 +72,8 @@ async function serveCommand(args: string[], io: CliIo): Promise<number> {
   if (args.length > 0) throw new UsageError(`unexpected argument "${args[0]}"`)
   const config = loadConfig(io.env)
   const format = chooseLogFormat(config.logFormat, io.stdout.isTTY === true)
-  const logger = createLogger({ level: config.logLevel, stream: io.stdout, format })
+  // Every line names the instance (INSTANCE_ID), so that the logs of several can be told apart.
+  const logger = createLogger({ level: config.logLevel, stream: io.stdout, format }).child({ instance: config.instanceId })
   const service = await startService({ config, logger })
   stopOnSignals(service, logger)
   return new Promise<number>(() => {})
@@ -114,7 +116,7 @@ function reportFailure(err: unknown, io: CliIo): number {
     println(io.stderr, `site-status: ${message} (see site-status --help)`)
     return 2
   }
-  if (err instanceof ConfigError || err instanceof CommandError) {
+  if (err instanceof ConfigError || err instanceof CommandError || err instanceof InstanceLockedError) {
     println(io.stderr, `site-status: ${err.message}`)
     return 1
   }

@@ -1,10 +1,13 @@
+import { hostname } from 'node:os'
 import type { Logger } from 'pino'
-import type { Db } from '../store/db.js'
+import { engineOf, type Db } from '../store/db.js'
 import { pruneChecks } from '../store/checks.js'
 import { pruneEvents } from '../store/events.js'
 import { scheduleHealth, type ScheduleLoad } from './schedule-load.js'
+import { LeaseScheduler } from './lease-scheduler.js'
 import { Scheduler } from './scheduler.js'
 import type { SiteStates } from './site-state.js'
+import { StateSync } from './state-sync.js'
 import type { CheckSupervisor } from '../probing/supervisor.js'
 
 /** Scheduled checks running at once by default; the service passes its admission's scheduled slots. */
@@ -16,8 +19,13 @@ const DAY_MS = 86_400_000
 /** Events are kept this long: streams and webhooks resume from them (see docs/decisions.md, Events). */
 export const EVENT_RETENTION_DAYS = 7
 
+/** What the service asks of its scheduler, whichever it runs (see {@link startMonitoring}). */
+export type SiteScheduler = Pick<Scheduler, 'stats' | 'load' | 'refreshNow' | 'stop'>
+
 export interface Monitoring {
-  scheduler: Scheduler
+  scheduler: SiteScheduler
+  /** Several instances (MySQL): the sync that keeps the in-memory state in line with the others' checks; null on SQLite. */
+  sync: StateSync | null
   /** The scheduler's last minute: checks due and run per second, late, skipped, shed, behind or not. */
   load(): ScheduleLoad
   /** `behind` while the scheduler does not keep up (see `isBehind`), for /healthz. */
@@ -25,6 +33,8 @@ export interface Monitoring {
   /** Sites were added or removed in this process: re-read them now; resolves once the scheduler and the in-memory state hold the change. */
   sitesChanged(): Promise<void>
   stop(): Promise<void>
+  /** After `stop`, once the checks are recorded: the other instances take over this one's claims at once. */
+  retire(): Promise<void>
 }
 
 /** The once-a-minute warning's figures, as log fields. */
@@ -57,7 +67,8 @@ export async function startMonitoring({
   now = () => new Date(),
   firstPruneMs = FIRST_PRUNE_MS,
   concurrency = CONCURRENCY,
-  onCheckStarted
+  onCheckStarted,
+  instanceId = `${hostname()}:${process.pid}`
 }: {
   db: Db
   states: SiteStates
@@ -72,26 +83,72 @@ export async function startMonitoring({
   firstPruneMs?: number
   /** Told, as each scheduled check starts, how long after its due time it did (the metrics' scheduler lag). */
   onCheckStarted?: (lagMs: number) => void
+  /** This instance's name in the scheduler's claims (INSTANCE_ID). */
+  instanceId?: string
 }): Promise<Monitoring> {
-  const scheduler = new Scheduler({
-    intervalMs,
-    now: () => now().getTime(),
-    listSites: () => states.refresh(db, now()),
-    runCheck: async (site, dueAt) => {
-      onCheckStarted?.(now().getTime() - dueAt)
-      if ((await checks.probeNow(site.domain)) === null) {
-        logger.warn({ domain: site.domain }, 'tracked site not checked: it resolves to a non-public address')
-      }
-    },
-    concurrency,
-    onError: (err, what) => {
-      logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed')
-    },
-    onBehind: (load) => {
-      logger.warn(behindFields(load), behindMessage(load))
+  const runCheck = async (site: { domain: string }, dueAt: number): Promise<void> => {
+    onCheckStarted?.(now().getTime() - dueAt)
+    if ((await checks.probeNow(site.domain)) === null) {
+      logger.warn({ domain: site.domain }, 'tracked site not checked: it resolves to a non-public address')
     }
-  })
-  await scheduler.start()
+  }
+  const onBehind = (load: ScheduleLoad): void => {
+    logger.warn(behindFields(load), behindMessage(load))
+  }
+  let scheduler: SiteScheduler
+  let retire = (): Promise<void> => Promise.resolve()
+  let sync: StateSync | null = null
+  if (engineOf(db) === 'mysql') {
+    // Several instances may share this database: the schedule lives in its rows (leases), and the
+    // in-memory state follows what every instance records.
+    const stateSync = new StateSync({ db, states, logger, now })
+    sync = stateSync
+    await states.refresh(db, now())
+    const leases = new LeaseScheduler({
+      db,
+      owner: instanceId,
+      intervalMs,
+      now: () => now().getTime(),
+      runCheck,
+      concurrency,
+      tracked: (site) => states.siteId(site.domain) === site.id,
+      learn: () => {
+        states.changed()
+        return stateSync.syncNow()
+      },
+      sites: () => states.size,
+      onError: (err, what) => {
+        const message = {
+          list: 'cannot claim due checks, the database is unreachable: checking the sites claimed last until it answers',
+          round: 'claiming due checks failed; trying again',
+          check: 'a scheduled check failed'
+        }[what]
+        logger.warn({ err }, message)
+      },
+      onReconnect: () => {
+        logger.info('claiming due checks again')
+      },
+      onBehind
+    })
+    await leases.start()
+    stateSync.start()
+    scheduler = leases
+    retire = () => leases.retire()
+  } else {
+    const wheel = new Scheduler({
+      intervalMs,
+      now: () => now().getTime(),
+      listSites: () => states.refresh(db, now()),
+      runCheck,
+      concurrency,
+      onError: (err, what) => {
+        logger.warn({ err }, what === 'list' ? 'reading the tracked sites failed' : 'a scheduled check failed')
+      },
+      onBehind
+    })
+    await wheel.start()
+    scheduler = wheel
+  }
   const prune = async (): Promise<void> => {
     try {
       const pruned = await pruneChecks({ db, before: new Date(now().getTime() - retentionDays * DAY_MS) })
@@ -115,16 +172,20 @@ export async function startMonitoring({
   first.unref()
   return {
     scheduler,
+    sync,
     load: () => scheduler.load(),
     schedule: () => scheduleHealth(scheduler.load()),
-    sitesChanged: () => {
+    sitesChanged: async () => {
       states.changed()
-      return scheduler.refreshNow()
+      if (sync !== null) await sync.syncNow()
+      await scheduler.refreshNow()
     },
     stop: async () => {
       clearTimeout(first)
       clearInterval(every)
+      await sync?.stop()
       await scheduler.stop()
-    }
+    },
+    retire: () => retire()
   }
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../store/db.js'
 import type { CheckRecord } from '../store/checks.js'
-import { listTrackedIds, loadSiteStates, sitesVersion, type StoredSiteState } from '../store/site-states.js'
+import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState } from '../store/site-states.js'
 import type { SiteStatus } from '../rules/consensus.js'
 import { daysRemaining } from '../rules/certificates.js'
 import { durationSeconds, type OutageSnapshot } from '../rules/outages.js'
@@ -186,6 +186,54 @@ export class SiteStates {
       state.outages = state.outages.filter((o) => o.ended_at === null || o.ended_at.getTime() >= horizon)
       this.#serialised.delete(state.site.id)
     }
+  }
+
+  /**
+   * Takes the states another instance wrote (see `listChangedStates`): a row with a newer check than
+   * the one in memory replaces it; an older or equal one (this instance's own, or a stale read) is
+   * ignored. Returns the sites whose outages that check may have opened or closed, to be read again
+   * (a `down` with no outage open here, an `up` with one open).
+   */
+  syncStates(rows: readonly ChangedState[]): number[] {
+    const reload: number[] = []
+    for (const row of rows) {
+      const state = this.#byId.get(row.id)
+      const known = state?.site.checked_at ?? null
+      if (!state || row.checked_at === null || (known !== null && row.checked_at.getTime() <= known.getTime())) continue
+      const open = state.outages.some((o) => o.ended_at === null)
+      if ((row.status === 'down' && !open) || (row.status === 'up' && open)) reload.push(row.id)
+      Object.assign(state.site, {
+        status: row.status,
+        blocked: row.blocked,
+        partial: row.partial,
+        response_ms: row.response_ms,
+        checked_at: row.checked_at
+      })
+      this.#serialised.delete(row.id)
+    }
+    return reload
+  }
+
+  /**
+   * Replaces sites' states with ones read again from the database (outages included). A state read
+   * before a newer check was applied here is not taken: its site's id is returned, to be read again.
+   */
+  adoptStates(stored: readonly StoredSiteState[]): number[] {
+    const again: number[] = []
+    for (const fresh of stored) {
+      const state = this.#byId.get(fresh.site.id)
+      if (!state || state.site.added_at.getTime() !== fresh.site.added_at.getTime()) continue
+      const known = state.site.checked_at?.getTime() ?? -Infinity
+      if ((fresh.site.checked_at?.getTime() ?? -Infinity) < known) {
+        again.push(fresh.site.id)
+        continue
+      }
+      state.site = { ...fresh.site, name: state.site.name }
+      state.outages = fresh.outages
+      state.lastOutage = fresh.lastOutage
+      this.#serialised.delete(fresh.site.id)
+    }
+    return again
   }
 
   /** How many sites are tracked. */

@@ -32,10 +32,17 @@ const schemas: Json = {
   },
   Health: {
     type: 'object',
-    required: ['status', 'database', 'schedule'],
+    required: ['status', 'database', 'schedule', 'instance', 'redis'],
     properties: {
       status: { const: 'ok' },
       database: { const: 'ok' },
+      instance: { type: 'string', minLength: 1, description: 'INSTANCE_ID: which instance answered (default `hostname:pid`).' },
+      redis: {
+        type: ['string', 'null'],
+        enum: ['ok', 'unreachable', null],
+        description:
+          '`null` when REDIS_URL is unset; otherwise whether Redis answered a PING within half a second. Never makes the answer 503.'
+      },
       schedule: {
         type: 'string',
         enum: ['ok', 'behind'],
@@ -47,8 +54,14 @@ const schemas: Json = {
   },
   HealthDegraded: {
     type: 'object',
-    required: ['status', 'database', 'error'],
-    properties: { status: { const: 'degraded' }, database: { const: 'unreachable' }, error: { const: 'database unavailable' } },
+    required: ['status', 'database', 'instance', 'redis', 'error'],
+    properties: {
+      status: { const: 'degraded' },
+      database: { const: 'unreachable' },
+      instance: { type: 'string', minLength: 1 },
+      redis: { type: ['string', 'null'], enum: ['ok', 'unreachable', null] },
+      error: { const: 'database unavailable' }
+    },
     additionalProperties: false
   },
   RateLimit: {

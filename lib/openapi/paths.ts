@@ -56,7 +56,7 @@ export const paths: Json = {
     get: {
       operationId: 'health',
       tags: ['operations'],
-      summary: 'Liveness and database reachability',
+      summary: 'Liveness, the instance, and database and Redis reachability',
       security: noKey,
       responses: {
         200: {

@@ -1,4 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi'
+import type { RedisPing } from '../net/redis-ping.js'
 import { pingDatabase, type Db } from '../store/db.js'
 
 /** What a client is told to wait before asking again while the database is unreachable. */
@@ -9,20 +10,34 @@ export type ScheduleHealth = 'ok' | 'behind'
 
 /**
  * 200 while the database answers, whatever the schedule: an instance that is behind still serves,
- * and a load balancer must not take it out (that would move its load onto the others).
+ * and a load balancer must not take it out (that would move its load onto the others). Redis is
+ * reported (`null` when REDIS_URL is unset) but never makes it 503: without Redis every instance
+ * still serves, with limits in its own memory.
  */
-export function healthRoutes({ db, schedule }: { db: Db; schedule?: () => ScheduleHealth }): ServerRoute[] {
+export function healthRoutes({
+  db,
+  schedule,
+  instance,
+  redis
+}: {
+  db: Db
+  schedule?: () => ScheduleHealth
+  /** INSTANCE_ID: which instance behind the load balancer answered. */
+  instance: string
+  redis?: RedisPing | null
+}): ServerRoute[] {
   return [
     {
       method: 'GET',
       path: '/healthz',
       options: { auth: false },
       handler: async (_request, h) => {
-        const up = await pingDatabase(db)
+        const [up, redisUp] = await Promise.all([pingDatabase(db), redis ? redis.ping() : null])
+        const shared = redisUp === null ? null : redisUp ? 'ok' : 'unreachable'
         return up
-          ? h.response({ status: 'ok', database: 'ok', schedule: schedule?.() ?? 'ok' })
+          ? h.response({ status: 'ok', database: 'ok', schedule: schedule?.() ?? 'ok', instance, redis: shared })
           : h
-              .response({ status: 'degraded', database: 'unreachable', error: 'database unavailable' })
+              .response({ status: 'degraded', database: 'unreachable', instance, redis: shared, error: 'database unavailable' })
               .code(503)
               .header('Retry-After', RETRY_AFTER_S)
       }

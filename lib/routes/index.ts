@@ -12,6 +12,7 @@ import { eventRoutes } from './events.js'
 import { fallbackRoutes } from './fallback.js'
 import { healthRoutes, type ScheduleHealth } from './health.js'
 import { metricsRoutes } from './metrics.js'
+import type { RedisPing } from '../net/redis-ping.js'
 import { openApiRoutes } from './openapi.js'
 import { outageRoutes } from './outages.js'
 import { pageRoutes } from './pages.js'
@@ -35,6 +36,10 @@ export interface RouteDeps {
   states?: SiteStates
   /** Whether the scheduler keeps up, for /healthz; without one (no scheduler) it is `ok`. */
   schedule?: () => ScheduleHealth
+  /** INSTANCE_ID, named by /healthz. */
+  instance: string
+  /** /healthz's Redis probe; null when REDIS_URL is unset. */
+  redis: RedisPing | null
   /** The webhook routes' secret box, target policy and the dispatcher's wake-up. */
   webhooks: Omit<WebhookRouteDeps, 'db' | 'now'>
   /** The open event streams; a server built without them (some tests) has no events route. */

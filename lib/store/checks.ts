@@ -96,9 +96,10 @@ export async function newestCheckTime({
 }
 
 /**
- * Sets each site's current state from the check given for it, in one statement per 500 sites. A
- * site's first recorded check time is set once, to `firstAt` (its earliest check of the batch), and
- * never moved afterwards.
+ * Sets each site's current state from the check given for it, in one statement per 500 sites, and
+ * its `state_at` to the time of writing: other instances read the states written since they last
+ * looked (`listChangedStates`). A site's first recorded check time is set once, to `firstAt` (its
+ * earliest check of the batch), and never moved afterwards.
  */
 export async function updateSiteStates({
   db,
@@ -109,6 +110,7 @@ export async function updateSiteStates({
   checks: readonly CheckRecord[]
   firstAt?: ReadonlyMap<number, Date>
 }): Promise<void> {
+  const writtenAt = new Date()
   const columns: Array<[string, (c: CheckRecord) => Knex.Value]> = [
     ['status', (c) => c.status],
     ['blocked', (c) => c.blocked],
@@ -128,9 +130,11 @@ export async function updateSiteStates({
     }
     bindings.push('first_checked_at', 'first_checked_at', 'id')
     for (const c of part) bindings.push(c.siteId, firstAt.get(c.siteId) ?? c.checkedAt)
-    await db.raw(`update ?? set ${sets}, ?? = coalesce(??, case ?? ${whens} end) where ?? in (${part.map(() => '?').join(', ')})`, [
+    await db.raw(`update ?? set ${sets}, ?? = coalesce(??, case ?? ${whens} end), ?? = ? where ?? in (${part.map(() => '?').join(', ')})`, [
       'sites',
       ...bindings,
+      'state_at',
+      writtenAt,
       'id',
       ...part.map((c) => c.siteId)
     ])

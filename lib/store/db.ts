@@ -133,6 +133,11 @@ export function isDuplicateKey(err: unknown): boolean {
   return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE'
 }
 
+/** Which engine a database runs on: MySQL (any number of instances) or SQLite (one). */
+export function engineOf(db: Db): 'mysql' | 'sqlite' {
+  return (db.client as { config: { client: string } }).config.client === 'mysql2' ? 'mysql' : 'sqlite'
+}
+
 /** A health probe must answer quickly even while the database hangs. */
 const PING_TIMEOUT_MS = 1000
 

@@ -65,3 +65,31 @@ export async function listTrackedIds({ db }: { db: Db }): Promise<Array<{ id: nu
   const rows = await db('sites').whereNull('removed_at').select('id', 'domain', 'name', 'added_at')
   return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain), name: String(r.name), added_at: toDate(r.added_at) as Date }))
 }
+
+/** A site's current state as a check last wrote it, with when that was written. */
+export interface ChangedState {
+  id: number
+  status: SiteRow['status']
+  blocked: boolean
+  partial: boolean
+  response_ms: number | null
+  checked_at: Date | null
+  state_at: Date
+}
+
+/** The tracked sites whose state was written at or after `since` (one indexed range read). */
+export async function listChangedStates({ db, since }: { db: Db; since: Date }): Promise<ChangedState[]> {
+  const rows = await db('sites')
+    .where('state_at', '>=', since)
+    .whereNull('removed_at')
+    .select('id', 'status', 'blocked', 'partial', 'response_ms', 'checked_at', 'state_at')
+  return rows.map((r) => ({
+    id: Number(r.id),
+    status: String(r.status) as SiteRow['status'],
+    blocked: Boolean(r.blocked),
+    partial: Boolean(r.partial),
+    response_ms: r.response_ms === null ? null : Number(r.response_ms),
+    checked_at: toDate(r.checked_at),
+    state_at: toDate(r.state_at) as Date
+  }))
+}

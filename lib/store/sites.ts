@@ -85,7 +85,11 @@ export async function trackSites({
         checked_at: null,
         first_checked_at: null,
         tls_expires_at: null,
-        tls_issuer: null
+        tls_issuer: null,
+        // A new tracking period is scheduled afresh, like a new site.
+        due_at: null,
+        lease_owner: null,
+        lease_until: null
       })
     if (Object.keys(patch).length > 0)
       await db('sites')

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { ConfigError, loadConfig, parseConnectTo, type Config, type ConnectToRule } from '../../config/index.js'
 
@@ -22,6 +23,7 @@ const VARIABLES = [
   'MAX_KEY_SHARE',
   'DENY_TARGETS',
   'WEBHOOK_KEY',
+  'INSTANCE_ID',
   'REDIS_URL',
   'METRICS_TOKEN'
 ]
@@ -76,6 +78,7 @@ t.test('an empty environment gives the documented defaults', async (t) => {
       maxKeyShare: 0.5,
       webhookKey: null,
       webhookKeyFile: resolve('data/webhook.key'),
+      instanceId: `${hostname()}:${process.pid}`,
       redisUrl: null,
       metricsToken: null
     }
@@ -173,6 +176,10 @@ t.test('good values of each variable are taken and converted', async (t) => {
     ],
     ['METRICS_TOKEN', { METRICS_TOKEN: 'a1b2c3d4e5f6a7b8-~!' }, { metricsToken: 'a1b2c3d4e5f6a7b8-~!' }],
     ['an empty METRICS_TOKEN is unset', { METRICS_TOKEN: '' }, { metricsToken: null }],
+    ['INSTANCE_ID', { INSTANCE_ID: 'web-1' }, { instanceId: 'web-1' }],
+    ['REDIS_URL', { REDIS_URL: 'redis://10.0.0.7:6379/2' }, { redisUrl: 'redis://10.0.0.7:6379/2' }],
+    ['REDIS_URL over TLS', { REDIS_URL: 'rediss://cache.internal:6380/0' }, { redisUrl: 'rediss://cache.internal:6380/0' }],
+    ['an empty REDIS_URL', { REDIS_URL: '' }, { redisUrl: null }],
     [
       'the webhook key file beside a SQLite file',
       { DATABASE_URL: 'sqlite:/var/lib/site-status/db.sqlite' },
@@ -336,14 +343,17 @@ t.test('bad values produce a one-line ConfigError naming the variable', async (t
     ['WEBHOOK_KEY', Buffer.alloc(31, 7).toString('base64'), /base64 of exactly 32 bytes/],
     ['WEBHOOK_KEY', Buffer.alloc(33, 7).toString('base64'), /base64 of exactly 32 bytes/],
     ['WEBHOOK_KEY', 'not base64 at all, and not 32 bytes!!!!!!!!!', /base64 of exactly 32 bytes/],
-    ['REDIS_URL', '', /must not be empty/],
     ['REDIS_URL', 'http://127.0.0.1:6379/0', /redis:\/\/host:port\/db/],
     ['REDIS_URL', 'redis://127.0.0.1:6379', /redis:\/\/host:port\/db/],
     ['REDIS_URL', 'redis://127.0.0.1:6379/cache', /redis:\/\/host:port\/db/],
     ['REDIS_URL', 'not a url', /redis:\/\/host:port\/db/],
     ['METRICS_TOKEN', 'short-token', /16 to 512 printable characters/],
     ['METRICS_TOKEN', 'has a space inside it somewhere', /without spaces/],
-    ['METRICS_TOKEN', 'x'.repeat(513), /16 to 512/]
+    ['METRICS_TOKEN', 'x'.repeat(513), /16 to 512/],
+    ['INSTANCE_ID', 'web 1', /printable ASCII without spaces/],
+    ['INSTANCE_ID', 'x'.repeat(192)],
+    ['REDIS_URL', 'http://cache:6379', /redis:\/\/host:port\/db/],
+    ['REDIS_URL', 'cache:6379', /redis:\/\/host:port\/db/]
   ]
   for (const [variable, value, detail] of cases) {
     t.test(`${variable}=${JSON.stringify(value)} is refused`, async (t) => {

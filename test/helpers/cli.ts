@@ -119,7 +119,12 @@ export function hasStackTrace(text: string): boolean {
  */
 export async function startServe(
   t: Test,
-  { env, cwd, script = 'lib/cli/index.ts' }: { env: Record<string, string>; cwd: string; script?: string }
+  {
+    env,
+    cwd,
+    script = 'lib/cli/index.ts',
+    startMs = 20_000
+  }: { env: Record<string, string>; cwd: string; script?: string; /** How long it may take to listen. */ startMs?: number }
 ): Promise<{ child: ChildProcess; uri: string; output: () => string }> {
   const file = resolve(ROOT, script)
   const args = script.endsWith('.ts') ? [...process.execArgv, file, 'serve'] : [file, 'serve']
@@ -140,7 +145,7 @@ export async function startServe(
   const uri = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       reject(new Error(`serve did not start: ${out}`))
-    }, 20_000)
+    }, startMs)
     child.stdout.on('data', (c: Buffer) => {
       out += c.toString()
       const m = /"uri":"(http:\/\/[^"]+)".*"msg":"listening"/.exec(out)

@@ -5,14 +5,19 @@ import { Scheduler } from '../../../lib/monitoring/scheduler.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
 import { testServer } from '../../helpers/server.js'
+import { closedPort } from '../../helpers/targets.js'
 
 for (const engine of engines()) {
   t.test(`healthz reports a reachable ${engine} database`, async (t) => {
     const { db, url } = await migratedDb(engine, t)
-    const { server } = await testServer({ db, env: { DATABASE_URL: url } })
+    const { server } = await testServer({ db, env: { DATABASE_URL: url, INSTANCE_ID: 'web-1' } })
     const res = await server.inject({ url: '/healthz' })
     t.equal(res.statusCode, 200)
-    t.same(JSON.parse(res.payload), { status: 'ok', database: 'ok', schedule: 'ok' })
+    t.same(
+      JSON.parse(res.payload),
+      { status: 'ok', database: 'ok', schedule: 'ok', instance: 'web-1', redis: null },
+      'no REDIS_URL: redis null'
+    )
     t.notOk(res.headers['ratelimit-limit'], 'no key, no budget')
     matchesOpenApi(t, res)
   })
@@ -72,7 +77,11 @@ t.test('healthz answers 200 with "schedule": "behind" while the scheduler sheds 
   })
   await scheduler.start()
   const { db, url } = await migratedDb('sqlite', t)
-  const { server } = await testServer({ db, env: { DATABASE_URL: url }, schedule: () => scheduleHealth(scheduler.load()) })
+  const { server } = await testServer({
+    db,
+    env: { DATABASE_URL: url, INSTANCE_ID: 'web-2' },
+    schedule: () => scheduleHealth(scheduler.load())
+  })
   const health = async (): Promise<unknown> => {
     const res = await server.inject({ url: '/healthz' })
     t.equal(res.statusCode, 200)
@@ -80,16 +89,36 @@ t.test('healthz answers 200 with "schedule": "behind" while the scheduler sheds 
     return JSON.parse(res.payload)
   }
 
-  t.same(await health(), { status: 'ok', database: 'ok', schedule: 'ok' }, 'nothing due yet')
+  t.same(await health(), { status: 'ok', database: 'ok', schedule: 'ok', instance: 'web-2', redis: null }, 'nothing due yet')
   await clock.tickAsync(60_000)
   t.ok(scheduler.stats().shed > 0)
-  t.same(await health(), { status: 'ok', database: 'ok', schedule: 'behind' })
+  t.same(await health(), { status: 'ok', database: 'ok', schedule: 'behind', instance: 'web-2', redis: null })
   sites = sites.slice(0, 1)
   for (const release of releases.splice(0)) release()
   await clock.tickAsync(2 * 60_000)
-  t.same(await health(), { status: 'ok', database: 'ok', schedule: 'ok' }, 'keeping up again')
+  t.same(await health(), { status: 'ok', database: 'ok', schedule: 'ok', instance: 'web-2', redis: null }, 'keeping up again')
   for (const release of releases.splice(0)) release()
   const stopping = scheduler.stop()
   for (const release of releases.splice(0)) release()
   await stopping
+})
+
+t.test('healthz says whether Redis answers when REDIS_URL is set, and stays 200 when it does not', async (t) => {
+  const { db, url } = await migratedDb('sqlite', t)
+  const up = await testServer({ db, env: { DATABASE_URL: url, INSTANCE_ID: 'web-3', REDIS_URL: 'redis://127.0.0.1:6379/9' } })
+  t.teardown(() => up.server.stop())
+  const ok = await up.server.inject({ url: '/healthz' })
+  t.equal(ok.statusCode, 200)
+  t.same(JSON.parse(ok.payload), { status: 'ok', database: 'ok', schedule: 'ok', instance: 'web-3', redis: 'ok' })
+  matchesOpenApi(t, ok)
+
+  const down = await testServer({
+    db,
+    env: { DATABASE_URL: url, INSTANCE_ID: 'web-4', REDIS_URL: `redis://127.0.0.1:${await closedPort()}/9` }
+  })
+  t.teardown(() => down.server.stop())
+  const res = await down.server.inject({ url: '/healthz' })
+  t.equal(res.statusCode, 200, 'Redis away is no reason for a load balancer to take the instance out')
+  t.same(JSON.parse(res.payload), { status: 'ok', database: 'ok', schedule: 'ok', instance: 'web-4', redis: 'unreachable' })
+  matchesOpenApi(t, res)
 })

@@ -4,7 +4,7 @@ import { migrateDownAll, migrateDownOne, migrateLatest, migrateUpOne, pendingMig
 import { migrations } from '../../../migrations/index.js'
 import { createTestDatabase, engines } from '../../helpers/db.js'
 
-const TABLES = ['api_keys', 'sites', 'checks', 'outages', 'events', 'event_sequence', 'webhooks', 'webhook_deliveries']
+const TABLES = ['api_keys', 'sites', 'checks', 'outages', 'events', 'event_sequence', 'webhooks', 'webhook_deliveries', 'instances']
 
 for (const engine of engines()) {
   t.test(`migrations on ${engine}`, async (t) => {

@@ -1,0 +1,422 @@
+import { claimedOccurrence } from '../rules/due-times.js'
+import { isDatabaseUnavailable, isPoolSaturated, type Db } from '../store/db.js'
+import { beat, forgetInstances, listInstances, retireInstance } from '../store/leases.js'
+import { CheckGate, type GateEntry, type ScheduledSite } from './check-gate.js'
+import { claimDueChecks, keepOwnClaims, scheduleNewSites, takeOverClaims, type Claim } from './lease-claims.js'
+import { LoadWindow, type ScheduleLoad } from './schedule-load.js'
+import type { SchedulerStats } from './scheduler.js'
+
+/** How a {@link LeaseScheduler} claims, runs and paces the checks of the sites it shares with other instances. */
+export interface LeaseSchedulerOptions {
+  db: Db
+  /** This instance's name in the claims (INSTANCE_ID). */
+  owner: string
+  intervalMs: number
+  runCheck: (site: ScheduledSite, dueAt: number) => Promise<void>
+  /** Checks running at once at most. */
+  concurrency: number
+  /** Whether a claimed site is still tracked (the in-memory state knows it): a removed one is not checked. */
+  tracked: (site: ScheduledSite) => boolean
+  /** Claimed sites the in-memory state did not know: read the tracked sites now. */
+  learn: () => Promise<void>
+  /** How many sites are tracked, for the stats. */
+  sites: () => number
+  /** Scheduling granularity; default 250 ms. */
+  tickMs?: number
+  /** How often due checks are claimed; default 500 ms. */
+  claimEveryMs?: number
+  onTimeMs?: number
+  maxQueued?: number
+  onBehind?: (load: ScheduleLoad) => void
+  now?: () => number
+  /** `list`: the database cannot be reached (claims stop until it answers); `round`: a claim round failed otherwise; `check`: a check failed. */
+  onError?: (err: unknown, what: 'list' | 'round' | 'check') => void
+  /** The database answers again after a failed round. */
+  onReconnect?: () => void
+}
+
+/** Checks claimed per statement at most. */
+const CLAIM_BATCH = 1000
+/** Claim statements per round at most (a backlog is claimed over a few rounds). */
+const CLAIMS_PER_ROUND = 10
+/**
+ * An instance not heard from for this long is dead and the others take its claims over: a quarter
+ * of the interval, between 2 and 10 s, so that a check it claimed and never ran still runs within
+ * one interval of its due time. Instances beat four times as often.
+ */
+export function deadAfterMs(intervalMs: number): number {
+  return Math.min(10_000, Math.max(2000, intervalMs / 4))
+}
+/** After a spell without the database, claims wait this long, so that the others write back what they checked meanwhile first. */
+const RECONNECT_GRACE_MS = 1500
+
+interface Owned {
+  entry: GateEntry
+  /** When this instance's claim ends: the site's next due time. */
+  until: number
+  /** Checked on past `until` without the database: to be written back once it answers. */
+  continued: boolean
+  /** Taken over by another instance while this one could not reach the database. */
+  lost: boolean
+}
+
+interface Held {
+  own: Owned
+  dueAt: number
+}
+
+/**
+ * The scheduler of an instance among several on one MySQL database. The schedule lives in the sites'
+ * rows (a due time and a claim per site): every round (500 ms) the instance claims the checks due
+ * within the next moment, in batches (`SELECT ... FOR UPDATE SKIP LOCKED`), and holds them until
+ * their due time; each check is claimed by exactly one instance, however many run. A site's due
+ * times keep its phase, so a check is due at the same moment whichever instance runs it.
+ *
+ * The same {@link CheckGate} as a single instance's runs the claimed checks, so overload behaves
+ * the same way: an instance claims no more than it has room for, leaving the rest to the others;
+ * a check nobody could start within an interval of its due time is passed over (counted shed by
+ * the instance that finds it) in favour of the next one.
+ *
+ * Instances beat; the claims of one not heard from for {@link deadAfterMs} are taken
+ * over: a claimed check whose result never reached the site's row is run by the taker at once.
+ * Without the database, an instance goes on checking the sites it claimed last, at their phase, and
+ * writes the due times it reached back once the database answers.
+ */
+export class LeaseScheduler {
+  readonly #o: Required<Omit<LeaseSchedulerOptions, 'onError' | 'onBehind' | 'onReconnect'>> &
+    Pick<LeaseSchedulerOptions, 'onError' | 'onBehind' | 'onReconnect'>
+  readonly #gate: CheckGate<GateEntry>
+  #window: LoadWindow
+  readonly #owned = new Map<number, Owned>()
+  #held: Held[] = []
+  #heldHead = 0
+  #timers: NodeJS.Timeout[] = []
+  #round: Promise<void> | null = null
+  #again = false
+  #stopped = false
+  #offline = false
+  /** When the database answered again after a failed round; -Infinity when it never failed. */
+  #reconnectedAt = -Infinity
+  /** When the last round succeeded: claims ending before then were not prolonged by anyone else. */
+  #lastOkAt = -Infinity
+  #lastBeatAt = -Infinity
+  /** Claimed checks shed before reaching the gate (see {@link tick}). */
+  #shedHeld = 0
+  #beating = false
+  #lastDeadCheckAt = -Infinity
+  /** When the claim rounds began to fail; null while they succeed. */
+  #failingSince: number | null = null
+  readonly #startedAt: Date
+  #warnedAt = -Infinity
+
+  constructor(opts: LeaseSchedulerOptions) {
+    if (!(opts.intervalMs > 0) || !(opts.concurrency >= 1)) throw new RangeError('intervalMs and concurrency must be positive')
+    this.#o = {
+      ...opts,
+      tickMs: opts.tickMs ?? 250,
+      claimEveryMs: opts.claimEveryMs ?? 500,
+      onTimeMs: opts.onTimeMs ?? 5000,
+      maxQueued: opts.maxQueued ?? 10_000,
+      now: opts.now ?? Date.now
+    }
+    const { intervalMs, concurrency, maxQueued, onTimeMs, runCheck, now } = this.#o
+    this.#startedAt = new Date(now())
+    this.#window = new LoadWindow({ since: now() })
+    this.#gate = new CheckGate<GateEntry>({
+      intervalMs,
+      concurrency,
+      maxQueued,
+      onTimeMs,
+      runCheck,
+      now,
+      count: (at, what) => {
+        this.#window.add(at, what)
+      },
+      onError: (err) => {
+        this.#report(err, 'check')
+      }
+    })
+  }
+
+  get #deadAfterMs(): number {
+    return deadAfterMs(this.#o.intervalMs)
+  }
+
+  /** How far ahead checks are claimed: they wait here until due, so that they start on time. */
+  get #lookaheadMs(): number {
+    return Math.min(1000, this.#o.intervalMs / 2)
+  }
+
+  async start(): Promise<void> {
+    this.#window = new LoadWindow({ since: this.#o.now() })
+    await this.refreshNow()
+    if (this.#stopped) return
+    this.#timers.push(
+      setInterval(() => {
+        this.#tick()
+      }, this.#o.tickMs),
+      setInterval(() => void this.refreshNow(), this.#o.claimEveryMs),
+      setInterval(() => void this.#beat(), this.#deadAfterMs / 4)
+    )
+    for (const timer of this.#timers) timer.unref()
+  }
+
+  /** Claims no further check and resolves once the running checks end. */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    for (const timer of this.#timers) clearInterval(timer)
+    this.#timers = []
+    await this.#round
+    await this.#gate.close()
+  }
+
+  /**
+   * Says this instance is gone, so that the others take over its claims at once rather than once it
+   * falls silent. Called once its checks are recorded: a claim whose check is recorded is only
+   * handed over, one whose check never ran is run by the taker.
+   */
+  async retire(): Promise<void> {
+    try {
+      await retireInstance({ db: this.#o.db, id: this.#o.owner, now: new Date(this.#o.now() - this.#deadAfterMs) })
+    } catch {
+      // Unreachable: the others find this instance silent a few seconds later instead.
+    }
+  }
+
+  stats(): SchedulerStats {
+    const gate = this.#gate
+    const counters = gate.counters()
+    return {
+      ...counters,
+      shed: counters.shed + this.#shedHeld,
+      running: gate.running,
+      queued: gate.queued,
+      sites: this.#o.sites(),
+      lastMinute: this.load()
+    }
+  }
+
+  load(): ScheduleLoad {
+    return this.#window.read(this.#o.now())
+  }
+
+  /** Runs a round now (or right after the one under way): new sites are scheduled, due checks claimed. */
+  refreshNow(): Promise<void> {
+    if (this.#round !== null) {
+      this.#again = true
+      return this.#round
+    }
+    const round = this.#claimRound().finally(() => {
+      this.#round = null
+      if (this.#again && !this.#stopped) {
+        this.#again = false
+        void this.refreshNow()
+      }
+    })
+    this.#round = round
+    return round
+  }
+
+  async #claimRound(): Promise<void> {
+    if (this.#stopped) return
+    const { db, owner, intervalMs } = this.#o
+    const now = this.#o.now()
+    try {
+      if (this.#offline) await this.#writeBack()
+      if (this.#offline) {
+        this.#offline = false
+        this.#reconnectedAt = now
+        this.#o.onReconnect?.()
+      }
+      if (this.#lastBeatAt === -Infinity) await this.#beat()
+      let dead: string[] = []
+      // Others are judged only while this instance's own beats get through in time: when its beats
+      // are slow (a loaded machine, a slow database) the others' probably are too, and are no sign of death.
+      // Right after a spell without the database, the others may not have beaten again yet.
+      if (
+        now - this.#lastDeadCheckAt >= this.#deadAfterMs / 4 &&
+        now - this.#lastBeatAt < this.#deadAfterMs / 2 &&
+        now - this.#reconnectedAt >= this.#deadAfterMs
+      ) {
+        this.#lastDeadCheckAt = now
+        dead = await this.#deadInstances(now)
+      }
+      await scheduleNewSites({ db, now, intervalMs, limit: CLAIM_BATCH })
+      if (now - this.#reconnectedAt < RECONNECT_GRACE_MS) {
+        this.#lastOkAt = now
+        return
+      }
+      const claims: Claim[] = await takeOverClaims({ db, owner, dead, now, intervalMs, limit: CLAIM_BATCH })
+      for (let i = 0; i < CLAIMS_PER_ROUND; i++) {
+        const limit = Math.min(CLAIM_BATCH, this.#room() - claims.length)
+        const got = await claimDueChecks({ db, owner, now, horizon: now + this.#lookaheadMs, intervalMs, limit })
+        claims.push(...got)
+        if (got.length < limit) break
+      }
+      this.#lastOkAt = now
+      this.#failingSince = null
+      await this.#hold(claims, now)
+    } catch (err) {
+      // Only a database that cannot be reached, for as long as it takes the others to count an
+      // instance dead, stops the claims: then this instance goes on with the sites it claimed last.
+      // Any other failure (a deadlock, a slow moment) is retried at the next round, with the claims
+      // the database holds: going on alone then would check sites the others claim.
+      this.#failingSince ??= now
+      if (!isDatabaseUnavailable(err) || isPoolSaturated(this.#o.db, err) || now - this.#failingSince < this.#deadAfterMs) {
+        if (!this.#offline) this.#report(err, 'round')
+        return
+      }
+      if (!this.#offline) this.#report(err, 'list')
+      this.#offline = true
+    }
+  }
+
+  /** Says this instance is alive; on a timer of its own, so that a slow claim round does not delay it. */
+  async #beat(): Promise<void> {
+    if (this.#beating || this.#stopped) return
+    this.#beating = true
+    const at = this.#o.now()
+    try {
+      await beat({ db: this.#o.db, id: this.#o.owner, startedAt: this.#startedAt, now: new Date(at) })
+      this.#lastBeatAt = at
+    } catch {
+      // The claim rounds notice an unreachable database and say so.
+    } finally {
+      this.#beating = false
+    }
+  }
+
+  /**
+   * Checks this instance may still take on: twice its slots, less what runs and waits. An instance
+   * short of room leaves due checks in the database, for the others to claim.
+   */
+  #room(): number {
+    const gate = this.#gate
+    return 2 * this.#o.concurrency - gate.running - gate.queued - (this.#held.length - this.#heldHead)
+  }
+
+  async #deadInstances(now: number): Promise<string[]> {
+    const beats = await listInstances({ db: this.#o.db })
+    const dead = beats.filter((b) => b.id !== this.#o.owner && now - b.seenAt.getTime() >= this.#deadAfterMs)
+    // Every claim lapses within an interval: an instance silent for longer has none left.
+    const gone = new Date(now - 2 * this.#o.intervalMs - this.#deadAfterMs)
+    await forgetInstances({ db: this.#o.db, ids: dead.filter((b) => b.seenAt < gone).map((b) => b.id), before: gone })
+    return dead.map((b) => b.id)
+  }
+
+  async #hold(claims: readonly Claim[], now: number): Promise<void> {
+    if (claims.length === 0) return
+    if (claims.some((c) => !this.#o.tracked(c.site))) await this.#o.learn()
+    const since = Math.max(this.#reconnectedAt, this.#startedAt.getTime())
+    for (const claim of claims) {
+      // Passed over while this instance was up and could claim it: nobody had room in time.
+      if (claim.missed > 0 && claim.overdueAt >= since) {
+        this.#window.add(now, 'shed')
+      }
+      const entry = this.#gate.busyWith(claim.site.id) ?? this.#owned.get(claim.site.id)?.entry ?? newEntry(claim.site)
+      entry.site = claim.site
+      const own: Owned = { entry, until: claim.dueAt + this.#o.intervalMs, continued: false, lost: false }
+      this.#owned.set(claim.site.id, own)
+      this.#held.push({ own, dueAt: claim.dueAt })
+    }
+    this.#sortHeld()
+  }
+
+  #sortHeld(): void {
+    this.#held = this.#held.slice(this.#heldHead).sort((a, b) => a.dueAt - b.dueAt)
+    this.#heldHead = 0
+  }
+
+  #tick(): void {
+    if (this.#stopped) return
+    const now = this.#o.now()
+    this.#gate.shedExpired(now)
+    if (this.#offline) this.#continueOffline(now)
+    for (let held = this.#held[this.#heldHead]; held !== undefined && held.dueAt <= now; held = this.#held[this.#heldHead]) {
+      this.#heldHead++
+      const { entry, lost } = held.own
+      if (lost) continue
+      if (!this.#o.tracked(entry.site)) {
+        entry.removed = true
+        continue
+      }
+      entry.removed = false
+      this.#window.add(now, 'due')
+      // Held past a whole interval (the machine stalled, or a take-over came late): by now the next
+      // check is due and claimed, so this one is shed rather than run in the next one's interval.
+      if (now - held.dueAt >= this.#o.intervalMs) {
+        this.#shedHeld++
+        this.#window.add(now, 'shed')
+        continue
+      }
+      this.#gate.offer(entry, held.dueAt)
+    }
+    if (this.#heldHead > 1024 && this.#heldHead * 2 > this.#held.length) this.#sortHeld()
+    this.#forgetLapsed(now)
+    this.#warnIfBehind(now)
+  }
+
+  /** Without the database nobody can claim: the sites this instance claimed last go on being checked here, at their phase. */
+  #continueOffline(now: number): void {
+    const { intervalMs } = this.#o
+    let added = false
+    for (const own of this.#owned.values()) {
+      if (own.lost || own.until > now + this.#lookaheadMs) continue
+      // A claim that ended before the last good round was the others' to take, not this instance's to prolong.
+      if (!own.continued && own.until <= this.#lastOkAt) continue
+      const dueAt = claimedOccurrence(own.until, now, intervalMs).dueAt
+      own.until = dueAt + intervalMs
+      own.continued = true
+      this.#held.push({ own, dueAt })
+      added = true
+    }
+    if (added) this.#sortHeld()
+  }
+
+  /** Writes the due times reached without the database back, for the claims this instance still holds. */
+  async #writeBack(): Promise<void> {
+    const continued = [...this.#owned.entries()].filter(([, own]) => own.continued && !own.lost)
+    const kept = await keepOwnClaims({
+      db: this.#o.db,
+      owner: this.#o.owner,
+      claims: continued.map(([id, own]) => ({ id, dueAt: own.until }))
+    })
+    for (const [id, own] of continued) {
+      own.continued = false
+      if (!kept.has(id)) own.lost = true
+    }
+  }
+
+  /** Claims long over are only kept while the database is away, for {@link continueOffline}. */
+  #forgetLapsed(now: number): void {
+    if (this.#offline) return
+    const horizon = now - 2 * this.#o.intervalMs - 10_000
+    for (const [id, own] of this.#owned) {
+      if (own.until < horizon && !own.entry.running && own.entry.waiting === null) this.#owned.delete(id)
+    }
+  }
+
+  #warnIfBehind(now: number): void {
+    if (this.#o.onBehind === undefined || now - this.#warnedAt < 60_000) return
+    const load = this.#window.read(now)
+    if (!load.behind) return
+    this.#warnedAt = now
+    try {
+      this.#o.onBehind(load)
+    } catch {
+      // A failing handler must not stop the scheduler.
+    }
+  }
+
+  #report(err: unknown, what: 'list' | 'round' | 'check'): void {
+    try {
+      this.#o.onError?.(err, what)
+    } catch {
+      // A failing error handler must not stop the scheduler.
+    }
+  }
+}
+
+function newEntry(site: ScheduledSite): GateEntry {
+  return { site, running: false, waiting: null, removed: false }
+}

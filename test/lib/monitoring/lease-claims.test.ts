@@ -1,0 +1,151 @@
+import t, { type Test } from 'tap'
+import { claimDueChecks, keepOwnClaims, scheduleNewSites, takeOverClaims } from '../../../lib/monitoring/lease-claims.js'
+import { addSites } from '../../../lib/monitoring/add-sites.js'
+import { phaseOf } from '../../../lib/monitoring/phase-wheel.js'
+import { openDb, toDate, type Db } from '../../../lib/store/db.js'
+import { migratedDb } from '../../helpers/db.js'
+
+// Leases are how several instances share one MySQL database; SQLite keeps one instance and its phase wheel.
+const I = 60_000
+const CYCLE = 1_000_000 * I
+
+async function sites(t: Test, n: number): Promise<{ db: Db; url: string; domains: string[] }> {
+  const { db, url } = await migratedDb('mysql', t)
+  const domains = Array.from({ length: n }, (_, i) => `site${i}.example.com`)
+  await addSites({ db, entries: domains.map((domain) => ({ domain, name: null })), now: new Date(CYCLE) })
+  return { db, url, domains }
+}
+
+async function rows(db: Db): Promise<Map<string, { due: number | null; owner: string | null; until: number | null }>> {
+  const all = await db('sites').select('domain', 'due_at', 'lease_owner', 'lease_until')
+  return new Map(
+    all.map((r) => [
+      String(r.domain),
+      {
+        due: toDate(r.due_at)?.getTime() ?? null,
+        owner: r.lease_owner === null ? null : String(r.lease_owner),
+        until: toDate(r.lease_until)?.getTime() ?? null
+      }
+    ])
+  )
+}
+
+t.test('new sites are first due at their phase, and scheduled once', async (t) => {
+  const { db, domains } = await sites(t, 50)
+  t.equal(await scheduleNewSites({ db, now: CYCLE + 1, intervalMs: I, limit: 1000 }), 50)
+  for (const [domain, row] of await rows(db)) {
+    const phase = phaseOf(domain, I)
+    t.equal(row.due, phase >= 1 ? CYCLE + phase : CYCLE + I + phase, `${domain} at its phase`)
+  }
+  t.equal(await scheduleNewSites({ db, now: CYCLE + 2, intervalMs: I, limit: 1000 }), 0, 'nothing left to schedule')
+  t.equal(domains.length, 50)
+})
+
+t.test('two instances claiming at once each get checks of their own, all of those due and none of the others', async (t) => {
+  const { db, url, domains } = await sites(t, 400)
+  await scheduleNewSites({ db, now: CYCLE, intervalMs: I, limit: 1000 })
+  const other = openDb(url)
+  t.teardown(() => other.destroy())
+  const now = CYCLE + I / 2
+  const horizon = now + 1000
+  const due = [...(await rows(db))].filter(([, r]) => (r.due as number) <= horizon).map(([d]) => d)
+  t.ok(due.length > 100 && due.length < 400, `${due.length} due by the horizon`)
+  // Small batches, many rounds, both at once: SKIP LOCKED must keep them apart.
+  const claimAll = async (conn: Db, owner: string): Promise<string[]> => {
+    const got: string[] = []
+    for (;;) {
+      const claims = await claimDueChecks({ db: conn, owner, now, horizon, intervalMs: I, limit: 7 })
+      got.push(...claims.map((c) => c.site.domain))
+      if (claims.length === 0) return got
+    }
+  }
+  const [a, b] = await Promise.all([claimAll(db, 'a'), claimAll(other, 'b')])
+  t.same([...a, ...b].sort(), [...due].sort(), 'together they claimed every due check once')
+  t.ok(a.length > 0 && b.length > 0, `both got some (${a.length} and ${b.length})`)
+  const after = await rows(db)
+  for (const domain of due) {
+    const row = after.get(domain)
+    const phase = phaseOf(domain, I)
+    t.same(
+      row,
+      { due: CYCLE + I + phase, owner: a.includes(domain) ? 'a' : 'b', until: CYCLE + I + phase },
+      `${domain}: next due an interval later, claimed until then`
+    )
+  }
+  t.same(await claimDueChecks({ db, owner: 'a', now, horizon, intervalMs: I, limit: 1000 }), [], 'claimed checks are not claimed again')
+  t.equal(domains.length, 400)
+})
+
+t.test('a check overdue by an interval or more is passed over for the next one, at its phase', async (t) => {
+  const { db } = await sites(t, 1)
+  await db('sites').update({ due_at: new Date(CYCLE) })
+  const [claim] = await claimDueChecks({ db, owner: 'a', now: CYCLE + 2.5 * I, horizon: CYCLE + 2.5 * I + 1000, intervalMs: I, limit: 10 })
+  t.match(claim, { dueAt: CYCLE + 3 * I, missed: 3, overdueAt: CYCLE })
+  t.match([...(await rows(db)).values()][0], { due: CYCLE + 4 * I, owner: 'a' })
+})
+
+t.test("a dead instance's claims are taken over: the unrecorded ones to be run, the recorded ones only handed over", async (t) => {
+  const { db } = await sites(t, 40)
+  await scheduleNewSites({ db, now: CYCLE, intervalMs: I, limit: 1000 })
+  const now = CYCLE + I
+  const claims = await claimDueChecks({ db, owner: 'dead', now, horizon: now, intervalMs: I, limit: 1000 })
+  t.equal(claims.length, 40)
+  const recorded = claims.slice(0, 15)
+  for (const c of recorded)
+    await db('sites')
+      .where({ id: c.site.id })
+      .update({ checked_at: new Date(c.dueAt + 10) })
+  // Half an interval later: the claims due in the first half have lapsed (their checks are a whole
+  // interval late, the next ones are due and claimed as usual); the others are still the dead one's.
+  const later = now + I / 2
+  const live = claims.filter((c) => c.dueAt + I > later)
+  t.ok(live.length > 5 && live.length < 35, `${live.length} claims still running`)
+  const taken = await takeOverClaims({ db, owner: 'alive', dead: ['dead'], now: later, intervalMs: I, limit: 1000 })
+  t.same(
+    taken.map((c) => [c.site.domain, c.dueAt]).sort(),
+    live
+      .filter((c) => !recorded.includes(c))
+      .map((c) => [c.site.domain, c.dueAt])
+      .sort(),
+    'the running claims whose checks were never recorded, at their own due times'
+  )
+  const owners = await rows(db)
+  for (const c of claims) {
+    t.equal(
+      owners.get(c.site.domain)?.owner,
+      live.includes(c) ? 'alive' : 'dead',
+      `${c.site.domain}: ${live.includes(c) ? 'taken' : 'lapsed, left'}`
+    )
+  }
+  t.same(await takeOverClaims({ db, owner: 'alive', dead: ['dead'], now: later, intervalMs: I, limit: 1000 }), [], 'none is taken twice')
+})
+
+t.test('after a spell without the database an instance keeps only the claims still its own', async (t) => {
+  const { db } = await sites(t, 10)
+  await scheduleNewSites({ db, now: CYCLE, intervalMs: I, limit: 1000 })
+  const claims = await claimDueChecks({ db, owner: 'a', now: CYCLE + I, horizon: CYCLE + I, intervalMs: I, limit: 1000 })
+  const lost = claims.slice(0, 3)
+  await db('sites')
+    .whereIn(
+      'id',
+      lost.map((c) => c.site.id)
+    )
+    .update({ lease_owner: 'b' })
+  const reached = claims.map((c) => ({ id: c.site.id, dueAt: c.dueAt + 5 * I }))
+  const kept = await keepOwnClaims({ db, owner: 'a', claims: reached })
+  t.same(
+    [...kept].sort(),
+    claims
+      .slice(3)
+      .map((c) => c.site.id)
+      .sort(),
+    'the claims b took are not kept'
+  )
+  const after = await db('sites').select('id', 'due_at', 'lease_owner')
+  for (const r of after) {
+    const claim = claims.find((c) => c.site.id === Number(r.id))
+    if (kept.has(Number(r.id)))
+      t.equal(toDate(r.due_at)?.getTime(), (claim?.dueAt as number) + 5 * I, 'kept: the due time reached is written back')
+    else t.equal(String(r.lease_owner), 'b', 'lost: left as b has it')
+  }
+})
