@@ -248,11 +248,25 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
     `and so does its badge (${badgeMs.join(', ')} ms)`
   )
 
-  // --- Shared rate limit: THE LEAD ADDS THIS ASSERTION after merging the Redis branch (issue 16).
-  // One key with a limit of 60, driven through HAProxy from 20 clients, gets exactly 60 requests
-  // admitted per 60 s window. Not asserted here: without the shared windows each instance counts its own.
-  // A todo, not a pass: it shows in the report until the assertion is written.
-  t.todo('one key with a limit of 60, 20 clients through HAProxy: exactly 60 admitted per window (needs the Redis branch)', async () => {})
+  // --- Shared rate limit: one key with a limit of 60, 20 clients through HAProxy (round robin over
+  // the two instances still up), 10 requests each at once: exactly 60 admitted in the window, as one
+  // instance would; without the shared window (REDIS_URL) each instance would admit 60 of its own.
+  const limited = generateKey()
+  await createKey({ db, name: 'limited', keyHash: hashKey(limited), rateLimit: 60, scopes: 'read', now: new Date() })
+  const limitStarted = Date.now()
+  const statuses = (
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const seen: number[] = []
+        for (let i = 0; i < 10; i++) seen.push((await get(haproxy, '/api/v1/status/s001.example.com', limited)).status)
+        return seen
+      })
+    )
+  ).flat()
+  const tally = (status: number): number => statuses.filter((s) => s === status).length
+  t.ok(Date.now() - limitStarted < 60_000, 'the 200 requests fit in one 60 s window')
+  t.equal(tally(200), 60, 'exactly 60 of 200 requests through HAProxy are admitted across the instances')
+  t.equal(tally(429), 140, 'the other 140 are refused with 429')
 
   await sleep(Math.max(0, startedAt + RUN_MS - Date.now()))
   const stoppedAt = Date.now()
