@@ -41,6 +41,15 @@ t.test('new sites are first due at their phase, and scheduled once', async (t) =
   t.equal(domains.length, 50)
 })
 
+t.test("new sites beyond one statement's limit are all scheduled in the same round, against the same now", async (t) => {
+  const { db } = await sites(t, 250)
+  t.equal(await scheduleNewSites({ db, now: CYCLE + 1, intervalMs: I, limit: 100 }), 250, 'three statements, one round')
+  for (const [domain, row] of await rows(db)) {
+    const phase = phaseOf(domain, I)
+    t.equal(row.due, phase >= 1 ? CYCLE + phase : CYCLE + I + phase, `${domain} at its phase in this interval`)
+  }
+})
+
 t.test('two instances claiming at once each get checks of their own, all of those due and none of the others', async (t) => {
   const { db, url, domains } = await sites(t, 400)
   await scheduleNewSites({ db, now: CYCLE, intervalMs: I, limit: 1000 })
