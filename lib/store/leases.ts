@@ -85,6 +85,15 @@ export async function listUnscheduledSites({ db, limit }: { db: Db; limit: numbe
   return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain) }))
 }
 
+/**
+ * Forgets the due times set further ahead than `after` (set under a longer CHECK_INTERVAL_S than the
+ * one now in force), so that those sites are scheduled again at their phase in the current interval.
+ * Returns how many. Indexed (`sites_due_at`): nothing to do costs one range probe.
+ */
+export async function forgetDueTimesAfter({ db, after }: { db: Db; after: Date }): Promise<number> {
+  return db('sites').whereNull('removed_at').where('due_at', '>', after).update({ due_at: null })
+}
+
 /** Sets the first due time of sites that have none yet; a site another instance scheduled meanwhile keeps its own. */
 export async function setFirstDueTimes({ db, sites }: { db: Db; sites: ReadonlyArray<{ id: number; dueAt: Date }> }): Promise<void> {
   if (sites.length === 0) return

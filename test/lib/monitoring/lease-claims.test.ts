@@ -50,6 +50,16 @@ t.test("new sites beyond one statement's limit are all scheduled in the same rou
   }
 })
 
+t.test('due times set under a much longer interval are scheduled again at their phase in the shorter one', async (t) => {
+  const { db } = await sites(t, 40)
+  const DAY = 86_400_000
+  await scheduleNewSites({ db, now: CYCLE + 1, intervalMs: DAY, limit: 1000 })
+  const far = [...(await rows(db)).values()].filter((r) => (r.due ?? 0) > CYCLE + 1 + 2 * I).length
+  t.ok(far > 30, `${far} of 40 due two short intervals ahead or more under a day's interval`)
+  t.equal(await scheduleNewSites({ db, now: CYCLE + 1, intervalMs: I, limit: 1000 }), far, 'those are scheduled again')
+  t.equal([...(await rows(db)).values()].filter((r) => (r.due ?? 0) > CYCLE + 1 + 2 * I).length, 0, 'none waits two intervals or more')
+})
+
 t.test('two instances claiming at once each get checks of their own, all of those due and none of the others', async (t) => {
   const { db, url, domains } = await sites(t, 400)
   await scheduleNewSites({ db, now: CYCLE, intervalMs: I, limit: 1000 })
