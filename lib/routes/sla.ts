@@ -3,13 +3,12 @@ import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
 import { requireScope } from '../auth.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
-import { durationSecondsMs } from '../rules/outages.js'
 import { monitoredSpan, slaFigures, slaWindow, type OutageInterval } from '../rules/sla.js'
 import type { Db } from '../store/db.js'
 import { listOutageTimes } from '../store/outages.js'
 import { findSite } from '../store/sites.js'
-import { isoTimes } from './iso-times.js'
 import type { OutageRecord } from './outages.js'
+import { outagesJson, SlaHistory } from './sla-history.js'
 
 const query = Joi.object({
   from: Joi.string().max(64),
@@ -32,29 +31,14 @@ export interface SlaRecord {
 }
 
 /**
- * The outages as the outages endpoint shows them, as JSON text. Written out directly: a year of
- * 10,000 outages as objects with Dates and ISO strings, then stringified, cost several times the
- * rest of the answer.
- */
-function outagesJson(outages: readonly OutageInterval[], site: { domain: string; name: string }, now: number): string {
-  const head = `{"domain":${JSON.stringify(site.domain)},"name":${JSON.stringify(site.name)},"started_at":"`
-  const iso = isoTimes()
-  // One string grown in place: V8 joins the pieces once, cheaper here than an array joined.
-  let json = '['
-  for (const o of outages) {
-    if (json.length > 1) json += ','
-    json += head + iso(o.started) + '","ended_at":' + (o.ended === null ? 'null' : '"' + iso(o.ended) + '"')
-    json += ',"duration_seconds":' + String(durationSecondsMs(o.started, o.ended, now)) + '}'
-  }
-  return json + ']'
-}
-
-/**
  * Answered from the site's row (its first recorded check) and its outages overlapping the window,
- * never from raw checks: two index range reads, however long the window. A removed site keeps its
- * history: its monitored time ends at the removal.
+ * never from raw checks: two index range reads, however long the window, and for windows within
+ * the last 400 days, a copy of the site's closed outages kept between requests (`SlaHistory`) and
+ * checked against its two newest outages. A removed site keeps its history: its monitored time ends
+ * at the removal.
  */
 export function slaRoutes({ db, now }: { db: Db; now: () => Date }): ServerRoute[] {
+  const history = new SlaHistory()
   return [
     {
       method: 'GET',
@@ -70,7 +54,11 @@ export function slaRoutes({ db, now }: { db: Db; now: () => Date }): ServerRoute
         if (site === null) throw Boom.notFound('site is not tracked')
         const until = site.removed_at !== null && site.removed_at < at ? site.removed_at : at
         const span = monitoredSpan(site.first_checked_at, window.from, window.to, until)
-        const outages = span.start < span.end ? await listOutageTimes({ db, siteId: site.id, from: span.start, to: span.end }) : []
+        const monitored = span.start < span.end
+        const [from, to] = [span.start.getTime(), span.end.getTime()]
+        const copied = monitored ? await history.window({ db, site, from, to, now: at.getTime() }) : null
+        const outages: OutageInterval[] =
+          copied?.outages ?? (monitored ? await listOutageTimes({ db, siteId: site.id, from: span.start, to: span.end }) : [])
         const { outages: counted, ...figures } = slaFigures({
           outages,
           firstCheckedAt: site.first_checked_at,
@@ -85,8 +73,9 @@ export function slaRoutes({ db, now }: { db: Db; now: () => Date }): ServerRoute
           to: window.to.toISOString(),
           ...figures
         }
-        const json = `${JSON.stringify(record).slice(0, -1)},"outages":${outagesJson(counted, site, at.getTime())}}`
-        return h.response(json).type('application/json; charset=utf-8')
+        const head = `${JSON.stringify(record).slice(0, -1)},"outages":`
+        const list = copied?.json(counted) ?? [Buffer.from(outagesJson(counted, site, at.getTime()))]
+        return h.response(Buffer.concat([Buffer.from(head), ...list, Buffer.from('}')])).type('application/json; charset=utf-8')
       }
     }
   ]

@@ -125,8 +125,9 @@ export async function findOutageAt({ db, siteId, at }: { db: Db; siteId: number;
   return row ? toOutageRow(row) : null
 }
 
-/** An outage's span in epoch milliseconds, open-ended while ongoing. */
+/** An outage's span in epoch milliseconds, open-ended while ongoing, with its row id. */
 export interface OutageTimes {
+  id: number
   started: number
   ended: number | null
 }
@@ -136,13 +137,13 @@ function toMs(value: unknown): number | null {
 }
 
 /**
- * A site's outages overlapping [from, to), oldest first, as epoch milliseconds: a year of a
- * flapping site is thousands of rows, and a Date each cost more than the rest of an SLA. A site's
- * outages never overlap (one open at a time, each closed before the next opens), so only the newest
- * one starting before `from` can reach into the window: two range reads of the (site, start, id, end)
- * index, which holds every column read, however long the site's history.
+ * A site's outages overlapping [from, to) (`to` left out: no end), oldest first, as epoch
+ * milliseconds: a year of a flapping site is thousands of rows, and a Date each cost more than the
+ * rest of an SLA. A site's outages never overlap (one open at a time, each closed before the next
+ * opens), so only the newest one starting before `from` can reach into the window: two range reads
+ * of the (site, start, id, end) index, which holds every column read, however long the site's history.
  */
-export async function listOutageTimes({ db, siteId, from, to }: { db: Db; siteId: number; from: Date; to: Date }): Promise<OutageTimes[]> {
+export async function listOutageTimes({ db, siteId, from, to }: { db: Db; siteId: number; from: Date; to?: Date }): Promise<OutageTimes[]> {
   const before = await db('outages')
     .where({ site_id: siteId })
     .where('started_at', '<', from)
@@ -150,17 +151,35 @@ export async function listOutageTimes({ db, siteId, from, to }: { db: Db; siteId
       { column: 'started_at', order: 'desc' },
       { column: 'id', order: 'desc' }
     ])
-    .first('started_at', 'ended_at')
-  const inside = await db('outages')
-    .where({ site_id: siteId })
-    .where('started_at', '>=', from)
-    .where('started_at', '<', to)
-    // In the index's own order, so no sort, and the index holds the end too: no row read.
-    .orderBy([{ column: 'started_at' }, { column: 'id' }])
-    .select('started_at', 'ended_at')
+    .first('id', 'started_at', 'ended_at')
+  const inside = db('outages').where({ site_id: siteId }).where('started_at', '>=', from)
+  if (to !== undefined) inside.where('started_at', '<', to)
+  // In the index's own order, so no sort, and the index holds the end too: no row read.
   const rows: OutageTimes[] = []
-  const edge = before ? { started: toMs(before.started_at) as number, ended: toMs(before.ended_at) } : null
+  const edge = before ? toTimes(before) : null
   if (edge && (edge.ended === null || edge.ended > from.getTime())) rows.push(edge)
-  for (const r of inside) rows.push({ started: toMs(r.started_at) as number, ended: toMs(r.ended_at) })
+  for (const r of await inside.orderBy([{ column: 'started_at' }, { column: 'id' }]).select('id', 'started_at', 'ended_at'))
+    rows.push(toTimes(r))
   return rows
+}
+
+/**
+ * A site's two newest outages, newest first: the ongoing one, if any, and the newest that ended.
+ * Outages are only ever added as the site's newest and closed once, so a copy of the closed ones is
+ * current while the newest closed id is the same. One short backward read of the same index.
+ */
+export async function newestOutageTimes({ db, siteId }: { db: Db; siteId: number }): Promise<OutageTimes[]> {
+  const rows = await db('outages')
+    .where({ site_id: siteId })
+    .orderBy([
+      { column: 'started_at', order: 'desc' },
+      { column: 'id', order: 'desc' }
+    ])
+    .limit(2)
+    .select('id', 'started_at', 'ended_at')
+  return rows.map(toTimes)
+}
+
+function toTimes(row: { id: unknown; started_at: unknown; ended_at: unknown }): OutageTimes {
+  return { id: Number(row.id), started: toMs(row.started_at) as number, ended: toMs(row.ended_at) }
 }
