@@ -27,9 +27,18 @@ export function pin(pid, cpu) {
   }
 }
 
-/** Forks a module of bench/ and waits for its `{ready}` message. */
+/**
+ * Forks a module of bench/ and waits for its `{ready}` message. `BENCH_SUT_NODE_ARGS` adds Node
+ * options to it (`--cpu-prof --cpu-prof-dir=/tmp/prof` profiles the service: Node 20 refuses
+ * `--cpu-prof` in NODE_OPTIONS).
+ */
 export async function start(file, env = {}, cpu = null) {
-  const child = fork(new URL(file, import.meta.url), [], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  const execArgv = [...process.execArgv, ...(process.env.BENCH_SUT_NODE_ARGS?.split(' ').filter(Boolean) ?? [])]
+  const child = fork(new URL(file, import.meta.url), [], {
+    env: { ...process.env, ...env },
+    execArgv,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc']
+  })
   if (cpu !== null) pin(child.pid, cpu)
   const ready = await new Promise((resolve, reject) => {
     child.once('message', (m) => resolve(m.ready))

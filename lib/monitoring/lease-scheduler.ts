@@ -249,9 +249,13 @@ export class LeaseScheduler {
       const claims: Claim[] = await takeOverClaims({ db, owner, dead, now, intervalMs, limit: CLAIM_BATCH })
       for (let i = 0; i < CLAIMS_PER_ROUND; i++) {
         const limit = Math.min(CLAIM_BATCH, this.#room() - claims.length)
-        const got = await claimDueChecks({ db, owner, now, horizon: now + this.#lookaheadMs, intervalMs, limit })
-        claims.push(...got)
-        if (got.length < limit) break
+        const horizon = now + this.#lookaheadMs
+        const { onTimeMs } = this.#o
+        const got = await claimDueChecks({ db, owner, now, horizon, intervalMs, limit, onTimeMs, passLimit: CLAIM_BATCH })
+        claims.push(...got.claims)
+        this.#countMissed(got.passed, now)
+        // Room left and rows left: claim on; rows an interval late left: move them on.
+        if ((got.claims.length < limit || limit <= 0) && got.passed.length < CLAIM_BATCH) break
       }
       this.#lastOkAt = now
       this.#failingSince = null
@@ -304,15 +308,27 @@ export class LeaseScheduler {
     return dead.map((b) => b.id)
   }
 
+  /**
+   * Counts the occurrences passed over as due and shed, when they fell due while this instance was
+   * up and could claim them (nobody had room in time; a restart after a stop is not "behind").
+   */
+  #countMissed(passed: ReadonlyArray<{ missed: number; overdueAt: number }>, now: number): void {
+    const since = Math.max(this.#reconnectedAt, this.#startedAt.getTime())
+    for (const p of passed) {
+      if (p.overdueAt < since) continue
+      // A row left for many intervals while this instance ran is counted for the last minute's worth at most.
+      for (let i = 0; i < Math.min(p.missed, 100); i++) {
+        this.#window.add(now, 'due')
+        this.#window.add(now, 'shed')
+      }
+    }
+  }
+
   async #hold(claims: readonly Claim[], now: number): Promise<void> {
     if (claims.length === 0) return
     if (claims.some((c) => !this.#o.tracked(c.site))) await this.#o.learn()
-    const since = Math.max(this.#reconnectedAt, this.#startedAt.getTime())
+    this.#countMissed(claims, now)
     for (const claim of claims) {
-      // Passed over while this instance was up and could claim it: nobody had room in time.
-      if (claim.missed > 0 && claim.overdueAt >= since) {
-        this.#window.add(now, 'shed')
-      }
       const entry = this.#gate.busyWith(claim.site.id) ?? this.#owned.get(claim.site.id)?.entry ?? newEntry(claim.site)
       entry.site = claim.site
       const own: Owned = { entry, until: claim.dueAt + this.#o.intervalMs, continued: false, lost: false }

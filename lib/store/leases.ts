@@ -25,20 +25,28 @@ export interface InstanceBeat {
 }
 
 /**
- * Locks up to `limit` tracked sites due at or before `before`, soonest first, until the transaction
- * `db` ends, passing over rows another transaction holds (`SKIP LOCKED`): instances claiming at the
- * same moment each get rows of their own instead of queueing on one another. MySQL 8 and MariaDB
- * 10.6 or later.
+ * Locks up to `limit` tracked sites due after `after` (if given) and at or before `before`, in due
+ * order (`asc`, the default: soonest first), until the transaction `db` ends, passing over rows
+ * another transaction holds (`SKIP LOCKED`): instances claiming at the same moment each get rows of
+ * their own instead of queueing on one another. MySQL 8 and MariaDB 10.6 or later.
  */
-export async function lockDueSites({ db, before, limit }: { db: Db; before: Date; limit: number }): Promise<DueSite[]> {
-  const rows = await db('sites')
-    .whereNull('removed_at')
-    .where('due_at', '<=', before)
-    .orderBy('due_at')
-    .limit(limit)
-    .forUpdate()
-    .skipLocked()
-    .select('id', 'domain', 'due_at')
+export async function lockDueSites({
+  db,
+  after,
+  before,
+  limit,
+  order = 'asc'
+}: {
+  db: Db
+  after?: Date
+  before: Date
+  limit: number
+  order?: 'asc' | 'desc'
+}): Promise<DueSite[]> {
+  if (limit <= 0) return []
+  const query = db('sites').whereNull('removed_at').where('due_at', '<=', before)
+  if (after !== undefined) query.where('due_at', '>', after)
+  const rows = await query.orderBy('due_at', order).limit(limit).forUpdate().skipLocked().select('id', 'domain', 'due_at')
   return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain), dueAt: toDate(r.due_at) as Date }))
 }
 
@@ -102,6 +110,16 @@ export async function setFirstDueTimes({ db, sites }: { db: Db; sites: ReadonlyA
     sites.map((s) => ({ id: s.id, values: [s.dueAt] })),
     ['due_at'],
     ' and `due_at` is null'
+  )
+}
+
+/** Moves each site's due time to its own value, claiming nothing. */
+export async function setDueTimes({ db, sites }: { db: Db; sites: ReadonlyArray<{ id: number; dueAt: Date }> }): Promise<void> {
+  if (sites.length === 0) return
+  await updateEach(
+    db,
+    sites.map((s) => ({ id: s.id, values: [s.dueAt] })),
+    ['due_at']
   )
 }
 

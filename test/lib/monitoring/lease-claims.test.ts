@@ -73,7 +73,7 @@ t.test('two instances claiming at once each get checks of their own, all of thos
   const claimAll = async (conn: Db, owner: string): Promise<string[]> => {
     const got: string[] = []
     for (;;) {
-      const claims = await claimDueChecks({ db: conn, owner, now, horizon, intervalMs: I, limit: 7 })
+      const { claims } = await claimDueChecks({ db: conn, owner, now, horizon, intervalMs: I, limit: 7 })
       got.push(...claims.map((c) => c.site.domain))
       if (claims.length === 0) return got
     }
@@ -91,23 +91,95 @@ t.test('two instances claiming at once each get checks of their own, all of thos
       `${domain}: next due an interval later, claimed until then`
     )
   }
-  t.same(await claimDueChecks({ db, owner: 'a', now, horizon, intervalMs: I, limit: 1000 }), [], 'claimed checks are not claimed again')
+  t.same(
+    await claimDueChecks({ db, owner: 'a', now, horizon, intervalMs: I, limit: 1000 }),
+    { claims: [], passed: [] },
+    'claimed checks are not claimed again'
+  )
   t.equal(domains.length, 400)
 })
 
 t.test('a check overdue by an interval or more is passed over for the next one, at its phase', async (t) => {
   const { db } = await sites(t, 1)
   await db('sites').update({ due_at: new Date(CYCLE) })
-  const [claim] = await claimDueChecks({ db, owner: 'a', now: CYCLE + 2.5 * I, horizon: CYCLE + 2.5 * I + 1000, intervalMs: I, limit: 10 })
-  t.match(claim, { dueAt: CYCLE + 3 * I, missed: 3, overdueAt: CYCLE })
+  const near = await claimDueChecks({ db, owner: 'a', now: CYCLE + 2.5 * I, horizon: CYCLE + 3 * I, intervalMs: I, limit: 10 })
+  t.same(near.passed, [], 'the next occurrence within the horizon: claimed')
+  t.match(near.claims, [{ dueAt: CYCLE + 3 * I, missed: 3, overdueAt: CYCLE }])
   t.match([...(await rows(db)).values()][0], { due: CYCLE + 4 * I, owner: 'a' })
+})
+
+t.test('a row overdue by an interval or more whose next occurrence is beyond the horizon is moved to it, not claimed', async (t) => {
+  const { db } = await sites(t, 3)
+  await db('sites').update({ due_at: new Date(CYCLE), lease_owner: null })
+  const now = CYCLE + 2.5 * I
+  const got = await claimDueChecks({ db, owner: 'a', now, horizon: now + 1000, intervalMs: I, limit: 10 })
+  t.same(got.claims, [], 'nothing held in memory for half an interval: over capacity that room is what runs checks')
+  t.same(
+    got.passed,
+    [0, 1, 2].map(() => ({ overdueAt: CYCLE, missed: 3 })),
+    'each counted with the occurrences it missed'
+  )
+  for (const row of (await rows(db)).values()) t.match(row, { due: CYCLE + 3 * I, owner: null }, 'due at its next phase, unclaimed')
+  const later = await claimDueChecks({ db, owner: 'b', now: CYCLE + 3 * I, horizon: CYCLE + 3 * I + 1000, intervalMs: I, limit: 10 })
+  t.match(
+    later,
+    { claims: [{ dueAt: CYCLE + 3 * I, missed: 0 }, { dueAt: CYCLE + 3 * I }, { dueAt: CYCLE + 3 * I }], passed: [] },
+    'claimed when it comes'
+  )
+})
+
+t.test('over capacity: on-time checks before late ones, the most recently due first; expired ones moved on', async (t) => {
+  const { db, domains } = await sites(t, 9)
+  const now = CYCLE + 10 * I
+  // On time (due 1 s ago, in 0.5 s, 3 s ago, in 0.9 s), late (by 10 s, 30 s, 50 s), expired (by 1.5 and 3.2 intervals).
+  const dueAt = [now - 1000, now + 500, now - 10_000, now - 30_000, now - 50_000, now - 1.5 * I, now - 3.2 * I, now - 3000, now + 900]
+  for (const [i, domain] of domains.entries())
+    await db('sites')
+      .where({ domain })
+      .update({ due_at: new Date(dueAt[i] as number), lease_owner: null })
+  const horizon = now + 1000
+  const first = await claimDueChecks({ db, owner: 'a', now, horizon, intervalMs: I, limit: 3, passLimit: 10 })
+  t.same(
+    first.claims.map((c) => c.site.domain),
+    [domains[0], domains[7], domains[1]],
+    'room for three: the ones due now that can be on time, the most recently due first, then the soonest due within the horizon'
+  )
+  t.same(
+    first.passed,
+    [
+      { overdueAt: now - 3.2 * I, missed: 4 },
+      { overdueAt: now - 1.5 * I, missed: 2 }
+    ],
+    'the expired ones are moved on whatever the room, with the occurrences they missed'
+  )
+  const after = await rows(db)
+  t.match(after.get(domains[5] as string), { due: now + 0.5 * I, owner: null }, 'moved to its next occurrence, at its phase, unclaimed')
+  t.match(after.get(domains[6] as string), { due: now + 0.8 * I, owner: null }, 'moved to its next occurrence, at its phase, unclaimed')
+  const second = await claimDueChecks({ db, owner: 'a', now, horizon, intervalMs: I, limit: 2, passLimit: 10 })
+  t.same(
+    second.claims.map((c) => [c.site.domain, c.dueAt, c.missed]),
+    [
+      [domains[8], now + 900, 0],
+      [domains[2], now - 10_000, 0]
+    ],
+    'then the rest within the horizon, then the late ones, the most recently due first, at their own due times'
+  )
+  t.same(second.passed, [], 'nothing left to move')
+  const third = await claimDueChecks({ db, owner: 'a', now, horizon, intervalMs: I, limit: 1, passLimit: 10 })
+  t.same(
+    third.claims.map((c) => c.site.domain),
+    [domains[3]],
+    'the next late one'
+  )
+  const none = await claimDueChecks({ db, owner: 'a', now, horizon, intervalMs: I, limit: 0, passLimit: 10 })
+  t.same(none, { claims: [], passed: [] }, 'no room: nothing claimed')
 })
 
 t.test("a dead instance's claims are taken over: the unrecorded ones to be run, the recorded ones only handed over", async (t) => {
   const { db } = await sites(t, 40)
   await scheduleNewSites({ db, now: CYCLE, intervalMs: I, limit: 1000 })
   const now = CYCLE + I
-  const claims = await claimDueChecks({ db, owner: 'dead', now, horizon: now, intervalMs: I, limit: 1000 })
+  const { claims } = await claimDueChecks({ db, owner: 'dead', now, horizon: now, intervalMs: I, limit: 1000 })
   t.equal(claims.length, 40)
   const recorded = claims.slice(0, 15)
   for (const c of recorded)
@@ -142,7 +214,7 @@ t.test("a dead instance's claims are taken over: the unrecorded ones to be run, 
 t.test('after a spell without the database an instance keeps only the claims still its own', async (t) => {
   const { db } = await sites(t, 10)
   await scheduleNewSites({ db, now: CYCLE, intervalMs: I, limit: 1000 })
-  const claims = await claimDueChecks({ db, owner: 'a', now: CYCLE + I, horizon: CYCLE + I, intervalMs: I, limit: 1000 })
+  const { claims } = await claimDueChecks({ db, owner: 'a', now: CYCLE + I, horizon: CYCLE + I, intervalMs: I, limit: 1000 })
   const lost = claims.slice(0, 3)
   await db('sites')
     .whereIn(
