@@ -3,7 +3,7 @@ import { isDatabaseUnavailable, isPoolSaturated, type Db } from '../store/db.js'
 import { beat, forgetInstances, listInstances, retireInstance } from '../store/leases.js'
 import { CheckGate, type GateEntry, type ScheduledSite } from './check-gate.js'
 import { claimDueChecks, keepOwnClaims, scheduleNewSites, takeOverClaims, type Claim } from './lease-claims.js'
-import { LoadWindow, type ScheduleLoad } from './schedule-load.js'
+import { BehindWarning, LoadWindow, type ScheduleLoad } from './schedule-load.js'
 import type { SchedulerStats } from './scheduler.js'
 
 /** How a {@link LeaseScheduler} claims, runs and paces the checks of the sites it shares with other instances. */
@@ -107,7 +107,7 @@ export class LeaseScheduler {
   /** When the claim rounds began to fail; null while they succeed. */
   #failingSince: number | null = null
   readonly #startedAt: Date
-  #warnedAt = -Infinity
+  readonly #behind: BehindWarning
 
   constructor(opts: LeaseSchedulerOptions) {
     if (!(opts.intervalMs > 0) || !(opts.concurrency >= 1)) throw new RangeError('intervalMs and concurrency must be positive')
@@ -122,6 +122,7 @@ export class LeaseScheduler {
     const { intervalMs, concurrency, maxQueued, onTimeMs, runCheck, now } = this.#o
     this.#startedAt = new Date(now())
     this.#window = new LoadWindow({ since: now() })
+    this.#behind = new BehindWarning(opts.onBehind)
     this.#gate = new CheckGate<GateEntry>({
       intervalMs,
       concurrency,
@@ -369,7 +370,7 @@ export class LeaseScheduler {
     }
     if (this.#heldHead > 1024 && this.#heldHead * 2 > this.#held.length) this.#sortHeld()
     this.#forgetLapsed(now)
-    this.#warnIfBehind(now)
+    this.#behind.check(now, this.#window)
   }
 
   /** Without the database nobody can claim: the sites this instance claimed last go on being checked here, at their phase. */
@@ -409,18 +410,6 @@ export class LeaseScheduler {
     const horizon = now - 2 * this.#o.intervalMs - 10_000
     for (const [id, own] of this.#owned) {
       if (own.until < horizon && !own.entry.running && own.entry.waiting === null) this.#owned.delete(id)
-    }
-  }
-
-  #warnIfBehind(now: number): void {
-    if (this.#o.onBehind === undefined || now - this.#warnedAt < 60_000) return
-    const load = this.#window.read(now)
-    if (!load.behind) return
-    this.#warnedAt = now
-    try {
-      this.#o.onBehind(load)
-    } catch {
-      // A failing handler must not stop the scheduler.
     }
   }
 

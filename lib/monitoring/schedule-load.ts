@@ -87,3 +87,32 @@ export class LoadWindow {
     }
   }
 }
+
+/** How often at most a scheduler says it is behind. */
+const WARN_EVERY_MS = 60_000
+
+/**
+ * The warning both schedulers give: `onBehind` with the last minute's figures while that minute is
+ * behind, at most once a minute. A failing handler does not stop the scheduler.
+ */
+export class BehindWarning {
+  readonly #onBehind: ((load: ScheduleLoad) => void) | undefined
+  #warnedAt = -Infinity
+
+  constructor(onBehind: ((load: ScheduleLoad) => void) | undefined) {
+    this.#onBehind = onBehind
+  }
+
+  /** Warns if `window` says the schedule is behind at `now` and the last warning is a minute old. */
+  check(now: number, window: LoadWindow): void {
+    if (this.#onBehind === undefined || now - this.#warnedAt < WARN_EVERY_MS) return
+    const load = window.read(now)
+    if (!load.behind) return
+    this.#warnedAt = now
+    try {
+      this.#onBehind(load)
+    } catch {
+      // A failing handler must not stop the scheduler.
+    }
+  }
+}

@@ -1,6 +1,6 @@
 import { CheckGate, type ScheduledSite } from './check-gate.js'
 import { PhaseWheel, type WheelEntry } from './phase-wheel.js'
-import { LoadWindow, type ScheduleLoad } from './schedule-load.js'
+import { BehindWarning, LoadWindow, type ScheduleLoad } from './schedule-load.js'
 
 export type { ScheduledSite } from './check-gate.js'
 export { phaseOf } from './phase-wheel.js'
@@ -52,8 +52,6 @@ export interface SchedulerOptions {
   onError?: (err: unknown, what: 'list' | 'check') => void
 }
 
-const WARN_EVERY_MS = 60_000
-
 /**
  * Checks every site once per interval at its own phase. Two parts, composed here: the
  * {@link PhaseWheel} says when each site is due (phases, cycles aligned to the epoch, new sites
@@ -67,7 +65,7 @@ export class Scheduler {
   /** When the last successful read of the site list began; null before the first one. */
   #listedAt: number | null = null
   #window: LoadWindow
-  #warnedAt = -Infinity
+  readonly #behind: BehindWarning
   #timers: NodeJS.Timeout[] = []
   #started = false
   #stopped = false
@@ -91,6 +89,7 @@ export class Scheduler {
     if (!(this.#opts.maxQueued >= 0)) throw new RangeError('maxQueued must not be negative')
     const { intervalMs, concurrency, maxQueued, onTimeMs, runCheck, now } = this.#opts
     this.#window = new LoadWindow({ since: now() })
+    this.#behind = new BehindWarning(opts.onBehind)
     this.#gate = new CheckGate<WheelEntry>({
       intervalMs,
       concurrency,
@@ -198,19 +197,7 @@ export class Scheduler {
       this.#window.add(this.#opts.now(), 'due')
       this.#gate.offer(entry, dueAt)
     })
-    this.#warnIfBehind(now)
-  }
-
-  #warnIfBehind(now: number): void {
-    if (this.#opts.onBehind === undefined || now - this.#warnedAt < WARN_EVERY_MS) return
-    const load = this.#window.read(now)
-    if (!load.behind) return
-    this.#warnedAt = now
-    try {
-      this.#opts.onBehind(load)
-    } catch {
-      // A failing handler must not stop the scheduler.
-    }
+    this.#behind.check(now, this.#window)
   }
 
   #report(err: unknown, what: 'list' | 'check'): void {
