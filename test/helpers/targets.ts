@@ -349,6 +349,21 @@ export async function listenOn(server: http.Server, host: string): Promise<numbe
   return (server.address() as net.AddressInfo).port
 }
 
+/** Listens on an ephemeral port of 127.0.0.1 until `t` ends (then closes it and its open connections); resolves with the port. */
+export async function serveOnLoopback(t: { teardown(fn: () => unknown): void }, server: http.Server): Promise<number> {
+  const port = await listenOn(server, '127.0.0.1')
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => {
+          resolve()
+        })
+      })
+  )
+  return port
+}
+
 export interface InternalService {
   port: number
   /** Host headers of the requests it answered: empty while no attack got through. */

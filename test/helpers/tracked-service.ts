@@ -1,5 +1,4 @@
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import { loadConfig, type Config } from '../../config/index.js'
 import { generateKey, hashKey } from '../../lib/keys.js'
@@ -11,7 +10,7 @@ import { migrateLatest } from '../../lib/store/migrate.js'
 import { addSite } from '../../lib/monitoring/add-sites.js'
 import { createTestDatabase } from './db.js'
 import { LogCapture } from './server.js'
-import { closedPort } from './targets.js'
+import { closedPort, serveOnLoopback } from './targets.js'
 
 export interface TrackedService {
   service: RunningService
@@ -71,17 +70,7 @@ export async function startTrackedService(
     if (hang?.(host)) return
     res.writeHead(healthy ? 200 : 503).end(healthy ? 'ok' : 'down')
   })
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        target.closeAllConnections()
-        target.close(() => {
-          resolve()
-        })
-      })
-  )
-  const port = (target.address() as AddressInfo).port
+  const port = await serveOnLoopback(t, target)
   const closed = await closedPort()
 
   const database = await createTestDatabase(engine)

@@ -8,7 +8,6 @@ import t from 'tap'
 import http from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { once } from 'node:events'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -23,7 +22,7 @@ import { startServe } from '../helpers/cli.js'
 import { createTestDatabase } from '../helpers/db.js'
 import { startHaproxy } from '../helpers/haproxy.js'
 import { until } from '../helpers/poll.js'
-import { closedPort } from '../helpers/targets.js'
+import { closedPort, serveOnLoopback } from '../helpers/targets.js'
 
 const INTERVAL_MS = 5000
 const SITES = 300
@@ -80,17 +79,7 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
     const host = (req.headers.host ?? '').replace(/:\d+$/, '')
     res.writeHead(down.has(host) ? 503 : 200).end(down.has(host) ? 'down' : 'ok')
   })
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve))
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        target.closeAllConnections()
-        target.close(() => {
-          resolve()
-        })
-      })
-  )
-  const targetPort = (target.address() as AddressInfo).port
+  const targetPort = await serveOnLoopback(t, target)
 
   const database = await createTestDatabase('mysql')
   t.teardown(() => database.cleanup())
