@@ -1,6 +1,5 @@
 import type { Test } from 'tap'
 import { existsSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { chromium, type Browser } from 'playwright-core'
 
 /** Debian's Chromium; CI installs it (`.ci/run`), and there its absence is a failure. */
@@ -41,17 +40,4 @@ export async function launchChromium(t: Test): Promise<Browser> {
   })
   t.teardown(() => browser.close())
   return browser
-}
-
-/** A free port on loopback (bound, then released), for servers whose URL must be known before they start. */
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise<void>((resolve) =>
-    server.close(() => {
-      resolve()
-    })
-  )
-  return port
 }

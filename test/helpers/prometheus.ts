@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort } from './browser.js'
+import { freePort } from './targets.js'
 import { holds } from './poll.js'
 
 export const PROMETHEUS = '/usr/bin/prometheus'

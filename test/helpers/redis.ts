@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { Redis } from 'ioredis'
 import { createLogger } from '../../lib/logger.js'
 import { SharedRedis } from '../../lib/sharing/redis.js'
 import { holds } from './poll.js'
 import { LogCapture } from './server.js'
+import { freePort } from './targets.js'
 
 /** The shared Redis of this machine; test files use only the database numbers 1 to 8, one each. */
 export const REDIS_HOST = '127.0.0.1'
@@ -35,19 +35,6 @@ export async function sharedRedis(t: Teardown, url: string): Promise<{ redis: Sh
   t.teardown(() => redis.close())
   if (!(await holds(() => redis.available, 10_000))) throw new Error('Redis did not connect')
   return { redis, logs }
-}
-
-/** A free loopback port (taken and released: another process could take it meanwhile, which is unlikely). */
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise<void>((resolve) =>
-    server.close(() => {
-      resolve()
-    })
-  )
-  return port
 }
 
 /** A private `redis-server` on loopback that the test may stop and start again on the same port. */

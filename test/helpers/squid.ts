@@ -5,7 +5,7 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { freePort } from './browser.js'
+import { freePort } from './targets.js'
 import { holds } from './poll.js'
 
 export const SQUID = '/usr/sbin/squid'

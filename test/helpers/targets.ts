@@ -221,8 +221,11 @@ export async function startHttpsTarget(cert: Cert): Promise<Target> {
   return listen(https.createServer({ key: cert.key, cert: cert.cert }, handler(target)), target)
 }
 
-/** A port nothing listens on (bound, then released). */
-export async function closedPort(): Promise<number> {
+/**
+ * A free loopback port (bound, then released), for servers whose URL must be known before they
+ * start. Another process could take it meanwhile, which is unlikely.
+ */
+export async function freePort(): Promise<number> {
   const server = net.createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as net.AddressInfo).port
@@ -233,6 +236,9 @@ export async function closedPort(): Promise<number> {
   )
   return port
 }
+
+/** A port nothing listens on: a free one, for a dial to be refused. */
+export const closedPort = freePort
 
 export interface Proxy {
   port: number

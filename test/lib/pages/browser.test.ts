@@ -2,7 +2,8 @@ import t from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
-import { chromiumMissing, freePort, launchChromium } from '../../helpers/browser.js'
+import { chromiumMissing, launchChromium } from '../../helpers/browser.js'
+import { freePort } from '../../helpers/targets.js'
 import { MIN, trackedServer, type TrackedServer } from '../../helpers/sites.js'
 
 // Real headless Chromium against the real server on loopback. The clock is the real one: the
