@@ -66,6 +66,9 @@ const MAX_SCHEDULE_BATCHES = 1000
 
 /** A due row found a whole interval or more overdue, moved on to its next occurrence without a claim. */
 export interface PassedOver {
+  site: ScheduledSite
+  /** The next occurrence, at the site's phase: the row's due time now. */
+  dueAt: number
   /** The overdue due time as the row held it. */
   overdueAt: number
   /** Occurrences nobody started within one interval of their due time. */
@@ -129,21 +132,21 @@ export async function claimDueChecks({
         missed: 0,
         overdueAt: row.dueAt.getTime()
       }))
-      const passed: Array<PassedOver & { id: number; dueAt: number }> = []
+      const passed: PassedOver[] = []
       for (const row of expired) {
         const occurrence = claimedOccurrence(row.dueAt.getTime(), now, intervalMs)
         const overdueAt = row.dueAt.getTime()
         if (occurrence.dueAt <= horizon && claims.length < limit) {
           claims.push({ site: { id: row.id, domain: row.domain }, dueAt: occurrence.dueAt, missed: occurrence.missed, overdueAt })
-        } else passed.push({ id: row.id, dueAt: occurrence.dueAt, overdueAt, missed: occurrence.missed })
+        } else passed.push({ site: { id: row.id, domain: row.domain }, dueAt: occurrence.dueAt, overdueAt, missed: occurrence.missed })
       }
       await setLeases({
         db: trx,
         owner,
         leases: claims.map((c) => ({ id: c.site.id, dueAt: new Date(c.dueAt + intervalMs), leaseUntil: new Date(c.dueAt + intervalMs) }))
       })
-      await setDueTimes({ db: trx, sites: passed.map((p) => ({ id: p.id, dueAt: new Date(p.dueAt) })) })
-      return { claims, passed: passed.map(({ overdueAt, missed }) => ({ overdueAt, missed })) }
+      await setDueTimes({ db: trx, sites: passed.map((p) => ({ id: p.site.id, dueAt: new Date(p.dueAt) })) })
+      return { claims, passed }
     },
     { isolationLevel: 'read committed' }
   )

@@ -2,7 +2,7 @@ import { claimedOccurrence } from '../rules/due-times.js'
 import { isDatabaseUnavailable, isPoolSaturated, type Db } from '../store/db.js'
 import { beat, forgetInstances, listInstances, retireInstance } from '../store/leases.js'
 import { CheckGate, type GateEntry, type ScheduledSite } from './check-gate.js'
-import { claimDueChecks, keepOwnClaims, scheduleNewSites, takeOverClaims, type Claim } from './lease-claims.js'
+import { claimDueChecks, keepOwnClaims, scheduleNewSites, takeOverClaims, type Claim, type PassedOver } from './lease-claims.js'
 import { BehindWarning, LoadWindow, type ScheduleLoad } from './schedule-load.js'
 import type { SchedulerStats } from './scheduler.js'
 
@@ -79,8 +79,8 @@ interface Held {
  *
  * Instances beat; the claims of one not heard from for {@link deadAfterMs} are taken
  * over: a claimed check whose result never reached the site's row is run by the taker at once.
- * Without the database, an instance goes on checking the sites it claimed last, at their phase, and
- * writes the due times it reached back once the database answers.
+ * Without the database, an instance goes on checking the sites it claimed (or moved on) last, at their
+ * phase, and writes the due times it reached back once the database answers.
  */
 export class LeaseScheduler {
   readonly #o: Required<Omit<LeaseSchedulerOptions, 'onError' | 'onBehind' | 'onReconnect'>> &
@@ -255,6 +255,7 @@ export class LeaseScheduler {
         const got = await claimDueChecks({ db, owner, now, horizon, intervalMs, limit, onTimeMs, passLimit: CLAIM_BATCH })
         claims.push(...got.claims)
         this.#countMissed(got.passed, now)
+        this.#keepPassed(got.passed)
         // Room left and rows left: claim on; rows an interval late left: move them on.
         if ((got.claims.length < limit || limit <= 0) && got.passed.length < CLAIM_BATCH) break
       }
@@ -322,6 +323,23 @@ export class LeaseScheduler {
         this.#window.add(now, 'due')
         this.#window.add(now, 'shed')
       }
+    }
+  }
+
+  /**
+   * Rows this instance moved on without a claim stay its own to check should the database go away
+   * before anyone claims their next occurrence ({@link continueOffline}): otherwise a site moved on in
+   * the last round before an outage went unchecked until the database came back (a test's site, 0
+   * checks in 20 s, on a loaded machine). They are kept in memory only, holding no room, and get no
+   * claim in the database, where others read `lease_until` as the end of a claimed check. Should
+   * this instance alone lose the database, another may claim such a site meanwhile and both check
+   * it, until the write-back finds the claim is not this instance's.
+   */
+  #keepPassed(passed: readonly PassedOver[]): void {
+    for (const p of passed) {
+      const entry = this.#gate.busyWith(p.site.id) ?? this.#owned.get(p.site.id)?.entry ?? newEntry(p.site)
+      entry.site = p.site
+      this.#owned.set(p.site.id, { entry, until: p.dueAt, continued: false, lost: false })
     }
   }
 

@@ -115,8 +115,8 @@ t.test('a row overdue by an interval or more whose next occurrence is beyond the
   const got = await claimDueChecks({ db, owner: 'a', now, horizon: now + 1000, intervalMs: I, limit: 10 })
   t.same(got.claims, [], 'nothing held in memory for half an interval: over capacity that room is what runs checks')
   t.same(
-    got.passed,
-    [0, 1, 2].map(() => ({ overdueAt: CYCLE, missed: 3 })),
+    got.passed.map(({ overdueAt, missed, dueAt }) => ({ overdueAt, missed, dueAt })),
+    [0, 1, 2].map(() => ({ overdueAt: CYCLE, missed: 3, dueAt: CYCLE + 3 * I })),
     'each counted with the occurrences it missed'
   )
   for (const row of (await rows(db)).values()) t.match(row, { due: CYCLE + 3 * I, owner: null }, 'due at its next phase, unclaimed')
@@ -145,12 +145,12 @@ t.test('over capacity: on-time checks before late ones, the most recently due fi
     'room for three: the ones due now that can be on time, the most recently due first, then the soonest due within the horizon'
   )
   t.same(
-    first.passed,
+    first.passed.map((p) => [p.site.domain, p.dueAt, p.overdueAt, p.missed]),
     [
-      { overdueAt: now - 3.2 * I, missed: 4 },
-      { overdueAt: now - 1.5 * I, missed: 2 }
+      [domains[6], now + 0.8 * I, now - 3.2 * I, 4],
+      [domains[5], now + 0.5 * I, now - 1.5 * I, 2]
     ],
-    'the expired ones are moved on whatever the room, with the occurrences they missed'
+    'the expired ones are moved on whatever the room, to their next occurrence, with the occurrences they missed'
   )
   const after = await rows(db)
   t.match(after.get(domains[5] as string), { due: now + 0.5 * I, owner: null }, 'moved to its next occurrence, at its phase, unclaimed')

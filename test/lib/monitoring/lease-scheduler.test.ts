@@ -1,4 +1,5 @@
 import t from 'tap'
+import net from 'node:net'
 import { addSites } from '../../../lib/monitoring/add-sites.js'
 import { LeaseScheduler } from '../../../lib/monitoring/lease-scheduler.js'
 import { openDb, type Db } from '../../../lib/store/db.js'
@@ -65,5 +66,118 @@ t.test('two schedulers on one database run each due check once; when one dies th
   t.ok(
     late.every((ms) => ms < I),
     `the checks due around the death were run within one interval of due (${late.length}, at most ${Math.max(0, ...late)} ms late)`
+  )
+})
+
+/** A TCP relay to MariaDB that can be cut (every connection dropped, new ones refused) and restored on the same port. */
+async function cuttableRelay(
+  t: { teardown(fn: () => unknown): void },
+  to: URL
+): Promise<{ port: number; cut(): Promise<void>; restore(): Promise<void> }> {
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(to.port || 3306), to.hostname)
+    for (const s of [client, upstream]) {
+      sockets.add(s)
+      s.on('error', () => s.destroy())
+      s.on('close', () => {
+        sockets.delete(s)
+        client.destroy()
+        upstream.destroy()
+      })
+    }
+    client.pipe(upstream).pipe(client)
+  })
+  const listen = (port: number) => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  await listen(0)
+  const port = (server.address() as net.AddressInfo).port
+  const cut = async (): Promise<void> => {
+    const closed = new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve()
+      })
+    )
+    for (const s of sockets) s.destroy()
+    await closed
+  }
+  t.teardown(() => (server.listening ? cut() : undefined))
+  return { port, cut, restore: () => listen(port) }
+}
+
+t.test('a site moved on without a claim just before the database went away is checked without it, at its phase', async (t) => {
+  const { db, url } = await migratedDb('mysql', t)
+  await addSites({
+    db,
+    entries: [
+      { domain: 'moved.example.com', name: null },
+      { domain: 'held.example.com', name: null }
+    ],
+    now: new Date()
+  })
+  const relay = await cuttableRelay(t, new URL(url))
+  const relayed = new URL(url)
+  relayed.port = String(relay.port)
+  const conn = openDb(relayed.href)
+  t.teardown(() => conn.destroy())
+  const runs: Array<{ domain: string; dueAt: number; at: number }> = []
+  const scheduler = new LeaseScheduler({
+    db: conn,
+    owner: 'a',
+    // Claims look 1 s ahead; without the database for 2 s the scheduler goes on alone.
+    intervalMs: I,
+    concurrency: 5,
+    tracked: () => true,
+    learn: async () => {},
+    sites: () => 2,
+    runCheck: async (site, dueAt) => {
+      runs.push({ domain: site.domain, dueAt, at: Date.now() })
+    }
+  })
+  t.teardown(() => scheduler.stop())
+  // moved.example.com is 1.5 intervals overdue: its next occurrence, half an interval ahead, is beyond
+  // the look-ahead, so the first round moves it on unclaimed. held.example.com is claimed as usual.
+  const start = Date.now()
+  await db('sites')
+    .where({ domain: 'moved.example.com' })
+    .update({ due_at: new Date(start - 1.5 * I) })
+  await db('sites')
+    .where({ domain: 'held.example.com' })
+    .update({ due_at: new Date(start + 200) })
+  await scheduler.start()
+  const rows = await db('sites').select('domain', 'due_at', 'lease_owner').orderBy('domain')
+  const movedDue = new Date(rows.find((r) => r.domain === 'moved.example.com').due_at).getTime()
+  t.match(
+    rows.map((r) => [r.domain, r.lease_owner]),
+    [
+      ['held.example.com', 'a'],
+      ['moved.example.com', null]
+    ],
+    'the first round claims one site and moves the other on without a claim'
+  )
+  t.equal(movedDue, start + 0.5 * I, 'to its next occurrence')
+  await relay.cut()
+  const cutAt = Date.now()
+  const offline = (domain: string) => runs.filter((r) => r.domain === domain && r.at > cutAt)
+  t.ok(
+    await holds(() => offline('moved.example.com').length >= 2 && offline('held.example.com').length >= 2, 4 * I),
+    `both sites are checked without the database (moved: ${offline('moved.example.com').length}, held: ${offline('held.example.com').length})`
+  )
+  t.same(
+    offline('moved.example.com').map((r) => (r.dueAt - movedDue) % I),
+    offline('moved.example.com').map(() => 0),
+    'the moved site at its phase'
+  )
+  await relay.restore()
+  const backAt = Date.now()
+  t.ok(
+    await holds(() => runs.some((r) => r.domain === 'moved.example.com' && r.dueAt > backAt + I), 4 * I),
+    'and claimed again once the database is back'
+  )
+  await scheduler.stop()
+  const keys = runs.map((r) => `${r.domain}@${r.dueAt}`)
+  t.same(
+    keys.filter((k, i) => keys.indexOf(k) !== i),
+    [],
+    'no check ran twice'
   )
 })
