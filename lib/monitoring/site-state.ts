@@ -72,10 +72,13 @@ export interface StoredVerdict {
  * The status endpoint, badges, pages and the operator tool all show sites through this rule.
  */
 export function currentVerdict(site: StoredVerdict, now: Date, intervalMs: number): Omit<StoredVerdict, 'checked_at'> {
-  const fresh = site.checked_at !== null && now.getTime() - site.checked_at.getTime() <= FRESH_INTERVALS * intervalMs
-  return fresh
+  return isFresh(site, now, intervalMs)
     ? { status: site.status, blocked: site.blocked, partial: site.partial, response_ms: site.response_ms }
     : { status: 'unavailable', blocked: false, partial: false, response_ms: null }
+}
+
+function isFresh(site: StoredVerdict, now: Date, intervalMs: number): boolean {
+  return site.checked_at !== null && now.getTime() - site.checked_at.getTime() <= FRESH_INTERVALS * intervalMs
 }
 
 /**
@@ -340,7 +343,9 @@ export class SiteStates {
   listPage(now: Date, page: number, size: number): { total: number; counts: Record<SiteStatus, number>; records: StatusRecord[] } {
     this.#sorted ??= [...this.#byDomain.keys()].sort()
     const counts: Record<SiteStatus, number> = { up: 0, down: 0, unconfirmed: 0, unavailable: 0 }
-    for (const { site } of this.#byId.values()) counts[currentVerdict(site, now, this.#intervalMs).status]++
+    // Every tracked site, at each render of a page of the list: no object per site (at 30,000 sites
+    // `currentVerdict` here made 1.7% of the main thread's allocations, bench/monitor).
+    for (const { site } of this.#byId.values()) counts[isFresh(site, now, this.#intervalMs) ? site.status : 'unavailable']++
     const records = this.#sorted.slice((page - 1) * size, page * size).map((domain) => this.statusRecord(domain, now) as StatusRecord)
     return { total: this.#sorted.length, counts, records }
   }
