@@ -20,9 +20,9 @@ import { listResponseTimes } from '../store/response-times.js'
 /** Static files change only with a release; a short max-age keeps a deploy visible within minutes. */
 const STATIC_MAX_AGE_MS = 10 * 60_000
 
-/** A page rendered through the layout, as a string to keep. */
+/** A page rendered through the layout, as bytes to keep. */
 async function render(request: Request, template: string, context: Record<string, unknown>, status = 200): Promise<RenderedPage> {
-  return { status, html: await request.render(template, context) }
+  return { status, html: Buffer.from(await request.render(template, context)) }
 }
 
 function reply(h: ResponseToolkit, page: RenderedPage) {
