@@ -30,14 +30,15 @@ export function pin(pid, cpu) {
 /**
  * Forks a module of bench/ and waits for its `{ready}` message. `BENCH_SUT_NODE_ARGS` adds Node
  * options to it (`--cpu-prof --cpu-prof-dir=/tmp/prof` profiles the service: Node 20 refuses
- * `--cpu-prof` in NODE_OPTIONS).
+ * `--cpu-prof` in NODE_OPTIONS). `BENCH_SUT_STDOUT=1` passes its standard output through (for
+ * `--trace-gc`).
  */
 export async function start(file, env = {}, cpu = null) {
   const execArgv = [...process.execArgv, ...(process.env.BENCH_SUT_NODE_ARGS?.split(' ').filter(Boolean) ?? [])]
   const child = fork(new URL(file, import.meta.url), [], {
     env: { ...process.env, ...env },
     execArgv,
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc']
+    stdio: ['ignore', process.env.BENCH_SUT_STDOUT === '1' ? 'inherit' : 'ignore', 'inherit', 'ipc']
   })
   if (cpu !== null) pin(child.pid, cpu)
   const ready = await new Promise((resolve, reject) => {
