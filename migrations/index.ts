@@ -10,6 +10,7 @@ import * as webhooks from './20261124-08-webhooks.js'
 import * as siteCertificates from './20261124-09-site-certificates.js'
 import * as siteLeases from './20261124-10-site-leases.js'
 import * as firstCheckedAt from './20261124-11-first-checked-at.js'
+import * as stateWriter from './20261124-12-state-writer.js'
 
 export interface Migration {
   readonly name: string
@@ -29,5 +30,6 @@ export const migrations: readonly Migration[] = [
   { name: '20261124-08-webhooks', ...webhooks },
   { name: '20261124-09-site-certificates', ...siteCertificates },
   { name: '20261124-10-site-leases', ...siteLeases },
-  { name: '20261124-11-first-checked-at', ...firstCheckedAt }
+  { name: '20261124-11-first-checked-at', ...firstCheckedAt },
+  { name: '20261124-12-state-writer', ...stateWriter }
 ]

@@ -58,11 +58,14 @@ export async function recordCheck({
 export async function recordChecks({
   db,
   checks,
-  retried = false
+  retried = false,
+  writer = null
 }: {
   db: Db
   checks: readonly CheckRecord[]
   retried?: boolean
+  /** Who records, written with the sites' states (see `SiteStates.writer`). */
+  writer?: string | null
 }): Promise<Array<RecordedCheck | null>> {
   if (checks.length === 0) return []
   let events = 0
@@ -74,7 +77,7 @@ export async function recordChecks({
     let results: Map<CheckRecord, RecordedCheck>
     if (live.length > 0 && stored.size >= live.length) results = await replayCommitted(trx, live, sites, stored)
     else {
-      results = await applyChecks(trx, live, sites, stored)
+      results = await applyChecks(trx, live, sites, stored, writer)
       const { notices, events: announce } = announcements(live, sites, results)
       await updateExpiryNotices({ db: trx, notices })
       events = (await appendToOutbox({ db: trx, events: announce })).length
@@ -117,7 +120,8 @@ async function applyChecks(
   trx: Db,
   checks: readonly CheckRecord[],
   sites: ReadonlyMap<number, LockedSite>,
-  stored: ReadonlyMap<string, number>
+  stored: ReadonlyMap<string, number>,
+  writer: string | null
 ): Promise<Map<CheckRecord, RecordedCheck>> {
   const open = await listOpenOutages({ db: trx, siteIds: checks.map((c) => c.siteId) })
   await insertChecks({ db: trx, checks: checks.filter((c) => !stored.has(checkKey(c))) })
@@ -155,7 +159,7 @@ async function applyChecks(
       results.set(check, { current: true, step: 'none', outage: null })
     }
   }
-  await updateSiteStates({ db: trx, checks: [...newest.values()], firstAt })
+  await updateSiteStates({ db: trx, checks: [...newest.values()], firstAt, writer })
   return results
 }
 

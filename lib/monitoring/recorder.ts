@@ -169,7 +169,7 @@ export class CheckRecorder {
       while (this.#unreachable !== null) await this.#unreachable
       if (this.#closed) return false
       try {
-        const recorded = await recordChecks({ db: this.#db, checks: batch, retried: sent })
+        const recorded = await recordChecks({ db: this.#db, checks: batch, retried: sent, writer: this.#states.writer })
         batch.forEach((check, i) => {
           const r = recorded[i]
           if (r) this.#states.apply(check, r)

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { Db } from '../store/db.js'
 import type { CheckRecord } from '../store/checks.js'
 import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState } from '../store/site-states.js'
@@ -92,6 +93,12 @@ const SERIALISED_MS = 1000
 const FULL_REFRESH_MS = 60_000
 
 export class SiteStates {
+  /**
+   * Written with every state this process records (`sites.state_by`): a token of its own, not the
+   * instance's name, which a restarted or misconfigured instance may share. What it wrote is applied
+   * here already, so the freshness poll (`StateSync`) does not read it back.
+   */
+  readonly writer = randomUUID()
   readonly #byDomain = new Map<string, StoredSiteState>()
   readonly #byId = new Map<number, StoredSiteState>()
   /** Status records serialised for the status endpoint, by site id, until the state changes or a second passes. */

@@ -17,7 +17,8 @@ const MAX_RELOAD = 500
  * Keeps one instance's in-memory state (status, badges, pages) in line with the checks every
  * instance records, without a query per request: twice a second it reads the sites' version (one
  * indexed query; the site list only when it moved) and the site rows whose state was written since
- * its last look (`state_at`, indexed). A site whose outage may have changed, or that an outage event
+ * its last look (`state_at`, indexed) by others (`state_by`: what this process recorded is applied
+ * already). A site whose outage may have changed, or that an outage event
  * names, is read again in full. A check recorded anywhere shows everywhere within a second.
  */
 export class StateSync {
@@ -93,7 +94,7 @@ export class StateSync {
     const now = this.#now()
     try {
       await this.#states.refresh(this.#db, now)
-      const rows = await listChangedStates({ db: this.#db, since: new Date(this.#since) })
+      const rows = await listChangedStates({ db: this.#db, since: new Date(this.#since), except: this.#states.writer })
       let newest = this.#since + OVERLAP_MS
       for (const row of rows) newest = Math.max(newest, row.state_at.getTime())
       this.#since = Math.min(newest, now.getTime()) - OVERLAP_MS

@@ -96,19 +96,23 @@ export async function newestCheckTime({
 }
 
 /**
- * Sets each site's current state from the check given for it, in one statement per 500 sites, and
- * its `state_at` to the time of writing: other instances read the states written since they last
- * looked (`listChangedStates`). A site's first recorded check time is set once, to `firstAt` (its
- * earliest check of the batch), and never moved afterwards.
+ * Sets each site's current state from the check given for it, in one statement per 500 sites, its
+ * `state_at` to the time of writing and its `state_by` to `writer`: other instances read the states
+ * written since they last looked (`listChangedStates`), and the writer need not read its own back. A
+ * site's first recorded check time is set once, to `firstAt` (its earliest check of the batch), and
+ * never moved afterwards.
  */
 export async function updateSiteStates({
   db,
   checks,
-  firstAt = new Map()
+  firstAt = new Map(),
+  writer = null
 }: {
   db: Db
   checks: readonly CheckRecord[]
   firstAt?: ReadonlyMap<number, Date>
+  /** Who writes (see `SiteStates.writer`); null: nobody in particular, read back by every reader. */
+  writer?: string | null
 }): Promise<void> {
   const writtenAt = new Date()
   const columns: Array<[string, (c: CheckRecord) => Knex.Value]> = [
@@ -130,14 +134,10 @@ export async function updateSiteStates({
     }
     bindings.push('first_checked_at', 'first_checked_at', 'id')
     for (const c of part) bindings.push(c.siteId, firstAt.get(c.siteId) ?? c.checkedAt)
-    await db.raw(`update ?? set ${sets}, ?? = coalesce(??, case ?? ${whens} end), ?? = ? where ?? in (${part.map(() => '?').join(', ')})`, [
-      'sites',
-      ...bindings,
-      'state_at',
-      writtenAt,
-      'id',
-      ...part.map((c) => c.siteId)
-    ])
+    await db.raw(
+      `update ?? set ${sets}, ?? = coalesce(??, case ?? ${whens} end), ?? = ?, ?? = ? where ?? in (${part.map(() => '?').join(', ')})`,
+      ['sites', ...bindings, 'state_at', writtenAt, 'state_by', writer, 'id', ...part.map((c) => c.siteId)]
+    )
   }
 }
 

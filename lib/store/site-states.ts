@@ -77,12 +77,25 @@ export interface ChangedState {
   state_at: Date
 }
 
-/** The tracked sites whose state was written at or after `since` (one indexed range read). */
-export async function listChangedStates({ db, since }: { db: Db; since: Date }): Promise<ChangedState[]> {
-  const rows = await db('sites')
-    .where('state_at', '>=', since)
-    .whereNull('removed_at')
-    .select('id', 'status', 'blocked', 'partial', 'response_ms', 'checked_at', 'state_at')
+/**
+ * The tracked sites whose state was written at or after `since` (one indexed range read), but for
+ * those whose state `except` wrote.
+ */
+export async function listChangedStates({
+  db,
+  since,
+  except = null
+}: {
+  db: Db
+  since: Date
+  except?: string | null
+}): Promise<ChangedState[]> {
+  const query = db('sites').where('state_at', '>=', since).whereNull('removed_at')
+  if (except !== null)
+    query.where((q) => {
+      q.whereNull('state_by').orWhere('state_by', '<>', except)
+    })
+  const rows = await query.select('id', 'status', 'blocked', 'partial', 'response_ms', 'checked_at', 'state_at')
   return rows.map((r) => ({
     id: Number(r.id),
     status: String(r.status) as SiteRow['status'],
