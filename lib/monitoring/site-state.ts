@@ -83,6 +83,43 @@ function isFresh(site: StoredVerdict, now: Date, intervalMs: number): boolean {
 }
 
 /**
+ * Status records serialised for the status endpoint, by site id, each served for less than
+ * {@link SERIALISED_MS}. Two generations, the older dropped whole when the newer is that old: what is
+ * kept is the records of the sites asked for in the last two seconds or so. One map kept a stale
+ * record of nearly every site ever asked for until its next check (60,000 sites polled at random:
+ * tens of MB of old space, and the service's RSS over its 800 MB goal in bench/monitor).
+ */
+class SerialisedRecords {
+  #current = new Map<number, { json: string; at: number }>()
+  #previous = new Map<number, { json: string; at: number }>()
+  #since = -Infinity
+
+  get(id: number, at: number): string | undefined {
+    const kept = this.#current.get(id) ?? this.#previous.get(id)
+    return kept !== undefined && at >= kept.at && at - kept.at < SERIALISED_MS ? kept.json : undefined
+  }
+
+  set(id: number, json: string, at: number): void {
+    if (at - this.#since >= SERIALISED_MS) {
+      // The current generation's records are all stale too when it began two ages ago.
+      this.#previous = at - this.#since >= 2 * SERIALISED_MS ? new Map<number, { json: string; at: number }>() : this.#current
+      this.#current = new Map()
+      this.#since = at
+    }
+    this.#current.set(id, { json, at })
+  }
+
+  delete(id: number): void {
+    this.#current.delete(id)
+    this.#previous.delete(id)
+  }
+
+  get size(): number {
+    return this.#current.size + this.#previous.size
+  }
+}
+
+/**
  * The tracked sites' current state, kept in memory and updated after every committed check, so the
  * status endpoint answers without touching the database. Sites added or removed by the operator
  * tool are noticed by `refresh`.
@@ -102,7 +139,7 @@ export class SiteStates {
   readonly #byDomain = new Map<string, StoredSiteState>()
   readonly #byId = new Map<number, StoredSiteState>()
   /** Status records serialised for the status endpoint, by site id, until the state changes or a second passes. */
-  readonly #serialised = new Map<number, { json: string; at: number }>()
+  readonly #serialised = new SerialisedRecords()
   /** Each site's newest applied check, per location, for `/metrics`; only checks this process recorded. */
   readonly #probes = new Map<number, LocationProbe[]>()
   /** Location labels, one string each however many results carry them. */
@@ -382,14 +419,19 @@ export class SiteStates {
    * one record and one serialisation a second. Within that second only what moves with the clock
    * (an ongoing outage's duration, the uptime percentages, the freshness rule) can lag.
    */
+  /** How many serialised status records are kept (see {@link statusJson}). */
+  get serialisedKept(): number {
+    return this.#serialised.size
+  }
+
   statusJson(domain: string, now: Date): string | null {
     const state = this.#byDomain.get(domain)
     if (!state) return null
     const at = now.getTime()
-    const kept = this.#serialised.get(state.site.id)
-    if (kept !== undefined && at >= kept.at && at - kept.at < SERIALISED_MS) return kept.json
+    const kept = this.#serialised.get(state.site.id, at)
+    if (kept !== undefined) return kept
     const json = JSON.stringify(this.statusRecord(domain, now))
-    this.#serialised.set(state.site.id, { json, at })
+    this.#serialised.set(state.site.id, json, at)
     return json
   }
 

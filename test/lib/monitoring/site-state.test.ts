@@ -55,3 +55,46 @@ for (const engine of engines()) {
     t.equal(states.current('c.example.com', new Date(T0 + 112 * SEC))?.name, 'Sea', 'seen at the next full read')
   })
 }
+
+t.test('a serialised status record is served for under a second, and only recent ones are kept', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  const I = 60 * SEC
+  await addSites({ db, entries: Array.from({ length: 50 }, (_, i) => ({ domain: `s${i}.example.com`, name: null })), now: new Date(T0) })
+  const states = new SiteStates({ intervalMs: I, publicUrl: 'http://x' })
+  await states.refresh(db, new Date(T0))
+  const checkedAt = new Date(T0 + SEC)
+  for (let i = 0; i < 50; i++) {
+    const siteId = states.siteId(`s${i}.example.com`) as number
+    states.apply(
+      {
+        siteId,
+        checkedAt,
+        status: 'up',
+        blocked: false,
+        partial: false,
+        responseMs: 10,
+        locationsAnswered: 3,
+        locationsTotal: 3,
+        source: 'schedule',
+        locations: []
+      },
+      { current: true, step: 'none', outage: null }
+    )
+  }
+  // Three intervals after its check a site shows as unavailable: just before, the record says up.
+  const turn = checkedAt.getTime() + 3 * I
+  const at = (ms: number) => new Date(turn + ms)
+  const first = states.statusJson('s0.example.com', at(-500)) as string
+  t.equal(JSON.parse(first).status, 'up')
+  t.equal(first, JSON.stringify(states.statusRecord('s0.example.com', at(-500))), 'the record, serialised')
+  t.equal(states.statusJson('s0.example.com', at(400)), first, 'served again within the second, though the record has moved on')
+  t.equal(states.statusRecord('s0.example.com', at(400))?.status, 'unavailable')
+  t.equal(JSON.parse(states.statusJson('s0.example.com', at(500)) as string).status, 'unavailable', 'serialised again a second on')
+
+  for (let i = 0; i < 50; i++) states.statusJson(`s${i}.example.com`, at(600))
+  t.ok(states.serialisedKept >= 50, 'the sites asked for are kept')
+  states.statusJson('s1.example.com', at(1700))
+  t.ok(states.serialisedKept <= 51, 'a second on, the older generation goes with the next new record')
+  states.statusJson('s2.example.com', at(5000))
+  t.equal(states.serialisedKept, 1, 'long after, only the newest record is kept, not one per site ever asked for')
+})
