@@ -30,13 +30,19 @@ export interface RenderCacheOptions {
 export class RenderCache {
   readonly #renders: LRUCache<string, RenderedPage>
   readonly #pending = new Map<string, Promise<RenderedPage>>()
+  readonly #now: () => number
+  #purgedAt = -Infinity
 
   constructor(opts: RenderCacheOptions = {}) {
     const now = opts.now ?? (() => performance.now())
+    this.#now = now
     this.#renders = new LRUCache<string, RenderedPage>({
       max: opts.max ?? 1000,
       ttl: opts.maxAgeMs ?? 1000,
       ttlAutopurge: false,
+      // The clock read at each lookup: lru-cache otherwise keeps a reading for a millisecond, with a
+      // timer to forget it, and a clock given in `now` (tests) would not be read at all meanwhile.
+      ttlResolution: 0,
       perf: { now }
     })
   }
@@ -49,6 +55,13 @@ export class RenderCache {
     if (pending === undefined) {
       pending = render()
         .then((page) => {
+          // lru-cache drops an expired render only when it is read or evicted: up to 1,000 stale
+          // pages (site pages of tens of KB) stayed in memory. Purged at most once a maximum age.
+          const at = this.#now()
+          if (at - this.#purgedAt >= this.#renders.ttl) {
+            this.#purgedAt = at
+            this.#renders.purgeStale()
+          }
           this.#renders.set(key, page)
           return page
         })
