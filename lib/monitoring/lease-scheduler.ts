@@ -340,10 +340,16 @@ export class LeaseScheduler {
    */
   #keepPassed(passed: readonly PassedOver[]): void {
     for (const p of passed) {
-      const entry = this.#gate.busyWith(p.site.id) ?? this.#owned.get(p.site.id)?.entry ?? newEntry(p.site)
-      entry.site = p.site
+      const entry = this.#entryFor(p.site)
       this.#owned.set(p.site.id, { entry, until: p.dueAt, continued: false, lost: false })
     }
+  }
+
+  /** The site's one gate entry: the one running or waiting, the one of its last claim, or a new one. */
+  #entryFor(site: ScheduledSite): GateEntry {
+    const entry = this.#gate.busyWith(site.id) ?? this.#owned.get(site.id)?.entry ?? newEntry(site)
+    entry.site = site
+    return entry
   }
 
   async #hold(claims: readonly Claim[], now: number): Promise<void> {
@@ -351,8 +357,7 @@ export class LeaseScheduler {
     if (claims.some((c) => !this.#o.tracked(c.site))) await this.#o.learn()
     this.#countMissed(claims, now)
     for (const claim of claims) {
-      const entry = this.#gate.busyWith(claim.site.id) ?? this.#owned.get(claim.site.id)?.entry ?? newEntry(claim.site)
-      entry.site = claim.site
+      const entry = this.#entryFor(claim.site)
       const own: Owned = { entry, until: claim.dueAt + this.#o.intervalMs, continued: false, lost: false }
       this.#owned.set(claim.site.id, own)
       this.#held.push({ own, dueAt: claim.dueAt })

@@ -87,7 +87,7 @@ function isFresh(site: StoredVerdict, now: Date, intervalMs: number): boolean {
  * {@link SERIALISED_MS}. Two generations, the older dropped whole when the newer is that old: what is
  * kept is the records of the sites asked for in the last two seconds or so. One map kept a stale
  * record of nearly every site ever asked for until its next check (60,000 sites polled at random:
- * tens of MB of old space, and the service's RSS over its 800 MB goal in bench/monitor).
+ * tens of MB of old space).
  */
 class SerialisedRecords {
   #current = new Map<number, { json: string; at: number }>()
@@ -413,17 +413,17 @@ export class SiteStates {
     return { records, more: lo + limit < sorted.length }
   }
 
+  /** How many serialised status records are kept (see {@link statusJson}). */
+  get serialisedKept(): number {
+    return this.#serialised.size
+  }
+
   /**
    * The status record as JSON text, for the status endpoint: kept until the site's state changes
    * (a check applied, a rename, a reload) or a second has passed, so a client polling one site costs
    * one record and one serialisation a second. Within that second only what moves with the clock
    * (an ongoing outage's duration, the uptime percentages, the freshness rule) can lag.
    */
-  /** How many serialised status records are kept (see {@link statusJson}). */
-  get serialisedKept(): number {
-    return this.#serialised.size
-  }
-
   statusJson(domain: string, now: Date): string | null {
     const state = this.#byDomain.get(domain)
     if (!state) return null

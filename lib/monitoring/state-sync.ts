@@ -18,8 +18,8 @@ const MAX_RELOAD = 500
  * instance records, without a query per request: twice a second it reads the sites' version (one
  * indexed query; the site list only when it moved) and the site rows whose state was written since
  * its last look (`state_at`, indexed) by others (`state_by`: what this process recorded is applied
- * already). A site whose outage may have changed, or that an outage event
- * names, is read again in full. A check recorded anywhere shows everywhere within a second.
+ * already). A site whose outage may have changed, or that an outage event names, is read again in
+ * full. A check recorded anywhere shows everywhere within a second.
  */
 export class StateSync {
   readonly #db: Db
