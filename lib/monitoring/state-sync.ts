@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import type { Db } from '../store/db.js'
-import { listChangedStates, loadSiteStates } from '../store/site-states.js'
+import { listChangedStates, loadSiteStates, newestStateAt } from '../store/site-states.js'
 import { UPTIME_WINDOWS } from '../rules/uptime.js'
 import type { SiteStates } from './site-state.js'
 
@@ -95,8 +95,11 @@ export class StateSync {
     try {
       await this.#states.refresh(this.#db, now)
       const rows = await listChangedStates({ db: this.#db, since: new Date(this.#since), except: this.#states.writer })
-      let newest = this.#since + OVERLAP_MS
-      for (const row of rows) newest = Math.max(newest, row.state_at.getTime())
+      // The look moves on with the newest state anyone wrote, this process included: its own are not
+      // read back, and without them the look stood still while this process alone wrote, and every
+      // poll read the index from the process's start. Read after the rows, so it covers them.
+      const newestAt = await newestStateAt({ db: this.#db })
+      const newest = Math.max(this.#since + OVERLAP_MS, newestAt?.getTime() ?? -Infinity)
       this.#since = Math.min(newest, now.getTime()) - OVERLAP_MS
       for (const id of this.#states.syncStates(rows)) this.#reload.add(id)
       if (this.#reload.size > 0) {

@@ -77,6 +77,12 @@ export interface ChangedState {
   state_at: Date
 }
 
+/** When the newest state was written, by any writer; null when none was. One read of the `state_at` index. */
+export async function newestStateAt({ db }: { db: Db }): Promise<Date | null> {
+  const row: { at?: unknown } | undefined = await db('sites').max({ at: 'state_at' }).first()
+  return toDate(row?.at)
+}
+
 /**
  * The tracked sites whose state was written at or after `since` (one indexed range read), but for
  * those whose state `except` wrote.

@@ -91,3 +91,30 @@ for (const engine of engines()) {
     }
   })
 }
+
+for (const engine of engines()) {
+  t.test(`${engine}: the poll's look moves on with this process's own writes, which it does not read`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    await addSite({ db, entry: { domain: 'own.example.com', name: null }, now: new Date(Date.now() - MIN) })
+    const logger = createLogger({ level: 'silent' })
+    const states = new SiteStates({ intervalMs: MIN, publicUrl: 'http://x' })
+    await states.refresh(db, new Date())
+    const sync = new StateSync({ db, states, logger, now: () => new Date() })
+    const recorder = new CheckRecorder({ db, states, logger })
+    t.teardown(() => {
+      recorder.close()
+    })
+    recorder.record(result('own.example.com', 'up', new Date()), 'schedule')
+    t.equal(await recorder.flush(10_000), true, 'recorded')
+    const writtenAt = new Date((await db('sites').where({ domain: 'own.example.com' }).first('state_at')).state_at).getTime()
+    const bounds: number[] = []
+    db.on('query', (q: { sql: string; bindings?: unknown[] }) => {
+      if (/state_at/.test(q.sql) && /state_by/.test(q.sql)) bounds.push(new Date(q.bindings?.[0] as Date | number | string).getTime())
+    })
+    await sync.syncNow()
+    await sync.syncNow()
+    await sync.stop()
+    t.equal(bounds.length, 2, 'two looks')
+    t.equal(bounds[1], writtenAt - 2000, "the second looks from two seconds before this process's newest write, not from its start")
+  })
+}
