@@ -143,8 +143,10 @@ export class LocationPools {
    * Asks every location at once. A location whose actor crashes, or that has not answered by the
    * probe deadline plus a margin, is reported as `error` (it did not answer); the others are not
    * held up. One timer and one stop hook serve the whole check, whatever the number of locations.
+   * `lane` is whose check it is (workers/fair-starts.ts): each actor starts a busy lane's probes in
+   * turn with the others'.
    */
-  probeAll(domain: string): Promise<LocationAnswer[]> {
+  probeAll(domain: string, lane?: string): Promise<LocationAnswer[]> {
     const labels = this.#labels
     if (this.#cutAll) return Promise.resolve(labels.map((label) => notAnswered(label, 'location_stopping', STOPPING_ERROR)))
     return new Promise((resolve) => {
@@ -177,7 +179,7 @@ export class LocationPools {
       for (let i = 0; i < labels.length; i++) {
         const location = labels[i] as string
         // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
-        ;(this.pools[i] as Piscina).run({ domain } satisfies ProbeTask).then(
+        ;(this.pools[i] as Piscina).run((lane === undefined ? { domain } : { domain, lane }) satisfies ProbeTask).then(
           (result: ProbeResult) => {
             answer(i, { location, ...result })
           },

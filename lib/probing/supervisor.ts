@@ -4,6 +4,7 @@ import { isRefusal, type Admission, type Refusal, type Ticket } from './admissio
 import { applyConnectTo } from '../rules/connect-to.js'
 import { decide, type SiteStatus } from '../rules/consensus.js'
 import type { LocationAnswer, LocationResult } from './location-pool.js'
+import { SCHEDULED_LANE } from '../../workers/fair-starts.js'
 import { checkHost } from '../net/host-check.js'
 import type { Resolve } from '../net/resolver.js'
 import { isPolicyRefusal, NON_PUBLIC_ERROR, POLICY_ERRORS, type TargetPolicy } from '../rules/target-policy.js'
@@ -53,7 +54,16 @@ function reused(outcome: Outcome): Outcome {
 
 /** Anything that can ask every location about a domain: the Piscina actors in production. */
 export interface Prober {
-  probeAll(domain: string): Promise<LocationAnswer[]>
+  /** `lane`: whose check it is, {@link SCHEDULED_LANE} or a key's (see {@link laneOf}). */
+  probeAll(domain: string, lane?: string): Promise<LocationAnswer[]>
+}
+
+/**
+ * The lane an actor starts a check's probes in (workers/fair-starts.ts): the scheduler's, started
+ * first, or the key's own, so that one key's backlog of starts does not hold up another's check.
+ */
+export function laneOf(source: 'demand' | 'schedule', key: string | undefined): string {
+  return source === 'schedule' ? SCHEDULED_LANE : `key:${key ?? ''}`
 }
 
 export interface SupervisorOptions {
@@ -164,7 +174,7 @@ export class CheckSupervisor {
         })
       } else {
         const ticket = this.#admit(source, key)
-        running = this.#run(domain, source).finally(() => {
+        running = this.#run(domain, source, key).finally(() => {
           ticket.release()
           this.#inFlight.delete(domain)
         })
@@ -189,7 +199,7 @@ export class CheckSupervisor {
     const { value, ran } = await shared.run(domain, async () => {
       const ticket = this.#admit('demand', key)
       try {
-        const outcome = await this.#run(domain, 'demand')
+        const outcome = await this.#run(domain, 'demand', key)
         return { value: outcome, share: !outcome.ok || !outcome.cut }
       } finally {
         ticket.release()
@@ -208,8 +218,8 @@ export class CheckSupervisor {
     return outcome
   }
 
-  async #run(domain: string, source: 'demand' | 'schedule'): Promise<Outcome> {
-    const outcome = await this.#probe(domain)
+  async #run(domain: string, source: 'demand' | 'schedule', key: string | undefined): Promise<Outcome> {
+    const outcome = await this.#probe(domain, laneOf(source, key))
     // Only on-demand results are kept for reuse: holding every scheduled result for a minute would
     // keep tens of thousands of objects alive at scale for checks that mostly never come.
     if (source === 'demand') this.#remember(domain, outcome)
@@ -235,7 +245,7 @@ export class CheckSupervisor {
     cache.set(domain, outcome, ttlMs === undefined ? undefined : { ttl: Math.min(ttlMs, cache.ttl) })
   }
 
-  async #probe(domain: string): Promise<Outcome> {
+  async #probe(domain: string, lane: string): Promise<Outcome> {
     const { connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
     const dial = applyConnectTo(connectTo, domain, 443)
     const verdict = await checkHost(dial.host, this.#policy, { lookup, timeoutMs: lookupTimeoutMs })
@@ -243,7 +253,7 @@ export class CheckSupervisor {
     // it as down, and a direct location judges the very address it dials.
     if (!verdict.ok && verdict.reason === 'non_public') return { ok: false, error: NON_PUBLIC_ERROR }
     const checkedAt = this.#now()
-    const answers = await prober.probeAll(domain)
+    const answers = await prober.probeAll(domain, lane)
     let cut = false
     const locations: LocationResult[] = []
     for (const { code, ...result } of answers) {

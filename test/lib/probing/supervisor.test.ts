@@ -1,5 +1,6 @@
 import t from 'tap'
-import { CheckSupervisor, TargetPolicyError, type Prober } from '../../../lib/probing/supervisor.js'
+import { CheckSupervisor, laneOf, TargetPolicyError, type Prober } from '../../../lib/probing/supervisor.js'
+import { SCHEDULED_LANE } from '../../../workers/fair-starts.js'
 import type { LocationAnswer, LocationErrorCode, LocationResult } from '../../../lib/probing/location-pool.js'
 import { PORT_ERROR, PORT_REFUSAL } from '../../../lib/rules/target-policy.js'
 
@@ -129,4 +130,28 @@ t.test('a check cut short by the stop is answered but not recorded; codes stay o
     ['location', 'status', 'http_code', 'response_ms', 'error', 'final_url', 'timings'],
     'in the fields and order the API shows'
   )
+})
+
+t.test('each check is probed in its lane: the scheduler’s, or its key’s', async (t) => {
+  const lanes: Array<[string, string | undefined]> = []
+  const inner = counting(1)
+  const prober: Prober = {
+    probeAll(domain, lane) {
+      lanes.push([domain, lane])
+      return inner.probeAll(domain)
+    }
+  }
+  const checks = new CheckSupervisor({ ...options, prober })
+  await checks.probeNow('a.example.com')
+  await checks.check('b.example.com', { key: '7' })
+  await checks.check('c.example.com', { key: '8' })
+  await checks.check('d.example.com')
+  t.same(lanes, [
+    ['a.example.com', SCHEDULED_LANE],
+    ['b.example.com', 'key:7'],
+    ['c.example.com', 'key:8'],
+    ['d.example.com', 'key:']
+  ])
+  t.equal(laneOf('demand', '7'), 'key:7')
+  t.equal(laneOf('schedule', '7'), SCHEDULED_LANE, 'a scheduled check is the scheduler’s whoever asked')
 })
