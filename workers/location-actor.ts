@@ -3,7 +3,7 @@ import { workerData } from 'node:worker_threads'
 import { createResolver, type DnsSettings } from '../lib/net/resolver.js'
 import { checkHost } from '../lib/net/host-check.js'
 import { isAllowedAddress, judgesAddresses, type PolicyRefusalCode, type TargetPolicy } from '../lib/rules/target-policy.js'
-import { FairStarts, SCHEDULED_LANE } from './fair-starts.js'
+import { FairStarts, SCHEDULED_LANE } from '../lib/probing/fair-starts.js'
 import { probe, type ProbeResult } from './http-probe.js'
 import { applyConnectTo, createLocationDispatcher, openConnections, type ConnectToRule } from './location-dispatcher.js'
 
@@ -35,7 +35,7 @@ export type ProbeTask = { domain: string; lane?: string } | { ping: true } | { s
  * Probes started between two looks at the thread's I/O. A start costs about 50-200 µs (its dials),
  * so a turn takes a few milliseconds at most.
  */
-export const STARTS_PER_TURN = 32
+export const STARTS_PER_TURN = 128
 
 /** The answer to a `stats` task. */
 export interface ActorStats {

@@ -4,7 +4,7 @@ import { isRefusal, type Admission, type Refusal, type Ticket } from './admissio
 import { applyConnectTo } from '../rules/connect-to.js'
 import { decide, type SiteStatus } from '../rules/consensus.js'
 import type { LocationAnswer, LocationResult } from './location-pool.js'
-import { SCHEDULED_LANE } from '../../workers/fair-starts.js'
+import { FairStarts, SCHEDULED_LANE } from './fair-starts.js'
 import { checkHost } from '../net/host-check.js'
 import type { Resolve } from '../net/resolver.js'
 import { isPolicyRefusal, NON_PUBLIC_ERROR, POLICY_ERRORS, type TargetPolicy } from '../rules/target-policy.js'
@@ -47,6 +47,15 @@ export class CapacityError extends Error {
 
 const UNCOUNTED: Ticket = { release: () => {} }
 
+/**
+ * Checks handed to the actors, or answered once they have, between two looks at the main thread's
+ * I/O when several lanes wait (see {@link FairStarts}). Answering one (the verdict, the answer's
+ * JSON and its write) takes a few hundred µs, so a turn takes about 10 ms at most.
+ */
+export const CHECKS_PER_TURN = 64
+
+const ready = (): Promise<void> => Promise.resolve()
+
 /** A kept outcome as a later check answers it: the same result, marked cached. */
 function reused(outcome: Outcome): Outcome {
   return outcome.ok ? { ...outcome, result: { ...outcome.result, cached: true } } : outcome
@@ -59,7 +68,7 @@ export interface Prober {
 }
 
 /**
- * The lane an actor starts a check's probes in (workers/fair-starts.ts): the scheduler's, started
+ * The lane an actor starts a check's probes in (lib/probing/fair-starts.ts): the scheduler's, started
  * first, or the key's own, so that one key's backlog of starts does not hold up another's check.
  */
 export function laneOf(source: 'demand' | 'schedule', key: string | undefined): string {
@@ -119,6 +128,7 @@ export class CheckSupervisor {
   readonly #cache: LRUCache<string, Outcome> | null
   readonly #inFlight = new Map<string, Promise<Outcome>>()
   readonly #now: () => Date
+  readonly #turns = new FairStarts({ perTurn: CHECKS_PER_TURN, priority: SCHEDULED_LANE })
   #purgedAt = performance.now()
 
   constructor(opts: SupervisorOptions) {
@@ -245,7 +255,12 @@ export class CheckSupervisor {
     cache.set(domain, outcome, ttlMs === undefined ? undefined : { ttl: Math.min(ttlMs, cache.ttl) })
   }
 
+  /**
+   * The check's work on this thread, handing it over and answering it, is done in its lane's turn:
+   * a flood of one key's checks (thousands timing out together) does not hold up another's.
+   */
   async #probe(domain: string, lane: string): Promise<Outcome> {
+    await this.#turns.run(lane, ready)
     const { connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
     const dial = applyConnectTo(connectTo, domain, 443)
     const verdict = await checkHost(dial.host, this.#policy, { lookup, timeoutMs: lookupTimeoutMs })
@@ -254,6 +269,7 @@ export class CheckSupervisor {
     if (!verdict.ok && verdict.reason === 'non_public') return { ok: false, error: NON_PUBLIC_ERROR }
     const checkedAt = this.#now()
     const answers = await prober.probeAll(domain, lane)
+    await this.#turns.run(lane, ready)
     let cut = false
     const locations: LocationResult[] = []
     for (const { code, ...result } of answers) {

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { CheckSupervisor, laneOf, TargetPolicyError, type Prober } from '../../../lib/probing/supervisor.js'
-import { SCHEDULED_LANE } from '../../../workers/fair-starts.js'
+import { CheckSupervisor, CHECKS_PER_TURN, laneOf, TargetPolicyError, type Prober } from '../../../lib/probing/supervisor.js'
+import { SCHEDULED_LANE } from '../../../lib/probing/fair-starts.js'
 import type { LocationAnswer, LocationErrorCode, LocationResult } from '../../../lib/probing/location-pool.js'
 import { PORT_ERROR, PORT_REFUSAL } from '../../../lib/rules/target-policy.js'
 
@@ -154,4 +154,29 @@ t.test('each check is probed in its lane: the scheduler’s, or its key’s', as
   ])
   t.equal(laneOf('demand', '7'), 'key:7')
   t.equal(laneOf('schedule', '7'), SCHEDULED_LANE, 'a scheduled check is the scheduler’s whoever asked')
+})
+
+t.test('one key’s flood of checks does not hold up another key’s check on this thread', async (t) => {
+  const handedOver: string[] = []
+  const inner = counting(0)
+  const prober: Prober = {
+    probeAll(domain, lane) {
+      handedOver.push(domain)
+      return inner.probeAll(domain, lane)
+    }
+  }
+  const checks = new CheckSupervisor({ ...options, cacheTtlS: 0, prober })
+  const answered: string[] = []
+  const asked = [
+    ...Array.from({ length: 600 }, (_, i) => checks.check(`h${i}.example.com`, { key: '1' })),
+    checks.check('light.example.com', { key: '2' })
+  ].map((p) => p.then((r) => answered.push(r.domain)))
+  await Promise.all(asked)
+  t.equal(handedOver.length, 601, 'every check was handed to the locations')
+  // First come, first served, the light check would be the 601st both times; in turns, it goes in
+  // the turn after the first (a turn's worth go at once, with nothing waiting yet).
+  const over = handedOver.indexOf('light.example.com')
+  const done = answered.indexOf('light.example.com')
+  t.ok(over >= 0 && over < CHECKS_PER_TURN + 8, `handed over ${over + 1}th of 601`)
+  t.ok(done >= 0 && done < CHECKS_PER_TURN + 8, `answered ${done + 1}th of 601`)
 })

@@ -1,20 +1,22 @@
-/**
- * The order in which an actor starts its probes. Starting one is the costly part of a probe (its
- * sockets' dials, a TLS handshake), and the messages that bring them are read in the order they
- * were sent. Started on arrival, 5,000 checks of one consumer arriving together held the thread
- * for seconds, and a check of another consumer sent behind them waited all that time.
- *
- * Here probes start in turns: at most `perTurn` of them, then the thread looks at its I/O again
- * (the messages that came meanwhile, the answers of running probes). Those still waiting start by
- * lane, one from each lane in turn: a lane is a key's on-demand checks, so a consumer with a few
- * checks is not queued behind another's thousands. The priority lane (the scheduler's checks)
- * starts before any other, as scheduled checks are admitted ahead of on-demand ones.
- *
- * When nothing waits, a probe starts at once: an actor that keeps up adds no delay at all.
- */
-/** The lane of the scheduler's probes, which start before any other. */
+/** The lane of the scheduler's checks, which go before any other. */
 export const SCHEDULED_LANE = 'schedule'
 
+/**
+ * Work taken in turns, by lane: a lane is a key's on-demand checks, or the scheduler's. Both
+ * threads that a check's work goes through use one (see decisions.md, Probing):
+ * - each location actor, for starting its probes. Starting one is the costly part of a probe (its
+ *   dials, a TLS handshake), and an actor reads its tasks in the order they were sent: started on
+ *   arrival, 5,000 checks of one consumer arriving together held every actor for seconds, and a
+ *   check of another consumer sent behind them waited all that time;
+ * - the main thread, for handing a check to the actors and for answering it once they have.
+ *
+ * At most `perTurn` items run, then the thread looks at its I/O again (requests and messages that
+ * came meanwhile, answers of running probes). Those still waiting run one per lane in turn, so a
+ * consumer with a few checks is not queued behind another's thousands, and the priority lane (the
+ * scheduler's) runs before any other, as scheduled checks are admitted ahead of on-demand ones.
+ *
+ * When nothing waits, an item runs at once: a thread that keeps up adds no delay at all.
+ */
 export class FairStarts {
   readonly #perTurn: number
   readonly #priority: string
