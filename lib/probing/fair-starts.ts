@@ -20,7 +20,7 @@ export const SCHEDULED_LANE = 'schedule'
 export class FairStarts {
   readonly #perTurn: number
   readonly #priority: string
-  /** Lanes with probes waiting, in turn order: the first is served next, then moves to the end. */
+  /** Lanes with work waiting, in turn order: the first is served next, then moves to the end. */
   readonly #lanes = new Map<string, Lane>()
   #waiting = 0
   #startedThisTurn = 0
@@ -32,7 +32,7 @@ export class FairStarts {
     this.#priority = priority
   }
 
-  /** Probes waiting for their turn. */
+  /** Items waiting for their turn. */
   get waiting(): number {
     return this.#waiting
   }
@@ -70,7 +70,7 @@ export class FairStarts {
       this.#waiting--
       this.#next()()
     }
-    // Another turn either starts what still waits or, after a busy one, resets the count.
+    // Another turn either runs what still waits or, after a busy one, resets the count.
     if (this.#startedThisTurn > 0) this.#arm()
   }
 

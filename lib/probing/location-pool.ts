@@ -143,8 +143,8 @@ export class LocationPools {
    * Asks every location at once. A location whose actor crashes, or that has not answered by the
    * probe deadline plus a margin, is reported as `error` (it did not answer); the others are not
    * held up. One timer and one stop hook serve the whole check, whatever the number of locations.
-   * `lane` is whose check it is (lib/probing/fair-starts.ts): each actor starts a busy lane's probes in
-   * turn with the others'.
+   * `lane` is whose check it is (lib/probing/fair-starts.ts): each actor starts a busy lane's
+   * probes in turn with the others'.
    */
   probeAll(domain: string, lane?: string): Promise<LocationAnswer[]> {
     const labels = this.#labels

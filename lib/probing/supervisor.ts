@@ -68,8 +68,9 @@ export interface Prober {
 }
 
 /**
- * The lane an actor starts a check's probes in (lib/probing/fair-starts.ts): the scheduler's, started
- * first, or the key's own, so that one key's backlog of starts does not hold up another's check.
+ * The lane a check's work is taken in, on the main thread and in the actors
+ * (lib/probing/fair-starts.ts): the scheduler's, which goes first, or the key's own, so that one
+ * key's backlog does not hold up another's check.
  */
 export function laneOf(source: 'demand' | 'schedule', key: string | undefined): string {
   return source === 'schedule' ? SCHEDULED_LANE : `key:${key ?? ''}`
