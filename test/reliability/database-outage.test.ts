@@ -136,14 +136,17 @@ t.test('a 20 s database outage: truthful answers meanwhile, nothing lost or inve
     }
   })()
 
-  const bothUp = await until(
-    async () => [await status('flip.example.com'), await status('steady.example.com')],
+  // Every site checked once before the outage: without the database an instance goes on with the
+  // sites it claimed last, and a site whose first claim had not come yet (calm's phase falls late in
+  // the second) would go unchecked by design, which is not what this test is about.
+  const allUp = await until(
+    async () => [await status('flip.example.com'), await status('steady.example.com'), await status('calm.example.com')],
     (s) => s.every((a) => a.body.status === 'up'),
     20_000
   )
   t.same(
-    bothUp.map((a) => a.body.status),
-    ['up', 'up'],
+    allUp.map((a) => a.body.status),
+    ['up', 'up', 'up'],
     'the scheduler found the sites up'
   )
   const cachedBefore = await check('cached.example.com')
