@@ -33,7 +33,8 @@ export type ProbeTask = { domain: string; lane?: string } | { ping: true } | { s
 
 /**
  * Probes started between two looks at the thread's I/O. A start costs about 50-200 µs (its dials),
- * so a turn takes a few milliseconds at most.
+ * so a full turn takes up to about 25 ms. Fewer (32) capped how fast a thread busy with thousands
+ * of sockets could start probes at all (decisions.md, Probing).
  */
 export const STARTS_PER_TURN = 128
 

@@ -179,7 +179,7 @@ export class LocationPools {
       for (let i = 0; i < labels.length; i++) {
         const location = labels[i] as string
         // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
-        ;(this.pools[i] as Piscina).run((lane === undefined ? { domain } : { domain, lane }) satisfies ProbeTask).then(
+        ;(this.pools[i] as Piscina).run({ domain, lane } satisfies ProbeTask).then(
           (result: ProbeResult) => {
             answer(i, { location, ...result })
           },

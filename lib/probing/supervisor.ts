@@ -50,7 +50,7 @@ const UNCOUNTED: Ticket = { release: () => {} }
 /**
  * Checks handed to the actors, or answered once they have, between two looks at the main thread's
  * I/O when several lanes wait (see {@link FairStarts}). Answering one (the verdict, the answer's
- * JSON and its write) takes a few hundred µs, so a turn takes about 10 ms at most.
+ * JSON and its write) takes a few hundred µs, so a full turn takes up to about 20 ms.
  */
 export const CHECKS_PER_TURN = 64
 
