@@ -1,10 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import Boom from '@hapi/boom'
-import type { Server } from '@hapi/hapi'
+import type { Request, ResponseToolkit, Server, ServerAuthScheme } from '@hapi/hapi'
 import { LRUCache } from 'lru-cache'
-import { databaseUnavailable } from './errors.js'
+import { databaseUnavailable, scopeRefusal } from './errors.js'
 import { hashKey, isWellFormedKey, sameHash } from './keys.js'
-import { storedScopes, type Scope } from './rules/scopes.js'
+import { chargeKey, type Limiter } from './rate-limit.js'
+import { SCOPES, storedScopes, type Scope } from './rules/scopes.js'
 import type { Db } from './store/db.js'
 import { findKeyByHash, listKeyHashesAfter } from './store/keys.js'
 import type { ApiKeyRow } from './store/tables.js'
@@ -179,29 +180,54 @@ export class KeyAuthenticator {
   }
 }
 
-/** Registers the `api-key` strategy (Bearer keys) as the default for every route that opts in. */
-export function registerKeyAuth(server: Server, authenticator: KeyAuthenticator): void {
-  server.auth.scheme('api-key', () => ({
-    // Not async: a key seen moments ago (nearly every request) is answered without a promise.
-    authenticate: (request, h) => {
-      const authorization = request.headers.authorization as string | undefined
-      const recent = authenticator.recent(authorization)
-      if (recent !== undefined) return h.authenticated({ credentials: recent as unknown as Record<string, unknown> })
-      return authenticator
-        .authenticate(authorization)
-        .then((credentials) => h.authenticated({ credentials: credentials as unknown as Record<string, unknown> }))
-    }
-  }))
-  server.auth.strategy('api-key', 'api-key')
+/** The key strategy that also requires `scope` (see {@link requireScope}); `api-key` requires none. */
+export function keyStrategy(scope?: Scope): string {
+  return scope === undefined ? 'api-key' : `api-key:${scope}`
 }
 
 /**
- * Route options that let only keys holding `scope` in: hapi checks it after authentication and
- * before the rate limit (onPostAuth), so a key refused for its scope spends nothing. A keyed route
- * without one is open to every valid key, as `GET /api/v1/rate_limit` is on purpose.
+ * Registers the key strategies: `api-key` (Bearer keys, the default for every route that opts in)
+ * and one per scope, which lets in only keys holding it. The strategy also charges a GET route's
+ * cost (see {@link chargeAfterBody}): authentication, the scope check and the charge in one
+ * lifecycle step, where hapi's scope check and an `onPostAuth` step would add two more to every
+ * read. A key refused for its scope (403) or its budget (429) is answered with its credentials
+ * attached, so the answer shows its budget, and a key refused for its scope spends nothing.
  */
-export function requireScope(scope: Scope): { access: { scope: Scope[] } } {
-  return { access: { scope: [scope] } }
+export function registerKeyAuth(server: Server, authenticator: KeyAuthenticator, limiter: Limiter): void {
+  const scheme: ServerAuthScheme<{ scope?: Scope }> = (_server, options) => {
+    const scope = options?.scope
+    const admit = (request: Request, h: ResponseToolkit, credentials: KeyCredentials) => {
+      const data = { credentials: credentials as unknown as Record<string, unknown> }
+      if (scope !== undefined && !credentials.scope.includes(scope)) {
+        return h.unauthenticated(Boom.forbidden(scopeRefusal([scope], credentials.scope)), data)
+      }
+      if (request.route.method !== 'get') return h.authenticated(data)
+      const refused = chargeKey(request, limiter, credentials)
+      if (refused instanceof Promise) return refused.then((r) => (r === undefined ? h.authenticated(data) : h.unauthenticated(r, data)))
+      return refused === undefined ? h.authenticated(data) : h.unauthenticated(refused, data)
+    }
+    return {
+      // Not async: a key seen moments ago (nearly every request) is answered without a promise.
+      authenticate: (request, h) => {
+        const authorization = request.headers.authorization as string | undefined
+        const recent = authenticator.recent(authorization)
+        if (recent !== undefined) return admit(request, h, recent)
+        return authenticator.authenticate(authorization).then((credentials) => admit(request, h, credentials))
+      }
+    }
+  }
+  server.auth.scheme('api-key', scheme)
+  server.auth.strategy(keyStrategy(), 'api-key')
+  for (const scope of SCOPES) server.auth.strategy(keyStrategy(scope), 'api-key', { scope })
+}
+
+/**
+ * Route options that let only keys holding `scope` in: checked as the key is authenticated, before
+ * the rate limit charges, so a key refused for its scope spends nothing. A keyed route without one
+ * is open to every valid key, as `GET /api/v1/rate_limit` is on purpose.
+ */
+export function requireScope(scope: Scope): { strategy: string } {
+  return { strategy: keyStrategy(scope) }
 }
 
 /** The strategy that lets `Authorization: Bearer <METRICS_TOKEN>` read `/metrics` (see {@link registerMetricsToken}). */

@@ -48,7 +48,11 @@ function scopeMessage(request: Request, boom: Boom.Boom): string | undefined {
     }
   }
   if (needed.length === 0) return undefined
-  const held: unknown = (request.auth.credentials as { scope?: unknown } | null)?.scope
+  return scopeRefusal(needed, (request.auth.credentials as { scope?: unknown } | null)?.scope)
+}
+
+/** What a key refused for its scope is told: the scope the route needs, and the ones the key holds. */
+export function scopeRefusal(needed: readonly string[], held: unknown): string {
   const scopes = Array.isArray(held) && held.length > 0 ? held.map(String).join(', ') : 'none'
   return `this API key lacks the "${needed.join('" or "')}" scope this route needs (the key's scopes: ${scopes})`
 }

@@ -1,5 +1,5 @@
 import http from 'node:http'
-import Hapi, { type Server } from '@hapi/hapi'
+import Hapi, { type Server, type ServerRoute } from '@hapi/hapi'
 import Boom from '@hapi/boom'
 import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
@@ -12,7 +12,7 @@ import { answerClientErrors, formatErrorResponse } from './errors.js'
 import { logRequestErrors, registerAccessLog } from './logger.js'
 import { ServiceMetrics } from './metrics/service-metrics.js'
 import { errorPage, registerPages } from './pages/views.js'
-import { addBudgetHeaders, RateLimiter, registerRateLimits, type Limiter } from './rate-limit.js'
+import { addBudgetHeaders, chargeAfterBody, RateLimiter, type Limiter } from './rate-limit.js'
 import type { ScheduleHealth } from './routes/health.js'
 import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
@@ -133,12 +133,11 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   answerClientErrors(server.listener)
   registerAccessLog(server, logger)
   logRequestErrors(server, logger)
-  registerKeyAuth(server, new KeyAuthenticator({ db, defaultLimit: config.rateLimitPerMin }))
+  registerKeyAuth(server, new KeyAuthenticator({ db, defaultLimit: config.rateLimitPerMin }), limiter)
   server.auth.default({ strategy: 'api-key', mode: 'required' })
   if (config.metricsToken !== null) registerMetricsToken(server, config.metricsToken)
   const metrics = deps.metrics ?? new ServiceMetrics({ now })
   metrics.watch({ states: deps.states, rateLimitRefusals: () => limiter.refused })
-  registerRateLimits(server, limiter)
   await registerPages(server)
   // One onPreResponse step for every response: errors become JSON (HTML on pages), keyed responses
   // get their budget. Budget first: an error replaced while formatting keeps the headers of the one
@@ -154,6 +153,12 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
       await redis.close()
     })
   }
+  // Every route added to this server, here or later (tests add their own), gets the charge step its
+  // method needs (see chargeAfterBody).
+  const addRoutes = server.route.bind(server)
+  server.route = ((route: ServerRoute | ServerRoute[]) => {
+    addRoutes(chargeAfterBody(Array.isArray(route) ? route : [route], limiter))
+  }) as typeof server.route
   server.route(
     routes({
       db,

@@ -1,5 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi'
-import { METRICS_TOKEN_STRATEGY } from '../auth.js'
+import { keyStrategy, METRICS_TOKEN_STRATEGY } from '../auth.js'
 import type { ServiceMetrics } from '../metrics/service-metrics.js'
 
 /**
@@ -13,7 +13,11 @@ export function metricsRoutes({ metrics, tokenAuth }: { metrics: ServiceMetrics;
       method: 'GET',
       path: '/metrics',
       options: {
-        auth: { strategies: tokenAuth ? [METRICS_TOKEN_STRATEGY, 'api-key'] : ['api-key'], access: { scope: ['read'] } },
+        // The token grants `read` alone; hapi checks it holds that, the key strategy checks keys.
+        auth: {
+          strategies: tokenAuth ? [METRICS_TOKEN_STRATEGY, keyStrategy('read')] : [keyStrategy('read')],
+          access: { scope: ['read'] }
+        },
         plugins: { rateLimit: { cost: 0 } }
       },
       handler: (request, h) => {

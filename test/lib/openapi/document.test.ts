@@ -78,12 +78,14 @@ t.test('every route the server answers is documented, and every documented opera
   )
   t.same([...served].sort(), [...documented].sort(), 'the same set of method and path')
 
+  // The scope a route declares: the key strategy it names (`api-key:<scope>`, see requireScope)
+  // and any hapi `auth.access.scope`, each named once.
   const declared = (auth: unknown): string[] => {
-    const access =
-      typeof auth === 'object' && auth !== null
-        ? ((auth as { access?: Array<{ scope?: { selection?: string[] } | false }> }).access ?? [])
-        : []
-    return access.flatMap((a) => (a.scope ? (a.scope.selection ?? []) : []))
+    if (typeof auth !== 'object' || auth === null) return []
+    const { strategies = [], access = [] } = auth as { strategies?: string[]; access?: Array<{ scope?: { selection?: string[] } | false }> }
+    const byStrategy = strategies.flatMap((name) => (name.startsWith('api-key:') ? [name.slice('api-key:'.length)] : []))
+    const byAccess = access.flatMap((a) => (a.scope ? (a.scope.selection ?? []) : []))
+    return [...new Set([...byStrategy, ...byAccess])]
   }
   for (const route of server.table().filter((r) => (r.settings.auth as unknown) !== false && !UNDOCUMENTED.has(r.path))) {
     const op = (document.paths as Json)[route.path][route.method]

@@ -105,3 +105,29 @@ t.test('a per-key limit overrides the default and errors carry the headers too',
   t.equal(bad.headers['ratelimit-limit'], '2', 'a 400 on a keyed route still reports the budget')
   t.equal(bad.headers['ratelimit-remaining'], '1')
 })
+
+t.test('each request is charged once, after its body is read: a GET by the key strategy, any other method after the body', async (t) => {
+  const { db, url } = await migratedDb('sqlite', t)
+  const { server, issueKey } = await testServer({ db, env: { DATABASE_URL: url, RATE_LIMIT_PER_MIN: '100' } })
+  // Added after the server was built, as a plugin would: they are charged all the same.
+  server.route([
+    { method: ['GET', 'DELETE'], path: '/api/v1/echo', handler: () => ({ ok: true }) },
+    { method: 'POST', path: '/api/v1/echo', options: { payload: { allow: 'application/json' } }, handler: () => ({ ok: true }) }
+  ])
+  const key = await issueKey()
+  const remaining = async (method: string, headers: Record<string, string> = {}, payload?: string) => {
+    const res = await server.inject({ method, url: '/api/v1/echo', headers: { ...bearer(key), ...headers }, payload })
+    return [res.statusCode, res.headers['ratelimit-remaining']]
+  }
+  t.same(await remaining('GET'), [200, '99'], 'a GET costs one unit')
+  t.same(await remaining('DELETE'), [200, '98'], 'a DELETE of the same route costs one, not two')
+  t.same(await remaining('GET'), [200, '97'], 'and the GET still one')
+  t.same(await remaining('POST', { 'content-type': 'application/json' }, '{}'), [200, '96'], 'a POST costs one')
+  t.same(await remaining('POST', { 'content-type': 'application/json' }, '{"a":'), [400, '96'], 'malformed JSON costs nothing')
+  t.same(await remaining('POST', { 'content-type': 'text/plain' }, 'x'), [415, '96'], 'a wrong content type costs nothing')
+  t.same(
+    await remaining('POST', { 'content-type': 'application/json' }, `"${'x'.repeat(5000)}"`),
+    [413, '96'],
+    'a body over the limit costs nothing'
+  )
+})

@@ -11,12 +11,20 @@ const OPEN = new Set(['GET /api/v1/rate_limit'])
 /** Every non-empty subset of the scopes. */
 const COMBINATIONS: Scope[][] = Array.from({ length: 2 ** SCOPES.length - 1 }, (_, i) => SCOPES.filter((_s, bit) => ((i + 1) >> bit) & 1))
 
-/** The scope a route declares through hapi's auth.access.scope, as hapi keeps it after setting the route up. */
+/**
+ * The scopes a route declares, as hapi keeps them after setting the route up: the key strategies it
+ * names (`api-key:<scope>`, see requireScope) and any hapi `auth.access.scope`, each named once.
+ */
 function declaredScopes(route: RequestRoute): string[] {
   const auth: unknown = route.settings.auth
   if (typeof auth !== 'object' || auth === null) return []
-  const access = (auth as { access?: Array<{ scope?: { selection?: string[]; required?: string[] } | false }> }).access ?? []
-  return access.flatMap((a) => (a.scope ? [...(a.scope.selection ?? []), ...(a.scope.required ?? [])] : []))
+  const { strategies = [], access = [] } = auth as {
+    strategies?: string[]
+    access?: Array<{ scope?: { selection?: string[]; required?: string[] } | false }>
+  }
+  const byStrategy = strategies.flatMap((name) => (name.startsWith('api-key:') ? [name.slice('api-key:'.length)] : []))
+  const byAccess = access.flatMap((a) => (a.scope ? [...(a.scope.selection ?? []), ...(a.scope.required ?? [])] : []))
+  return [...new Set([...byStrategy, ...byAccess])]
 }
 
 async function scopedServer(engine: 'sqlite' | 'mysql', t: Test) {
