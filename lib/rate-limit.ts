@@ -226,6 +226,8 @@ export function chargeAfterBody(routes: ServerRoute[], limiter: Limiter): Server
     if (typeof route.options === 'function') throw new Error(`${route.path}: route options must be an object`)
     const options = route.options
     if (get || options?.auth === false) return route
+    if (options?.ext?.onPostAuth !== undefined)
+      throw new Error(`${route.path}: the rate limit's onPostAuth step would replace the route's own`)
     return { ...route, options: { ...options, ext: { ...options?.ext, onPostAuth: { method } } } }
   })
 }
