@@ -60,7 +60,11 @@ export class LoadWindow {
     ;(bucket.counts[KINDS.indexOf(kind)] as number)++
   }
 
-  read(now: number): ScheduleLoad {
+  /**
+   * The figures at `now`. `duePerS`, when given, is the schedule's known load (checks due a second),
+   * which then stands for the counted `due`: see `LeaseScheduler.load`.
+   */
+  read(now: number, duePerS?: number): ScheduleLoad {
     const at = Math.floor(now / this.#bucketMs)
     const totals = KINDS.map(() => 0)
     for (const bucket of this.#buckets) {
@@ -69,11 +73,12 @@ export class LoadWindow {
           totals[i] = (totals[i] as number) + n
         })
     }
-    const [due, started, late, skipped, shed] = totals as [number, number, number, number, number]
+    const [counted, started, late, skipped, shed] = totals as [number, number, number, number, number]
     // Whole buckets plus the part of the current one gone by: a minute and up to a second more.
     const windowS = ((this.#buckets.length - 1) * this.#bucketMs + (now - at * this.#bucketMs)) / 1000
     const seconds = Math.max(1, Math.min(windowS, (now - this.#since) / 1000))
     const perS = (n: number): number => Math.round((n / seconds) * 10) / 10
+    const due = duePerS === undefined ? counted : Math.round(duePerS * seconds)
     return {
       seconds: Math.round(seconds),
       due,
@@ -81,7 +86,7 @@ export class LoadWindow {
       late,
       skipped,
       shed,
-      duePerS: perS(due),
+      duePerS: duePerS === undefined ? perS(due) : Math.round(duePerS * 10) / 10,
       runPerS: perS(started),
       behind: isBehind({ shed, late, started })
     }
@@ -103,10 +108,10 @@ export class BehindWarning {
     this.#onBehind = onBehind
   }
 
-  /** Warns if `window` says the schedule is behind at `now` and the last warning is a minute old. */
-  check(now: number, window: LoadWindow): void {
+  /** Warns if the scheduler's figures (`read`) say it is behind and the last warning is a minute old. */
+  check(now: number, read: () => ScheduleLoad): void {
     if (this.#onBehind === undefined || now - this.#warnedAt < WARN_EVERY_MS) return
-    const load = window.read(now)
+    const load = read()
     if (!load.behind) return
     this.#warnedAt = now
     try {

@@ -197,7 +197,7 @@ export class Scheduler {
       this.#window.add(this.#opts.now(), 'due')
       this.#gate.offer(entry, dueAt)
     })
-    this.#behind.check(now, this.#window)
+    this.#behind.check(now, () => this.load())
   }
 
   #report(err: unknown, what: 'list' | 'check'): void {

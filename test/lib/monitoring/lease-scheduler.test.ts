@@ -1,7 +1,9 @@
 import t from 'tap'
 import net from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { addSites } from '../../../lib/monitoring/add-sites.js'
 import { LeaseScheduler } from '../../../lib/monitoring/lease-scheduler.js'
+import type { ScheduleLoad } from '../../../lib/monitoring/schedule-load.js'
 import { openDb, type Db } from '../../../lib/store/db.js'
 import { migratedDb } from '../../helpers/db.js'
 import { holds } from '../../helpers/poll.js'
@@ -184,4 +186,35 @@ t.test('a site moved on without a claim just before the database went away is ch
     [],
     'no check ran twice'
   )
+})
+
+t.test('over capacity, the figures say the load, what ran and what was shed', async (t) => {
+  const { db } = await migratedDb('mysql', t)
+  // 60 sites every 3 s, 20 due a second, for one slot and checks of 200 ms: at most 5 run a second.
+  const sites = 60
+  const intervalMs = 3000
+  await addSites({ db, entries: Array.from({ length: sites }, (_, i) => ({ domain: `o${i}.example.com`, name: null })), now: new Date() })
+  const warnings: ScheduleLoad[] = []
+  const scheduler = new LeaseScheduler({
+    db,
+    owner: 'a',
+    intervalMs,
+    concurrency: 1,
+    tracked: () => true,
+    learn: async () => {},
+    sites: () => sites,
+    runCheck: () => sleep(200),
+    onBehind: (load) => warnings.push(load)
+  })
+  t.teardown(() => scheduler.stop())
+  await scheduler.start()
+  t.ok(await holds(() => scheduler.load().seconds >= (3 * intervalMs) / 1000, 10 * intervalMs), 'three intervals')
+  const load = scheduler.load()
+  t.equal(load.duePerS, 20, `due per second: the sites' load (${load.duePerS})`)
+  t.ok(load.runPerS > 2 && load.runPerS <= 5.5, `run per second: what one slot ran (${load.runPerS})`)
+  // Each due time in the window was started, shed, or is still to be decided (at most one a site).
+  const undecided = load.due - load.started - load.shed
+  t.ok(undecided >= 0 && undecided <= sites, `due ${load.due} = started ${load.started} + shed ${load.shed} + ${undecided} undecided`)
+  t.ok(load.behind, 'behind')
+  t.equal(warnings[0]?.duePerS, 20, 'the warning gives the same load')
 })
