@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises'
 import { rootCertificates } from 'node:tls'
 import { workerData } from 'node:worker_threads'
 import { createResolver, type DnsSettings } from '../lib/net/resolver.js'
@@ -6,6 +7,7 @@ import { isAllowedAddress, judgesAddresses, type PolicyRefusalCode, type TargetP
 import { FairStarts, SCHEDULED_LANE } from '../lib/probing/fair-starts.js'
 import { probe, type ProbeResult } from './http-probe.js'
 import { applyConnectTo, createLocationDispatcher, openConnections, type ConnectToRule } from './location-dispatcher.js'
+import { ACTOR_NICENESS, lowerThreadPriority, threadPriority } from './thread-priority.js'
 
 /** What the pool hands each actor thread once, at start. */
 export interface ActorSettings {
@@ -41,9 +43,18 @@ export const STARTS_PER_TURN = 128
 /** The answer to a `stats` task. */
 export interface ActorStats {
   connections: number
+  /** The actor thread's nice value; null where it cannot be read. */
+  nice: number | null
 }
 
 const settings = workerData as ActorSettings
+
+// The API first: when the machine is short of CPU, the main thread (requests, answers, recording)
+// runs before the probes. libuv's pool threads inherit the priority of the thread that starts them,
+// and the first work queued starts them: queue some first, so that whichever thread it is, the
+// pool runs at the priority the process started with.
+await stat('.').catch(() => undefined)
+lowerThreadPriority(ACTOR_NICENESS)
 
 // A target's failure is data here, never an exception that leaves the thread, so nobody reads a
 // stack: undici and net build several errors per probe (a refused dial, every closed socket), and
@@ -85,7 +96,7 @@ const starts = new FairStarts({ perTurn: STARTS_PER_TURN, priority: SCHEDULED_LA
 // A ping and the stats skip the turns: they prove the thread's loop runs, not its backlog.
 export default async function run(task: ProbeTask): Promise<ProbeResult | ActorStats | 'pong'> {
   if ('ping' in task) return 'pong'
-  if ('stats' in task) return { connections: openConnections() } satisfies ActorStats
+  if ('stats' in task) return { connections: openConnections(), nice: threadPriority() } satisfies ActorStats
   const { domain } = task
   return starts.run(task.lane ?? '', () =>
     probe({ domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent: settings.userAgent, checkTarget })
