@@ -24,6 +24,7 @@ import { SecretBox } from './webhooks/secret-box.js'
 import { announceToOthers, othersAnnounce } from './sharing/events.js'
 import { SharedRateLimiter } from './sharing/rate-limit.js'
 import { SharedRedis } from './sharing/redis.js'
+import { keepHeapCompact } from './heap-settings.js'
 
 export interface RunningService {
   server: Server
@@ -73,6 +74,7 @@ export async function startService({
 }): Promise<RunningService> {
   // Before anything else: a second serve on one SQLite file must not touch it.
   const lock = lockSqliteFile(config.databaseUrl)
+  keepHeapCompact()
   const db = openDb(config.databaseUrl)
   // Never awaited: an instance starts, and serves, whether or not Redis answers yet.
   const redis = config.redisUrl === null ? null : new SharedRedis({ url: config.redisUrl, logger })
