@@ -7,7 +7,7 @@ import { isAllowedAddress, judgesAddresses, type PolicyRefusalCode, type TargetP
 import { FairStarts, SCHEDULED_LANE } from '../lib/probing/fair-starts.js'
 import { probe, type ProbeResult } from './http-probe.js'
 import { applyConnectTo, createLocationDispatcher, openConnections, type ConnectToRule } from './location-dispatcher.js'
-import { ACTOR_NICENESS, lowerThreadPriority, threadPriority } from './thread-priority.js'
+import { lowerThreadPriority, threadPriority } from './thread-priority.js'
 
 /** What the pool hands each actor thread once, at start. */
 export interface ActorSettings {
@@ -20,6 +20,8 @@ export interface ActorSettings {
   dns: DnsSettings
   timeoutMs: number
   userAgent: string
+  /** Nice steps this thread runs below the one that started it (0: the same priority). */
+  niceness: number
   /**
    * A certificate authority (PEM) trusted for sites' handshakes besides the system's: tests' own CA.
    * Operators with a private CA set NODE_EXTRA_CA_CERTS instead, which every thread reads.
@@ -49,12 +51,14 @@ export interface ActorStats {
 
 const settings = workerData as ActorSettings
 
-// The API first: when the machine is short of CPU, the main thread (requests, answers, recording)
-// runs before the probes. libuv's pool threads inherit the priority of the thread that starts them,
-// and the first work queued starts them: queue some first, so that whichever thread it is, the
-// pool runs at the priority the process started with.
-await stat('.').catch(() => undefined)
-lowerThreadPriority(ACTOR_NICENESS)
+// The scheduler's actors run below the rest (LocationPools' `scheduledActors`): when the machine is
+// short of CPU, the API and on-demand checks go first. libuv's pool threads inherit the priority of
+// the thread that starts them, and the first work queued starts them: queue some first, so that
+// whichever thread it is, the pool runs at the priority the process started with.
+if (settings.niceness > 0) {
+  await stat('.').catch(() => undefined)
+  lowerThreadPriority(settings.niceness)
+}
 
 // A target's failure is data here, never an exception that leaves the thread, so nobody reads a
 // stack: undici and net build several errors per probe (a refused dial, every closed socket), and

@@ -1,8 +1,8 @@
 import os from 'node:os'
 
 /**
- * How many nice steps below the thread that started it a location actor thread runs
- * (docs/decisions.md, Probing: "Actors yield the CPU to the main thread").
+ * How many nice steps below the thread that started it a scheduler's location actor runs
+ * (docs/decisions.md, Probing: "The scheduler's probes yield the CPU to the API").
  */
 export const ACTOR_NICENESS = 10
 

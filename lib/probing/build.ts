@@ -74,7 +74,8 @@ export function createProbing(config: Config, opts: ProbingOptions): Probing {
       concurrency: config.maxChecksInFlight + 16,
       logger: opts.logger,
       actorFile: opts.actorFile,
-      extraCa: opts.extraCa
+      extraCa: opts.extraCa,
+      scheduledActors: true
     })
   const admission = new Admission({
     capacity: config.maxChecksInFlight,

@@ -5,6 +5,8 @@ import type { ActorSettings, ProbeTask } from '../../workers/location-actor.js'
 import type { ProbeErrorCode, ProbeResult } from '../../workers/http-probe.js'
 import { dnsTimeoutFor, type DnsSettings } from '../net/resolver.js'
 import type { TargetPolicy } from '../rules/target-policy.js'
+import { ACTOR_NICENESS } from '../../workers/thread-priority.js'
+import { SCHEDULED_LANE } from './fair-starts.js'
 
 // Tests run the TypeScript sources, production the build: the worker file follows this module's own extension.
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
@@ -54,6 +56,13 @@ export interface LocationPoolOptions {
   actorFile?: string
   /** A certificate authority (PEM) the actors trust besides the system's (see `ActorSettings.extraCa`). */
   extraCa?: string
+  /**
+   * A second actor per location for the scheduler's probes (the {@link SCHEDULED_LANE}), running
+   * {@link ACTOR_NICENESS} steps below the thread that started it: background work yields the CPU to
+   * the API (docs/decisions.md, Probing). Without them (the default) every probe goes to the one
+   * actor per location.
+   */
+  scheduledActors?: boolean
 }
 
 function notAnswered(location: string, code: LocationFailureCode, error: string): LocationAnswer {
@@ -73,10 +82,14 @@ function notAnswered(location: string, code: LocationFailureCode, error: string)
 
 /**
  * The location actors: one single-thread Piscina pool per location, so that a crash or a hang
- * costs only that location's answer. Each thread owns its location's undici dispatcher.
+ * costs only that location's answer. Each thread owns its location's undici dispatcher. With
+ * `scheduledActors`, each location has a second one for the scheduler's probes, at a lower priority.
  */
 export class LocationPools {
+  /** The actors of on-demand checks (and of every check without `scheduledActors`), one per location. */
   readonly pools: Piscina[]
+  /** The scheduler's actors, one per location; the same as {@link pools} without `scheduledActors`. */
+  readonly scheduledPools: Piscina[]
   readonly #labels: string[]
   readonly #timeoutMs: number
   readonly #logger: Logger
@@ -93,7 +106,7 @@ export class LocationPools {
     this.#logger = opts.logger
     const policy = opts.policy
     const dns = opts.dns ?? { servers: [], timeoutMs: dnsTimeoutFor(opts.timeoutMs) }
-    this.pools = opts.locations.map((location) => {
+    const start = (location: LocationConfig, niceness: number): Piscina => {
       const settings: ActorSettings = {
         proxy: location.proxy,
         resolveAtProxy: location.resolve === 'proxy',
@@ -102,6 +115,7 @@ export class LocationPools {
         dns,
         timeoutMs: opts.timeoutMs,
         userAgent: opts.userAgent,
+        niceness,
         ...(opts.extraCa === undefined ? {} : { extraCa: opts.extraCa })
       }
       const pool = new Piscina({
@@ -127,12 +141,19 @@ export class LocationPools {
         opts.logger.error({ err, location: location.label }, 'location actor failed; it is being replaced')
       })
       return pool
-    })
+    }
+    this.pools = opts.locations.map((location) => start(location, 0))
+    this.scheduledPools = opts.scheduledActors === true ? opts.locations.map((location) => start(location, ACTOR_NICENESS)) : this.pools
+  }
+
+  /** Every actor, each once. */
+  get #all(): Piscina[] {
+    return this.scheduledPools === this.pools ? this.pools : [...this.pools, ...this.scheduledPools]
   }
 
   /** Resolves once every actor thread has started and answered; start-up waits for it. */
   async ready(): Promise<void> {
-    await Promise.all(this.pools.map((pool) => pool.run({ ping: true } satisfies ProbeTask)))
+    await Promise.all(this.#all.map((pool) => pool.run({ ping: true } satisfies ProbeTask)))
   }
 
   get labels(): readonly string[] {
@@ -148,6 +169,7 @@ export class LocationPools {
    */
   probeAll(domain: string, lane?: string): Promise<LocationAnswer[]> {
     const labels = this.#labels
+    const pools = lane === SCHEDULED_LANE ? this.scheduledPools : this.pools
     if (this.#cutAll) return Promise.resolve(labels.map((label) => notAnswered(label, 'location_stopping', STOPPING_ERROR)))
     return new Promise((resolve) => {
       const results = new Array<LocationAnswer | undefined>(labels.length)
@@ -165,7 +187,7 @@ export class LocationPools {
         for (let i = 0; i < labels.length; i++) {
           if (results[i] !== undefined) continue
           answer(i, notAnswered(labels[i] as string, code, error))
-          if (late) void this.#checkAlive(this.pools[i] as Piscina, labels[i] as string)
+          if (late) void this.#checkAlive(pools[i] as Piscina, labels[i] as string)
         }
       }
       const limitMs = this.#timeoutMs + ANSWER_MARGIN_MS
@@ -179,7 +201,7 @@ export class LocationPools {
       for (let i = 0; i < labels.length; i++) {
         const location = labels[i] as string
         // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
-        ;(this.pools[i] as Piscina).run({ domain, lane } satisfies ProbeTask).then(
+        ;(pools[i] as Piscina).run({ domain, lane } satisfies ProbeTask).then(
           (result: ProbeResult) => {
             answer(i, { location, ...result })
           },
@@ -251,6 +273,6 @@ export class LocationPools {
     this.#closed = true
     this.#cutAll = true
     for (const cut of [...this.#cuts]) cut()
-    await Promise.all(this.pools.map((p) => p.destroy()))
+    await Promise.all(this.#all.map((p) => p.destroy()))
   }
 }

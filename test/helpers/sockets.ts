@@ -19,7 +19,12 @@ export async function settle(counts: () => number[], ms = 3000): Promise<{ seen:
 
 /** The TCP connections each location's actor dialled and still holds (the actors' `stats` task). */
 export async function actorConnections(stack: CheckStack): Promise<number[]> {
-  return Promise.all(stack.pools.pools.map(async (pool) => ((await pool.run({ stats: true })) as ActorStats).connections))
+  const { pools, scheduledPools } = stack.pools
+  const held = async (pool: (typeof pools)[number]) => ((await pool.run({ stats: true })) as ActorStats).connections
+  // Each location's actors together: the on-demand one and the scheduler's, when it has its own.
+  return Promise.all(
+    pools.map(async (pool, i) => (await held(pool)) + (scheduledPools === pools ? 0 : await held(scheduledPools[i] as typeof pool)))
+  )
 }
 
 /**

@@ -1,13 +1,15 @@
 /**
- * The API first: location actor threads run below the main thread's priority, and only they do
- * (workers/thread-priority.ts). On Linux the nice value is each thread's own; elsewhere nothing is
- * changed, as lowering it there would lower the whole process.
+ * The API first: the scheduler's location actors run below the main thread's priority, and only
+ * they do (workers/thread-priority.ts); the scheduler's probes go to them, on-demand probes to the
+ * others. On Linux the nice value is each thread's own; elsewhere nothing is changed, as lowering it
+ * there would lower the whole process.
  */
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import type { ActorStats } from '../../workers/location-actor.js'
 import { ACTOR_NICENESS } from '../../workers/thread-priority.js'
+import { SCHEDULED_LANE } from '../../lib/probing/fair-starts.js'
 import { checkStack } from '../helpers/check-stack.js'
 import { closedPort } from '../helpers/targets.js'
 
@@ -28,31 +30,49 @@ function threadNices(): Map<number, number> {
 }
 
 t.test(
-  'every actor thread runs below the main thread, which keeps its priority',
+  "the scheduler's actors run below the main thread; the on-demand actors and the main thread keep their priority",
   { skip: process.platform !== 'linux' && 'Linux only' },
   async (t) => {
     const main = os.getPriority(0)
     const before = threadNices()
     const closed = await closedPort()
     const stack = await checkStack(t, { proxies: [null, null, null], connectTo: `:443:127.0.0.1:${closed},:80:127.0.0.1:${closed}` })
-    const expected = Math.min(19, main + ACTOR_NICENESS)
-    const told = await Promise.all(stack.pools.pools.map(async (pool) => ((await pool.run({ stats: true })) as ActorStats).nice))
-    t.same(told, [expected, expected, expected], `each actor says its nice value is ${expected}`)
+    const { pools, scheduledPools } = stack.pools
+    const lowered = Math.min(19, main + ACTOR_NICENESS)
+    const nice = (list: typeof pools) => Promise.all(list.map(async (pool) => ((await pool.run({ stats: true })) as ActorStats).nice))
+    t.same(await nice(scheduledPools), [lowered, lowered, lowered], `each of the scheduler's actors says its nice value is ${lowered}`)
+    t.same(await nice(pools), [main, main, main], 'each on-demand actor keeps the main thread’s')
     t.equal(os.getPriority(0), main, 'the main thread keeps its own')
     const after = threadNices()
     t.equal(after.get(process.pid), main, 'and the kernel says so')
-    const lowered = [...after].filter(([tid, nice]) => nice !== main && !before.has(tid))
-    t.equal(lowered.length, 3, 'three new threads run lower: the actors')
-    t.ok(
-      lowered.every(([, nice]) => nice === expected),
-      `at ${expected}`
-    )
+    const changed = [...after].filter(([tid, n]) => n !== main && !before.has(tid)).map(([, n]) => n)
+    t.same(changed, [lowered, lowered, lowered], 'three new threads run lower: the scheduler’s actors')
     t.same(
-      [...after].filter(([tid, nice]) => nice !== main && before.has(tid)),
+      [...after].filter(([tid, n]) => n !== main && before.has(tid)),
       [],
       'no thread that ran before was changed (libuv pool, V8 platform threads)'
     )
-    // A probe still runs there.
-    t.match(await stack.pools.probeAll('x.site.test'), [{ status: 'down' }, { status: 'down' }, { status: 'down' }])
+
+    // Each kind of probe goes to its own actors.
+    const done = (list: typeof pools) => list.map((pool) => pool.completed)
+    const [demand0, scheduled0] = [done(pools), done(scheduledPools)]
+    t.match(await stack.pools.probeAll('x.site.test', SCHEDULED_LANE), [{ status: 'down' }, { status: 'down' }, { status: 'down' }])
+    t.same(done(pools), demand0, 'a scheduled probe is not run by the on-demand actors')
+    t.same(
+      done(scheduledPools).map((n, i) => n - (scheduled0[i] as number)),
+      [1, 1, 1],
+      'but by the scheduler’s'
+    )
+    await stack.pools.probeAll('y.site.test', 'key:1')
+    t.same(
+      done(scheduledPools).map((n, i) => n - (scheduled0[i] as number)),
+      [1, 1, 1],
+      'an on-demand probe is not run by the scheduler’s'
+    )
+    t.same(
+      done(pools).map((n, i) => n - (demand0[i] as number)),
+      [1, 1, 1],
+      'but by the on-demand actors'
+    )
   }
 )
