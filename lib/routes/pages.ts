@@ -62,8 +62,8 @@ export function pageRoutes({
         }
         return reply(
           h,
-          await renders.get(`/?page=${page}`, () =>
-            render(request, 'index', siteListContext({ ...states.listPage(now(), page, SITES_PER_PAGE), page }))
+          await renders.get(`/?page=${page}`, async () =>
+            render(request, 'index', siteListContext({ ...(await states.listPage(now(), page, SITES_PER_PAGE)), page }))
           )
         )
       }

@@ -98,3 +98,50 @@ t.test('a serialised status record is served for under a second, and only recent
   states.statusJson('s2.example.com', at(5000))
   t.equal(states.serialisedKept, 1, 'long after, only the newest record is kept, not one per site ever asked for')
 })
+
+t.test('a page of the site list counts every site, giving the event loop turns while it counts', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  const I = 60 * SEC
+  const SITES = 12_000
+  await addSites({
+    db,
+    entries: Array.from({ length: SITES }, (_, i) => ({ domain: `s${String(i).padStart(5, '0')}.example.com`, name: null })),
+    now: new Date(T0)
+  })
+  const states = new SiteStates({ intervalMs: I, publicUrl: 'http://x' })
+  await states.refresh(db, new Date(T0))
+  const checkedAt = new Date(T0 + SEC)
+  // Every third site checked down, the rest up; one site never checked stays unavailable.
+  for (let i = 1; i < SITES; i++) {
+    const siteId = states.siteId(`s${String(i).padStart(5, '0')}.example.com`) as number
+    states.apply(
+      {
+        siteId,
+        checkedAt,
+        status: i % 3 === 0 ? 'down' : 'up',
+        blocked: false,
+        partial: false,
+        responseMs: 10,
+        locationsAnswered: 3,
+        locationsTotal: 3,
+        source: 'schedule',
+        locations: []
+      },
+      { current: true, step: 'none', outage: null }
+    )
+  }
+  let turns = 0
+  const tick = (): void => {
+    turns++
+    if (!done) setImmediate(tick)
+  }
+  let done = false
+  setImmediate(tick)
+  const list = await states.listPage(new Date(T0 + 2 * SEC), 2, 500)
+  done = true
+  t.equal(list.total, SITES)
+  t.same(list.counts, { up: 8000, down: 3999, unconfirmed: 0, unavailable: 1 })
+  t.same(list.records.map((r) => r.domain).slice(0, 2), ['s00500.example.com', 's00501.example.com'], 'the second page, in domain order')
+  t.equal(list.records.length, 500)
+  t.ok(turns >= 2, `the loop turned while 12,000 sites were counted (${turns} turns)`)
+})
