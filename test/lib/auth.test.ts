@@ -6,6 +6,10 @@ import { revokeKey, listKeys } from '../../lib/store/keys.js'
 import { engines, migratedDb } from '../helpers/db.js'
 import { bearer, testServer } from '../helpers/server.js'
 import { PassThrough } from 'node:stream'
+import { KEY_CACHE_TTL_MS, KEY_STALE_MS } from '../../lib/auth.js'
+
+// Taken before any fake clock is installed: a guard for a request that should not wait.
+const realSetTimeout = globalThis.setTimeout
 
 /**
  * The key cache's clock on a fake the test moves: performance.now, and the timers the cache and the
@@ -116,4 +120,30 @@ t.test('while key lookups fail, a key seen before keeps working and an unseen on
   const res = await server.inject({ url: '/api/v1/rate_limit', headers: bearer(unseen) })
   t.equal(res.statusCode, 503, 'a key never seen cannot be checked')
   t.same(JSON.parse(res.payload), { error: 'database unavailable' })
+})
+
+t.test('a key looked up moments ago is answered while its row is read again; an older lookup waits for it', async (t) => {
+  const { db, url } = await migratedDb('sqlite', t)
+  const clock = fakeClock(t)
+  const { server, issueKey } = await testServer({ db, env: { DATABASE_URL: url } })
+  const key = await issueKey({ name: 'busy' })
+  t.equal((await server.inject({ url: '/api/v1/rate_limit', headers: bearer(key) })).statusCode, 200, 'looked up')
+  // The database busy: SQLite's one connection held by a transaction, so every lookup queues.
+  const busy = await db.transaction()
+  t.teardown(() => (busy.isCompleted() ? undefined : busy.rollback()))
+  await clock.tickAsync(Math.round((KEY_CACHE_TTL_MS + KEY_STALE_MS) / 2))
+  const answer = await Promise.race([
+    server.inject({ url: '/api/v1/rate_limit', headers: bearer(key) }).then((r) => r.statusCode),
+    new Promise((resolve) => realSetTimeout(resolve, 5000, 'still waiting after 5 s'))
+  ])
+  t.equal(answer, 200, 'past fresh, within the stale window: answered at once from the lookup it has')
+
+  await clock.tickAsync(KEY_STALE_MS)
+  let status: number | undefined
+  const waiting = server.inject({ url: '/api/v1/rate_limit', headers: bearer(key) }).then((r) => (status = r.statusCode))
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
+  t.equal(status, undefined, 'an older lookup is not trusted: the request waits for the row')
+  await busy.commit()
+  await waiting
+  t.equal(status, 200, 'and is answered once the row is read')
 })
