@@ -145,3 +145,37 @@ t.test('a page of the site list counts every site, giving the event loop turns w
   t.equal(list.records.length, 500)
   t.ok(turns >= 2, `the loop turned while 12,000 sites were counted (${turns} turns)`)
 })
+
+t.test('a full read of the site list gives the event loop turns, and refreshes never interleave', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  const SITES = 12_000
+  await addSites({
+    db,
+    entries: Array.from({ length: SITES }, (_, i) => ({ domain: `r${i}.example.com`, name: null })),
+    now: new Date(T0)
+  })
+  const states = new SiteStates({ intervalMs: 60 * SEC, publicUrl: 'http://x' })
+  await states.refresh(db, new Date(T0))
+  t.equal(states.size, SITES)
+
+  // Removed behind the store's back: only a full read notices, and the comparison takes turns.
+  await db('sites')
+    .where({ domain: 'r7.example.com' })
+    .update({ removed_at: new Date(T0 + SEC) })
+  states.changed()
+  let turns = 0
+  let done = false
+  const tick = (): void => {
+    turns++
+    if (!done) setImmediate(tick)
+  }
+  setImmediate(tick)
+  const first = states.refresh(db, new Date(T0 + 2 * SEC))
+  const second = states.refresh(db, new Date(T0 + 2 * SEC))
+  const [a, b] = await Promise.all([first, second])
+  done = true
+  t.equal(a.length, SITES - 1)
+  t.notOk(states.has('r7.example.com'), 'the removed site is gone')
+  t.equal(b, a, 'the second call ran after the first, found nothing new and handed back the same list')
+  t.ok(turns >= 4, `the loop turned while 12,000 sites were compared (${turns} turns)`)
+})
