@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { LocationProbe, SiteMetrics, SiteStates } from '../monitoring/site-state.js'
 
 /**
@@ -90,7 +91,7 @@ export class SiteSeries {
         }
         yield chunk
         chunk = ''
-        await new Promise<void>((resolve) => setImmediate(resolve))
+        await nextTurn()
       }
       if (chunk !== '') yield chunk
     }

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { isDatabaseUnavailable, isPoolSaturated, pingDatabase, type Db } from '../store/db.js'
 import type { CheckRecord } from '../store/checks.js'
@@ -153,7 +154,7 @@ export class CheckRecorder {
         if (!(await this.#write(batch))) return
         this.#backlog.done(batch)
         // Requests and probe results go first between two batches.
-        await new Promise<void>((resolve) => setImmediate(resolve))
+        await nextTurn()
       }
     } finally {
       this.#writing = false

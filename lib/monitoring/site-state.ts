@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../store/db.js'
 import type { CheckRecord } from '../store/checks.js'
@@ -125,11 +126,6 @@ const SERIALISED_MS = 1000
 const FULL_REFRESH_MS = 60_000
 /** Sites gone through between two turns of the event loop (see `listPage`, `refresh`): a few ms. */
 const COUNT_SLICE = 5000
-
-/** Resolves on the event loop's next turn, after the I/O waiting meanwhile. */
-function nextTurn(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(resolve))
-}
 
 /**
  * The tracked sites' current state, kept in memory and updated after every committed check, so the
