@@ -7,6 +7,44 @@ import { engines, migratedDb } from '../../helpers/db.js'
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
 const SEC = 1000
 
+/** Applies a scheduled check of `domain` from three locations, as the recorder does once it is stored. */
+function applyCheck(states: SiteStates, domain: string, checkedAt: Date, status: 'up' | 'down'): void {
+  states.apply(
+    {
+      siteId: states.siteId(domain) as number,
+      checkedAt,
+      status,
+      blocked: false,
+      partial: false,
+      responseMs: 10,
+      locationsAnswered: 3,
+      locationsTotal: 3,
+      source: 'schedule',
+      locations: []
+    },
+    { current: true, step: 'none', outage: null }
+  )
+}
+
+/** Counts the event loop's turns (one immediate after another) until `stop`. */
+function countTurns(): { readonly seen: number; stop(): void } {
+  let seen = 0
+  let stopped = false
+  const tick = (): void => {
+    seen++
+    if (!stopped) setImmediate(tick)
+  }
+  setImmediate(tick)
+  return {
+    get seen() {
+      return seen
+    },
+    stop() {
+      stopped = true
+    }
+  }
+}
+
 for (const engine of engines()) {
   t.test(`refresh reads the site list again only when a site was added, renamed, resumed or removed, on ${engine}`, async (t) => {
     const { db } = await migratedDb(engine, t)
@@ -64,22 +102,7 @@ t.test('a serialised status record is served for under a second, and only recent
   await states.refresh(db, new Date(T0))
   const checkedAt = new Date(T0 + SEC)
   for (let i = 0; i < 50; i++) {
-    const siteId = states.siteId(`s${i}.example.com`) as number
-    states.apply(
-      {
-        siteId,
-        checkedAt,
-        status: 'up',
-        blocked: false,
-        partial: false,
-        responseMs: 10,
-        locationsAnswered: 3,
-        locationsTotal: 3,
-        source: 'schedule',
-        locations: []
-      },
-      { current: true, step: 'none', outage: null }
-    )
+    applyCheck(states, `s${i}.example.com`, checkedAt, 'up')
   }
   // Three intervals after its check a site shows as unavailable: just before, the record says up.
   const turn = checkedAt.getTime() + 3 * I
@@ -113,37 +136,16 @@ t.test('a page of the site list counts every site, giving the event loop turns w
   const checkedAt = new Date(T0 + SEC)
   // Every third site checked down, the rest up; one site never checked stays unavailable.
   for (let i = 1; i < SITES; i++) {
-    const siteId = states.siteId(`s${String(i).padStart(5, '0')}.example.com`) as number
-    states.apply(
-      {
-        siteId,
-        checkedAt,
-        status: i % 3 === 0 ? 'down' : 'up',
-        blocked: false,
-        partial: false,
-        responseMs: 10,
-        locationsAnswered: 3,
-        locationsTotal: 3,
-        source: 'schedule',
-        locations: []
-      },
-      { current: true, step: 'none', outage: null }
-    )
+    applyCheck(states, `s${String(i).padStart(5, '0')}.example.com`, checkedAt, i % 3 === 0 ? 'down' : 'up')
   }
-  let turns = 0
-  const tick = (): void => {
-    turns++
-    if (!done) setImmediate(tick)
-  }
-  let done = false
-  setImmediate(tick)
+  const turns = countTurns()
   const list = await states.listPage(new Date(T0 + 2 * SEC), 2, 500)
-  done = true
+  turns.stop()
   t.equal(list.total, SITES)
   t.same(list.counts, { up: 8000, down: 3999, unconfirmed: 0, unavailable: 1 })
   t.same(list.records.map((r) => r.domain).slice(0, 2), ['s00500.example.com', 's00501.example.com'], 'the second page, in domain order')
   t.equal(list.records.length, 500)
-  t.ok(turns >= 2, `the loop turned while 12,000 sites were counted (${turns} turns)`)
+  t.ok(turns.seen >= 2, `the loop turned while 12,000 sites were counted (${turns.seen} turns)`)
 })
 
 t.test('a full read of the site list gives the event loop turns, and refreshes never interleave', async (t) => {
@@ -163,19 +165,13 @@ t.test('a full read of the site list gives the event loop turns, and refreshes n
     .where({ domain: 'r7.example.com' })
     .update({ removed_at: new Date(T0 + SEC) })
   states.changed()
-  let turns = 0
-  let done = false
-  const tick = (): void => {
-    turns++
-    if (!done) setImmediate(tick)
-  }
-  setImmediate(tick)
+  const turns = countTurns()
   const first = states.refresh(db, new Date(T0 + 2 * SEC))
   const second = states.refresh(db, new Date(T0 + 2 * SEC))
   const [a, b] = await Promise.all([first, second])
-  done = true
+  turns.stop()
   t.equal(a.length, SITES - 1)
   t.notOk(states.has('r7.example.com'), 'the removed site is gone')
   t.equal(b, a, 'the second call ran after the first, found nothing new and handed back the same list')
-  t.ok(turns >= 4, `the loop turned while 12,000 sites were compared (${turns} turns)`)
+  t.ok(turns.seen >= 4, `the loop turned while 12,000 sites were compared (${turns.seen} turns)`)
 })
