@@ -57,6 +57,13 @@ export interface ProbeOptions {
   maxRedirects?: number
   maxBodyBytes?: number
   connectTo?: readonly ConnectToRule[]
+  /**
+   * Runs the work of a passed deadline, ending what the probe waits on (its hop's connection
+   * closed, the answer built): the actor takes it in turns, so that thousands of probes started
+   * together, and so expiring together, do not hold its thread in one piece. Nothing that arrives
+   * after the deadline counts meanwhile. Default: at once.
+   */
+  onDeadline?: (expire: () => void) => void
   /** Asked before every hop: a refusal stops the probe there. */
   checkTarget?: (host: string, port: number) => Promise<PolicyRefusalCode | null>
   now?: () => number
@@ -85,9 +92,15 @@ export async function probe(opts: ProbeOptions): Promise<ProbeResult> {
   }
   // An exact deadline of our own (undici's timers tick coarsely), cleared as soon as the probe is
   // done: AbortSignal.timeout() would leave every finished probe's timer to fire later for nothing.
+  let finished = false
+  const expire = (): void => {
+    if (!finished) run.waiting?.expire()
+  }
+  const { onDeadline } = opts
   const timer = setTimeout(() => {
     run.expired = true
-    run.waiting?.expire()
+    if (onDeadline === undefined) expire()
+    else onDeadline(expire)
   }, opts.timeoutMs)
   let outcome: Outcome
   try {
@@ -99,6 +112,7 @@ export async function probe(opts: ProbeOptions): Promise<ProbeResult> {
   } catch (err) {
     outcome = internalFailure(err)
   } finally {
+    finished = true
     clearTimeout(timer)
   }
   const total = round1(now() - started)

@@ -42,6 +42,14 @@ export type ProbeTask = { domain: string; lane?: string } | { ping: true } | { s
  */
 export const STARTS_PER_TURN = 128
 
+/**
+ * Passed deadlines whose work (the hop ended, its connection closed, the answer built and posted)
+ * is done between two looks at the thread's I/O. Probes started together expire together: 5,000
+ * checks of hanging sites, re-sent as soon as they were answered, ended by the thousand in one
+ * timers phase, and held an actor for 300-500 ms at a time (bench/check, hanging targets).
+ */
+export const EXPIRIES_PER_TURN = 64
+
 /** The answer to a `stats` task. */
 export interface ActorStats {
   connections: number
@@ -96,6 +104,11 @@ const dispatcher = createLocationDispatcher({
 const checkTarget = settings.proxy !== null && settings.resolveAtProxy && judgesAddresses(policy) ? checkProxiedName : undefined
 
 const starts = new FairStarts({ perTurn: STARTS_PER_TURN, priority: SCHEDULED_LANE })
+const expiries = new FairStarts({ perTurn: EXPIRIES_PER_TURN, priority: SCHEDULED_LANE })
+const passed = (): Promise<void> => Promise.resolve()
+const onDeadline = (expire: () => void): void => {
+  void expiries.run('deadline', passed).then(expire)
+}
 
 // A ping and the stats skip the turns: they prove the thread's loop runs, not its backlog.
 export default async function run(task: ProbeTask): Promise<ProbeResult | ActorStats | 'pong'> {
@@ -103,6 +116,6 @@ export default async function run(task: ProbeTask): Promise<ProbeResult | ActorS
   if ('stats' in task) return { connections: openConnections(), nice: threadPriority() } satisfies ActorStats
   const { domain } = task
   return starts.run(task.lane ?? '', () =>
-    probe({ domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent: settings.userAgent, checkTarget })
+    probe({ domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent: settings.userAgent, checkTarget, onDeadline })
   )
 }

@@ -103,7 +103,8 @@ class Hop implements Dispatcher.DispatchHandler, Expiring {
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
     // An informational answer (103 Early Hints) is not the response: its final one is still to come.
-    if (this.#settled || statusCode < 200) return
+    // Nor is one that came after the deadline, before the deadline's work has ended the hop.
+    if (this.#settled || statusCode < 200 || this.#run.expired) return
     this.headersAt = this.#run.now()
     this.#status = statusCode
     this.#headers = headers
@@ -119,7 +120,7 @@ class Hop implements Dispatcher.DispatchHandler, Expiring {
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.#settled) return
+    if (this.#settled || this.#run.expired) return
     this.#chunks?.push(chunk)
     this.#size += chunk.length
     if (this.#size >= this.#cap) this.#finish(null)
@@ -127,7 +128,9 @@ class Hop implements Dispatcher.DispatchHandler, Expiring {
 
   onResponseEnd(): void {
     this.#ended = true
-    this.#finish(null)
+    // Past the deadline, what came before it is the answer, as when the deadline's work ends the hop.
+    if (this.#run.expired) this.expire()
+    else this.#finish(null)
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {

@@ -92,6 +92,10 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, target: Targ
       return
     case 'hang':
       return
+    case 'tardy':
+      // A full answer, 150 ms late: after the deadline of a probe that allows less.
+      setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('late but fine'), 150)
+      return
     case 'reset': {
       // Under TLS the RST has to go out on the TCP socket beneath.
       const sock = req.socket as net.Socket & { _parent?: net.Socket }

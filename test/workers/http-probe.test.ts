@@ -112,6 +112,46 @@ t.test('headers that never come end the probe at the deadline', async (t) => {
   t.ok(await holds(() => ticks >= 3, 1000), `the event loop kept turning (${ticks} ticks)`)
 })
 
+t.test('the work of a passed deadline can be taken later, and waits for it', async (t) => {
+  let expire: (() => void) | undefined
+  let ended = false
+  const probing = run('hang.site.test', {
+    timeoutMs: 100,
+    connectTo: rules(nowhere, web.port),
+    onDeadline: (work) => {
+      expire = work
+    }
+  }).finally(() => {
+    ended = true
+  })
+  t.ok(await holds(() => expire !== undefined, 2000), 'the deadline handed its work over')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.notOk(ended, 'the probe still waits: nothing has ended its hop yet')
+  expire?.()
+  t.match(await probing, { status: 'down', http_code: 0, code: 'timeout', error: 'timeout: no response in 100 ms' })
+  t.ok(await holds(() => web.open() === 0, 1000), 'and its connection was closed')
+})
+
+t.test('an answer that comes after the deadline, before its work is done, does not count', async (t) => {
+  // The deadline's work is never run here: the late answer itself ends the hop, as a timeout.
+  let deadlines = 0
+  const r = await run('tardy.site.test', {
+    timeoutMs: 50,
+    connectTo: rules(nowhere, web.port),
+    onDeadline: () => {
+      deadlines++
+    }
+  })
+  t.equal(deadlines, 1)
+  t.match(r, { status: 'down', http_code: 0, code: 'timeout', error: 'timeout: no response in 50 ms' })
+  t.equal(hitsFor(web, 'tardy').length, 1, 'the site was asked, and answered late')
+  t.match(
+    await run('tardy.site.test', { connectTo: rules(nowhere, web.port) }),
+    { status: 'up', http_code: 200 },
+    'in time, the same answer counts'
+  )
+})
+
 t.test('a deadline that expires while connecting still ends the probe on time', async (t) => {
   // The lookup never answers, so undici has not even got a socket when the deadline fires.
   const dispatcher = location({ lookup: () => new Promise<string[]>(() => {}) })
