@@ -93,8 +93,8 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, target: Targ
     case 'hang':
       return
     case 'tardy':
-      // A full answer, 150 ms late: after the deadline of a probe that allows less.
-      setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('late but fine'), 150)
+      // A full answer, 400 ms late: after the deadline of a probe that allows less.
+      setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('late but fine'), 400)
       return
     case 'reset': {
       // Under TLS the RST has to go out on the TCP socket beneath.
