@@ -92,9 +92,9 @@ export async function probe(opts: ProbeOptions): Promise<ProbeResult> {
   }
   // An exact deadline of our own (undici's timers tick coarsely), cleared as soon as the probe is
   // done: AbortSignal.timeout() would leave every finished probe's timer to fire later for nothing.
-  let finished = false
+  // The deadline's work ends whatever the probe waits on then; once it is over, nothing is.
   const expire = (): void => {
-    if (!finished) run.waiting?.expire()
+    run.waiting?.expire()
   }
   const { onDeadline } = opts
   const timer = setTimeout(() => {
@@ -112,7 +112,6 @@ export async function probe(opts: ProbeOptions): Promise<ProbeResult> {
   } catch (err) {
     outcome = internalFailure(err)
   } finally {
-    finished = true
     clearTimeout(timer)
   }
   const total = round1(now() - started)

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import t from 'tap'
 import { Agent, ProxyAgent, type Dispatcher } from 'undici'
 import { createLocationDispatcher, probe, type ConnectToRule, type ProbeOptions, type ProbeResult } from '../../workers/http-probe.js'
@@ -125,7 +126,7 @@ t.test('the work of a passed deadline can be taken later, and waits for it', asy
     ended = true
   })
   t.ok(await holds(() => expire !== undefined, 2000), 'the deadline handed its work over')
-  await new Promise((resolve) => setImmediate(resolve))
+  await nextTurn()
   t.notOk(ended, 'the probe still waits: nothing has ended its hop yet')
   expire?.()
   t.match(await probing, { status: 'down', http_code: 0, code: 'timeout', error: 'timeout: no response in 100 ms' })
