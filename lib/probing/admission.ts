@@ -105,6 +105,11 @@ export class Admission {
     return slot
   }
 
+  /** On-demand checks `key` holds now. */
+  heldBy(key: string): number {
+    return this.#byKey.get(key)?.size ?? 0
+  }
+
   /** Counts a scheduled check; never refused (the scheduler keeps itself within {@link scheduledSlots}). */
   admitScheduled(): Ticket {
     this.#scheduled++

@@ -75,7 +75,8 @@ export function createProbing(config: Config, opts: ProbingOptions): Probing {
       logger: opts.logger,
       actorFile: opts.actorFile,
       extraCa: opts.extraCa,
-      scheduledActors: true
+      scheduledActors: true,
+      lightActors: true
     })
   const admission = new Admission({
     capacity: config.maxChecksInFlight,

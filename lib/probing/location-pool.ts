@@ -17,6 +17,20 @@ export const ANSWER_MARGIN_MS = 2000
 /** The error of a location whose probe was still running when the service's stop grace ran out. */
 export const STOPPING_ERROR = 'location: service stopping'
 
+/**
+ * How long a light consumers' actor may stay without a probe before its thread stops (the next
+ * light check starts it again): a service that never serves on-demand checks, or not for a while,
+ * does not keep three threads' memory for them.
+ */
+export const LIGHT_ACTOR_IDLE_MS = 5 * 60_000
+
+/**
+ * The longest a light check waits for stopped light consumers' actors to start before it goes on
+ * anyway. A thread starts in about a tenth of a second from the build; from the TypeScript sources,
+ * under tests on a busy machine, three at once took several seconds.
+ */
+export const LIGHT_START_LIMIT_MS = 30_000
+
 /** Why a location gave no answer of its own: its actor failed, missed the deadline, or the service is stopping. */
 export type LocationFailureCode = 'location_failed' | 'location_no_answer' | 'location_stopping'
 
@@ -63,6 +77,15 @@ export interface LocationPoolOptions {
    * actor per location.
    */
   scheduledActors?: boolean
+  /**
+   * A third actor per location for the checks of light consumers (keys with few checks in flight,
+   * {@link LocationPools.probeAll}'s `light`), at the API's priority: their probes never wait in the
+   * event loop of an actor busy with another consumer's thousands (docs/decisions.md, Probing).
+   * Their threads start with the first such check and stop after `lightIdleMs` with none.
+   */
+  lightActors?: boolean
+  /** How long a light consumers' actor stays without a probe before its thread stops; default {@link LIGHT_ACTOR_IDLE_MS}. */
+  lightIdleMs?: number
 }
 
 function notAnswered(location: string, code: LocationFailureCode, error: string): LocationAnswer {
@@ -90,6 +113,8 @@ export class LocationPools {
   readonly pools: Piscina[]
   /** The scheduler's actors, one per location; the same as {@link pools} without `scheduledActors`. */
   readonly scheduledPools: Piscina[]
+  /** The light consumers' actors, one per location; the same as {@link pools} without `lightActors`. */
+  readonly lightPools: Piscina[]
   readonly #labels: string[]
   readonly #timeoutMs: number
   readonly #logger: Logger
@@ -99,6 +124,8 @@ export class LocationPools {
   readonly #cuts = new Set<() => void>()
   #cutAll = false
   #closed = false
+  /** The light consumers' actors starting again, while they do. */
+  #lightStarting: Promise<void> | null = null
 
   constructor(opts: LocationPoolOptions) {
     this.#labels = opts.locations.map((l) => l.label)
@@ -106,7 +133,7 @@ export class LocationPools {
     this.#logger = opts.logger
     const policy = opts.policy
     const dns = opts.dns ?? { servers: [], timeoutMs: dnsTimeoutFor(opts.timeoutMs) }
-    const start = (location: LocationConfig, niceness: number): Piscina => {
+    const start = (location: LocationConfig, niceness: number, idleMs?: number): Piscina => {
       const settings: ActorSettings = {
         proxy: location.proxy,
         resolveAtProxy: location.resolve === 'proxy',
@@ -121,11 +148,11 @@ export class LocationPools {
       const pool = new Piscina({
         filename: opts.actorFile ?? ACTOR_FILE,
         workerData: settings,
-        minThreads: 1,
+        minThreads: idleMs === undefined ? 1 : 0,
         maxThreads: 1,
         concurrentTasksPerWorker: opts.concurrency ?? 4000,
-        // The dispatcher lives with the thread: never let an idle actor be reaped.
-        idleTimeout: Number.MAX_SAFE_INTEGER,
+        // The dispatcher lives with the thread: never let an idle actor be reaped, unless it may stop.
+        idleTimeout: idleMs ?? Number.MAX_SAFE_INTEGER,
         // Actors wait on sockets, not on the pool: a blocking Atomics.wait would freeze their event loop.
         atomics: 'disabled',
         // Probes allocate many small, short-lived objects: with a 16 MB young generation instead
@@ -144,16 +171,22 @@ export class LocationPools {
     }
     this.pools = opts.locations.map((location) => start(location, 0))
     this.scheduledPools = opts.scheduledActors === true ? opts.locations.map((location) => start(location, ACTOR_NICENESS)) : this.pools
+    this.lightPools =
+      opts.lightActors === true ? opts.locations.map((location) => start(location, 0, opts.lightIdleMs ?? LIGHT_ACTOR_IDLE_MS)) : this.pools
   }
 
   /** Every actor, each once. */
   get #all(): Piscina[] {
-    return this.scheduledPools === this.pools ? this.pools : [...this.pools, ...this.scheduledPools]
+    return [...new Set([...this.pools, ...this.scheduledPools, ...this.lightPools])]
   }
 
-  /** Resolves once every actor thread has started and answered; start-up waits for it. */
+  /**
+   * Resolves once every actor thread has started and answered; start-up waits for it. The light
+   * consumers' actors (the same module) start with their first check instead.
+   */
   async ready(): Promise<void> {
-    await Promise.all(this.#all.map((pool) => pool.run({ ping: true } satisfies ProbeTask)))
+    const starting = new Set([...this.pools, ...this.scheduledPools])
+    await Promise.all([...starting].map((pool) => pool.run({ ping: true } satisfies ProbeTask)))
   }
 
   get labels(): readonly string[] {
@@ -165,11 +198,44 @@ export class LocationPools {
    * probe deadline plus a margin, is reported as `error` (it did not answer); the others are not
    * held up. One timer and one stop hook serve the whole check, whatever the number of locations.
    * `lane` is whose check it is (lib/probing/fair-starts.ts): each actor starts a busy lane's
-   * probes in turn with the others'.
+   * probes in turn with the others'. `light`: the check of a consumer with few checks in flight,
+   * taken by the light consumers' actors (`lightActors`).
    */
-  probeAll(domain: string, lane?: string): Promise<LocationAnswer[]> {
+  probeAll(domain: string, lane?: string, light = false): Promise<LocationAnswer[]> {
+    const pools = lane === SCHEDULED_LANE ? this.scheduledPools : light ? this.lightPools : this.pools
+    // A light consumers' actor whose thread has stopped starts again first, and checks that come
+    // while it starts wait for it too: the answer deadline is the location's, and does not count
+    // the thread's start.
+    if (
+      pools === this.lightPools &&
+      pools !== this.pools &&
+      (this.#lightStarting !== null || pools.some((pool) => pool.threads.length === 0))
+    ) {
+      return this.#startLightActors().then(() => this.#probeAll(domain, lane, pools))
+    }
+    return this.#probeAll(domain, lane, pools)
+  }
+
+  /**
+   * Starts the light consumers' actors that have stopped; resolves once each has answered or failed,
+   * or after {@link LIGHT_START_LIMIT_MS} at the latest (the check then goes on, under its own deadline).
+   */
+  #startLightActors(): Promise<void> {
+    if (this.#lightStarting) return this.#lightStarting
+    let timer: NodeJS.Timeout | undefined
+    const started = Promise.all(this.lightPools.map((pool) => pool.run({ ping: true } satisfies ProbeTask).catch(() => {})))
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, LIGHT_START_LIMIT_MS)
+    })
+    this.#lightStarting = Promise.race([started, late]).then(() => {
+      clearTimeout(timer)
+      this.#lightStarting = null
+    })
+    return this.#lightStarting
+  }
+
+  #probeAll(domain: string, lane: string | undefined, pools: Piscina[]): Promise<LocationAnswer[]> {
     const labels = this.#labels
-    const pools = lane === SCHEDULED_LANE ? this.scheduledPools : this.pools
     if (this.#cutAll) return Promise.resolve(labels.map((label) => notAnswered(label, 'location_stopping', STOPPING_ERROR)))
     return new Promise((resolve) => {
       const results = new Array<LocationAnswer | undefined>(labels.length)

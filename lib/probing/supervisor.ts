@@ -64,8 +64,15 @@ function reused(outcome: Outcome): Outcome {
 /** Anything that can ask every location about a domain: the Piscina actors in production. */
 export interface Prober {
   /** `lane`: whose check it is, {@link SCHEDULED_LANE} or a key's (see {@link laneOf}). */
-  probeAll(domain: string, lane?: string): Promise<LocationAnswer[]>
+  probeAll(domain: string, lane?: string, light?: boolean): Promise<LocationAnswer[]>
 }
+
+/**
+ * A key holding at most this many on-demand checks (the new one included) is a light consumer: its
+ * checks are probed by actors of their own (LocationPools' `lightActors`), apart from the actors
+ * busy with the heavy consumers' backlogs.
+ */
+export const LIGHT_KEY_CHECKS = 8
 
 /**
  * The lane a check's work is taken in, on the main thread and in the actors
@@ -185,7 +192,7 @@ export class CheckSupervisor {
         })
       } else {
         const ticket = this.#admit(source, key)
-        running = this.#run(domain, source, key).finally(() => {
+        running = this.#run(domain, source, key, this.#light(source, key)).finally(() => {
           ticket.release()
           this.#inFlight.delete(domain)
         })
@@ -210,7 +217,7 @@ export class CheckSupervisor {
     const { value, ran } = await shared.run(domain, async () => {
       const ticket = this.#admit('demand', key)
       try {
-        const outcome = await this.#run(domain, 'demand', key)
+        const outcome = await this.#run(domain, 'demand', key, this.#light('demand', key))
         return { value: outcome, share: !outcome.ok || !outcome.cut }
       } finally {
         ticket.release()
@@ -229,8 +236,15 @@ export class CheckSupervisor {
     return outcome
   }
 
-  async #run(domain: string, source: 'demand' | 'schedule', key: string | undefined): Promise<Outcome> {
-    const outcome = await this.#probe(domain, laneOf(source, key))
+  /** Whether a check just admitted is a light consumer's ({@link LIGHT_KEY_CHECKS}). */
+  #light(source: 'demand' | 'schedule', key: string | undefined): boolean {
+    const admission = this.#opts.admission
+    if (source !== 'demand' || key === undefined || admission === undefined) return false
+    return admission.heldBy(key) <= LIGHT_KEY_CHECKS
+  }
+
+  async #run(domain: string, source: 'demand' | 'schedule', key: string | undefined, light = false): Promise<Outcome> {
+    const outcome = await this.#probe(domain, laneOf(source, key), light)
     // Only on-demand results are kept for reuse: holding every scheduled result for a minute would
     // keep tens of thousands of objects alive at scale for checks that mostly never come.
     if (source === 'demand') this.#remember(domain, outcome)
@@ -260,7 +274,7 @@ export class CheckSupervisor {
    * The check's work on this thread, handing it over and answering it, is done in its lane's turn:
    * a flood of one key's checks (thousands timing out together) does not hold up another's.
    */
-  async #probe(domain: string, lane: string): Promise<Outcome> {
+  async #probe(domain: string, lane: string, light: boolean): Promise<Outcome> {
     await this.#turns.run(lane, ready)
     const { connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
     const dial = applyConnectTo(connectTo, domain, 443)
@@ -269,7 +283,7 @@ export class CheckSupervisor {
     // it as down, and a direct location judges the very address it dials.
     if (!verdict.ok && verdict.reason === 'non_public') return { ok: false, error: NON_PUBLIC_ERROR }
     const checkedAt = this.#now()
-    const answers = await prober.probeAll(domain, lane)
+    const answers = await prober.probeAll(domain, lane, light)
     await this.#turns.run(lane, ready)
     let cut = false
     const locations: LocationResult[] = []

@@ -12,6 +12,8 @@ export interface CheckStack {
   server: Server
   pools: LocationPools
   key: string
+  /** Another key of the same service (checks pass it as `bearer(key)` in their headers). */
+  issueKey: (options?: { name?: string; limit?: number | null }) => Promise<string>
   results: CheckResult[]
   check(
     domain: unknown,
@@ -52,6 +54,9 @@ export async function checkStack(
   })
   t.teardown(() => pools.close())
   await pools.ready()
+  // The light consumers' actors start with their first check, which waits for it; started here, a
+  // test's first check does not also wait for three threads loading the TypeScript sources.
+  await Promise.all([...new Set(pools.lightPools)].map((pool) => pool.run({ ping: true })))
   const { db } = await migratedDb('sqlite', t)
   const { server, issueKey } = await testServer({ db, env, checks })
   const key = await issueKey({ limit: keyLimit })
@@ -59,6 +64,7 @@ export async function checkStack(
     server,
     pools,
     key,
+    issueKey,
     results,
     check: async (domain, headers = {}) => {
       const res = await server.inject({

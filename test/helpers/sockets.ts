@@ -19,11 +19,17 @@ export async function settle(counts: () => number[], ms = 3000): Promise<{ seen:
 
 /** The TCP connections each location's actor dialled and still holds (the actors' `stats` task). */
 export async function actorConnections(stack: CheckStack): Promise<number[]> {
-  const { pools, scheduledPools } = stack.pools
-  const held = async (pool: (typeof pools)[number]) => ((await pool.run({ stats: true })) as ActorStats).connections
-  // Each location's actors together: the on-demand one and the scheduler's, when it has its own.
+  const { pools, scheduledPools, lightPools } = stack.pools
+  // An actor whose thread has not started (a light consumers' one before its first check) holds none.
+  const held = async (pool: (typeof pools)[number]) =>
+    pool.threads.length === 0 ? 0 : ((await pool.run({ stats: true })) as ActorStats).connections
+  // Each location's actors together: the on-demand one, and the scheduler's and the light
+  // consumers' when it has actors of their own.
   return Promise.all(
-    pools.map(async (pool, i) => (await held(pool)) + (scheduledPools === pools ? 0 : await held(scheduledPools[i] as typeof pool)))
+    pools.map(async (pool, i) => {
+      const mine = new Set([pool, scheduledPools[i] as typeof pool, lightPools[i] as typeof pool])
+      return total(await Promise.all([...mine].map(held)))
+    })
   )
 }
 

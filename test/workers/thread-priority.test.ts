@@ -1,7 +1,7 @@
 /**
  * The API first: the scheduler's location actors run below the main thread's priority, and only
  * they do (workers/thread-priority.ts); the scheduler's probes go to them, on-demand probes to the
- * others. On Linux the nice value is each thread's own; elsewhere nothing is changed, as lowering it
+ * others (a light consumer's to actors of their own). On Linux the nice value is each thread's own; elsewhere nothing is changed, as lowering it
  * there would lower the whole process.
  */
 import t from 'tap'
@@ -30,18 +30,19 @@ function threadNices(): Map<number, number> {
 }
 
 t.test(
-  "the scheduler's actors run below the main thread; the on-demand actors and the main thread keep their priority",
+  "the scheduler's actors run below the main thread; the on-demand and light consumers' actors and the main thread keep their priority",
   { skip: process.platform !== 'linux' && 'Linux only' },
   async (t) => {
     const main = os.getPriority(0)
     const before = threadNices()
     const closed = await closedPort()
     const stack = await checkStack(t, { proxies: [null, null, null], connectTo: `:443:127.0.0.1:${closed},:80:127.0.0.1:${closed}` })
-    const { pools, scheduledPools } = stack.pools
+    const { pools, scheduledPools, lightPools } = stack.pools
     const lowered = Math.min(19, main + ACTOR_NICENESS)
     const nice = (list: typeof pools) => Promise.all(list.map(async (pool) => ((await pool.run({ stats: true })) as ActorStats).nice))
     t.same(await nice(scheduledPools), [lowered, lowered, lowered], `each of the scheduler's actors says its nice value is ${lowered}`)
     t.same(await nice(pools), [main, main, main], 'each on-demand actor keeps the main thread’s')
+    t.same(await nice(lightPools), [main, main, main], 'and so does each light consumers’ actor')
     t.equal(os.getPriority(0), main, 'the main thread keeps its own')
     const after = threadNices()
     t.equal(after.get(process.pid), main, 'and the kernel says so')
@@ -55,9 +56,11 @@ t.test(
 
     // Each kind of probe goes to its own actors.
     const done = (list: typeof pools) => list.map((pool) => pool.completed)
-    const [demand0, scheduled0] = [done(pools), done(scheduledPools)]
+    const [demand0, scheduled0, light0] = [done(pools), done(scheduledPools), done(lightPools)]
+    const since = (list: typeof pools, before: number[]) => done(list).map((n, i) => n - (before[i] as number))
     t.match(await stack.pools.probeAll('x.site.test', SCHEDULED_LANE), [{ status: 'down' }, { status: 'down' }, { status: 'down' }])
     t.same(done(pools), demand0, 'a scheduled probe is not run by the on-demand actors')
+    t.same(done(lightPools), light0, 'nor by the light consumers’')
     t.same(
       done(scheduledPools).map((n, i) => n - (scheduled0[i] as number)),
       [1, 1, 1],
@@ -74,5 +77,10 @@ t.test(
       [1, 1, 1],
       'but by the on-demand actors'
     )
+    t.same(since(lightPools, light0), [0, 0, 0], 'not by the light consumers’')
+    await stack.pools.probeAll('z.site.test', 'key:1', true)
+    t.same(since(lightPools, light0), [1, 1, 1], 'a light consumer’s probe is run by the light consumers’ actors')
+    t.same(since(pools, demand0), [1, 1, 1], 'and not by the others')
+    t.same(since(scheduledPools, scheduled0), [1, 1, 1])
   }
 )

@@ -46,7 +46,8 @@ t.test('an actor thread killed mid-probe: that location did not answer, the pool
   t.same(openAtServers(), zeros(openAtServers()), 'nothing open before')
   const pending = stack.check('hang.site.test')
   t.ok(await holds(() => live[0].open() >= 2 && web.open() >= 3, 2500), 'the probes hold connections through the proxies to the target')
-  await stack.pools.pools[0]?.threads[0]?.terminate()
+  // A key with one check in flight is a light consumer: the light consumers' actors probe it.
+  await stack.pools.lightPools[0]?.threads[0]?.terminate()
   const { status, body } = await pending
   t.equal(status, 200, 'the request still answers')
   t.match(body.locations[0], { status: 'error', error: 'location: worker failed' })
@@ -70,8 +71,8 @@ t.test('an actor that never answers is reported after the deadline and its margi
   t.ok(elapsed >= 2400 && elapsed < 6000, `answered after ${elapsed} ms`)
   t.match(body, { status: 'up', locations_answered: 2 })
   t.match(body.locations[0], { status: 'error', error: 'location: no answer in 2500 ms' })
-  const thread = stack.pools.pools[0]?.threads[0]
+  const thread = stack.pools.lightPools[0]?.threads[0]
   await noLeaks(t, stack, openAtServers, 'after the silent check')
   await stack.pools.livenessChecked()
-  t.equal(stack.pools.pools[0]?.threads[0], thread, 'an actor that still answers pings keeps its thread')
+  t.equal(stack.pools.lightPools[0]?.threads[0], thread, 'an actor that still answers pings keeps its thread')
 })

@@ -54,7 +54,8 @@ t.test('a wedged actor thread is replaced: the next check answers from every loc
     cacheTtlS: 0,
     actorFile: new URL('../../helpers/wedged-actor.ts', import.meta.url).href
   })
-  const pool = stack.pools.pools[0]
+  // A key with one check in flight is a light consumer: the light consumers' actors probe it.
+  const pool = stack.pools.lightPools[0]
   const wedged = pool?.threads[0]
   const { body } = await stack.check('wedge.site.test')
   t.match(body, { status: 'up', locations_answered: 2 })

@@ -1,5 +1,13 @@
 import t from 'tap'
-import { CheckSupervisor, CHECKS_PER_TURN, laneOf, TargetPolicyError, type Prober } from '../../../lib/probing/supervisor.js'
+import {
+  CheckSupervisor,
+  CHECKS_PER_TURN,
+  laneOf,
+  LIGHT_KEY_CHECKS,
+  TargetPolicyError,
+  type Prober
+} from '../../../lib/probing/supervisor.js'
+import { Admission } from '../../../lib/probing/admission.js'
 import { SCHEDULED_LANE } from '../../../lib/probing/fair-starts.js'
 import type { LocationAnswer, LocationErrorCode, LocationResult } from '../../../lib/probing/location-pool.js'
 import { PORT_ERROR, PORT_REFUSAL } from '../../../lib/rules/target-policy.js'
@@ -154,6 +162,56 @@ t.test('each check is probed in its lane: the scheduler’s, or its key’s', as
   ])
   t.equal(laneOf('demand', '7'), 'key:7')
   t.equal(laneOf('schedule', '7'), SCHEDULED_LANE, 'a scheduled check is the scheduler’s whoever asked')
+})
+
+t.test('a key holding few checks is a light consumer: its checks go to the light actors', async (t) => {
+  const sent: Array<[string, string | undefined, boolean | undefined]> = []
+  const hanging: Array<() => void> = []
+  const inner = counting(0)
+  const prober: Prober = {
+    async probeAll(domain, lane, light) {
+      sent.push([domain, lane, light])
+      // The heavy key's checks stay in flight until released, holding their slots.
+      if (domain.startsWith('h')) await new Promise<void>((resolve) => hanging.push(resolve))
+      return inner.probeAll(domain, lane)
+    }
+  }
+  const admission = new Admission({ capacity: 1000, keyShare: 0.5, maxCheckMs: 10_000 })
+  const checks = new CheckSupervisor({ ...options, cacheTtlS: 0, prober, admission })
+  const heavy = Array.from({ length: LIGHT_KEY_CHECKS + 2 }, (_, i) => checks.check(`h${i}.example.com`, { key: 'heavy' }))
+  await t.resolves(checks.check('other.example.com', { key: 'light' }))
+  await checks.probeNow('scheduled.example.com')
+  await checks.check('nokey.example.com')
+  const light = (domain: string) => sent.find(([d]) => d === domain)?.[2]
+  t.same(
+    heavy.map((_, i) => light(`h${i}.example.com`)),
+    [...Array.from({ length: LIGHT_KEY_CHECKS }, () => true), false, false],
+    `the heavy key's first ${LIGHT_KEY_CHECKS} checks were light; once it held more, not`
+  )
+  t.equal(light('other.example.com'), true, 'another key with one check is light while the first holds many')
+  t.equal(light('scheduled.example.com'), false, 'a scheduled check is never light: it has actors of its own')
+  t.equal(light('nokey.example.com'), false, 'a check on behalf of no key is not light')
+  for (const release of hanging) release()
+  await Promise.all(heavy)
+  await checks.check('again.example.com', { key: 'heavy' })
+  t.equal(light('again.example.com'), true, 'once its checks have ended, the heavy key is light again')
+  t.equal(admission.heldBy('heavy'), 0, 'and holds nothing')
+})
+
+t.test('without admission no check is light', async (t) => {
+  const sent: Array<boolean | undefined> = []
+  const inner = counting(0)
+  const checks = new CheckSupervisor({
+    ...options,
+    prober: {
+      probeAll(domain, lane, light) {
+        sent.push(light)
+        return inner.probeAll(domain, lane)
+      }
+    }
+  })
+  await checks.check('a.example.com', { key: '1' })
+  t.same(sent, [false])
 })
 
 t.test('one key’s flood of checks does not hold up another key’s check on this thread', async (t) => {

@@ -1,0 +1,92 @@
+/**
+ * A light consumer's check (a key holding few checks) is probed by actors of their own
+ * (LocationPools' `lightActors`): even an on-demand actor whose thread is wedged by a heavy
+ * consumer's check does not hold it up (docs/decisions.md, Probing). Their threads start with the
+ * first such check and stop when idle.
+ */
+import t from 'tap'
+import { loadConfig } from '../../../config/index.js'
+import { createLogger } from '../../../lib/logger.js'
+import { LocationPools } from '../../../lib/probing/location-pool.js'
+import { LIGHT_KEY_CHECKS } from '../../../lib/probing/supervisor.js'
+import { checkStack } from '../../helpers/check-stack.js'
+import { holds } from '../../helpers/poll.js'
+import { bearer } from '../../helpers/server.js'
+import { closedPort, startHttpTarget, startProxy } from '../../helpers/targets.js'
+
+const web = await startHttpTarget()
+const live = await Promise.all([startProxy(), startProxy()])
+const closed = await closedPort()
+t.teardown(async () => {
+  await web.close()
+  for (const p of live) await p.close()
+})
+const [a, b] = live.map((p) => p.port) as [number, number]
+
+t.test('a light key’s check answers from every location while a heavy key’s actor is wedged', async (t) => {
+  const stack = await checkStack(t, {
+    proxies: [null, a, b],
+    connectTo: `:443:127.0.0.1:${closed},:80:127.0.0.1:${web.port}`,
+    timeoutMs: 1000,
+    cacheTtlS: 0,
+    // Wedges the direct location's thread (its event loop blocked) on a `wedge.` domain.
+    actorFile: new URL('../../helpers/wedged-actor.ts', import.meta.url).href
+  })
+  const lightKey = await stack.issueKey({ name: 'light' })
+  // The heavy key first holds as many checks as a light key may (targets that never answer)...
+  const hanging = Array.from({ length: LIGHT_KEY_CHECKS }, (_, i) => stack.check(`hang.h${i}.site.test`))
+  t.ok(await holds(() => web.open() >= 3 * LIGHT_KEY_CHECKS, 5000), 'the heavy key’s checks are probing')
+  // ...so that its next check goes to the on-demand actors, where it wedges the direct location's thread.
+  const wedged = stack.check('wedge.site.test')
+  const done = { wedged: false }
+  void wedged.then(() => (done.wedged = true))
+  const { status, body } = await stack.check('ok.site.test', bearer(lightKey))
+  t.equal(status, 200)
+  t.match(body, { status: 'up', locations_answered: 3, partial: false }, 'the light key’s check is answered by every location')
+  t.same(
+    body.locations.map((l: { status: string }) => l.status),
+    ['up', 'up', 'up']
+  )
+  t.notOk(done.wedged, 'before the heavy key’s check ends')
+  const heavy = await wedged
+  t.match(
+    heavy.body.locations[0],
+    { status: 'error', error: 'location: no answer in 3000 ms' },
+    'the heavy key’s check found its on-demand actor wedged meanwhile'
+  )
+  for (const { body: h } of await Promise.all(hanging)) t.match(h, { status: 'down' })
+})
+
+t.test('the light consumers’ actors start with the first light check and stop when idle', async (t) => {
+  const config = loadConfig({ CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${web.port}`, PROBE_TIMEOUT_MS: '1000' })
+  const pools = new LocationPools({
+    locations: config.locations,
+    connectTo: config.connectTo,
+    policy: { allowPrivate: true },
+    timeoutMs: config.probeTimeoutMs,
+    userAgent: 'light-test',
+    logger: createLogger({ level: 'silent' }),
+    lightActors: true,
+    // Longer than three threads take to start from the TypeScript sources on a busy machine, so that
+    // the first to start is not stopped before the check reaches it (in production: 5 minutes).
+    lightIdleMs: 10_000
+  })
+  t.teardown(() => pools.close())
+  await pools.ready()
+  const threads = (list: typeof pools.pools) => list.map((pool) => pool.threads.length)
+  t.same(threads(pools.pools), [1, 1, 1], 'the on-demand actors run once ready')
+  t.same(threads(pools.lightPools), [0, 0, 0], 'the light consumers’ have not started')
+  const statuses = async () => (await pools.probeAll('ok.site.test', 'key:1', true)).map((a) => a.status)
+  t.same(
+    await Promise.all([statuses(), statuses()]),
+    [
+      ['up', 'up', 'up'],
+      ['up', 'up', 'up']
+    ],
+    'the first light check starts them, one sent while they start waits for them, and both are answered by every location'
+  )
+  t.same(threads(pools.lightPools), [1, 1, 1])
+  t.ok(await holds(() => threads(pools.lightPools).every((n) => n === 0), 30_000), 'idle, their threads stop')
+  t.same(threads(pools.pools), [1, 1, 1], 'the on-demand actors’ do not')
+  t.same(await statuses(), ['up', 'up', 'up'], 'the next light check starts them again')
+})
