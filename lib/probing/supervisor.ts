@@ -72,7 +72,7 @@ export interface Prober {
  * checks are probed by actors of their own (LocationPools' `lightActors`), apart from the actors
  * busy with the heavy consumers' backlogs.
  */
-export const LIGHT_KEY_CHECKS = 8
+export const LIGHT_KEY_CHECKS = 2
 
 /**
  * The lane a check's work is taken in, on the main thread and in the actors
