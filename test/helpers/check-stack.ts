@@ -54,9 +54,6 @@ export async function checkStack(
   })
   t.teardown(() => pools.close())
   await pools.ready()
-  // The light consumers' actors start with their first check, which waits for it; started here, a
-  // test's first check does not also wait for three threads loading the TypeScript sources.
-  await Promise.all([...new Set(pools.lightPools)].map((pool) => pool.run({ ping: true })))
   const { db } = await migratedDb('sqlite', t)
   const { server, issueKey } = await testServer({ db, env, checks })
   const key = await issueKey({ limit: keyLimit })

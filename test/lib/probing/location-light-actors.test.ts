@@ -72,7 +72,8 @@ t.test('the light consumers’ actors start with the first light check and stop 
     lightIdleMs: 10_000
   })
   t.teardown(() => pools.close())
-  await pools.ready()
+  // As the service runs from the build (from the sources, ready() starts them too).
+  await pools.ready({ light: false })
   const threads = (list: typeof pools.pools) => list.map((pool) => pool.threads.length)
   t.same(threads(pools.pools), [1, 1, 1], 'the on-demand actors run once ready')
   t.same(threads(pools.lightPools), [0, 0, 0], 'the light consumers’ have not started')
