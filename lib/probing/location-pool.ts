@@ -26,8 +26,8 @@ export const LIGHT_ACTOR_IDLE_MS = 5 * 60_000
 
 /**
  * The longest a light check waits for stopped light consumers' actors to start before it goes on
- * anyway. A thread starts in about a tenth of a second from the build; from the TypeScript sources,
- * under tests on a busy machine, three at once took several seconds.
+ * anyway: far longer than a start takes (from the TypeScript sources, under tests on a busy machine,
+ * three at once took seconds), so that only a thread that cannot start is given up on.
  */
 export const LIGHT_START_LIMIT_MS = 30_000
 

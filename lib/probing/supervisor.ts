@@ -192,7 +192,7 @@ export class CheckSupervisor {
         })
       } else {
         const ticket = this.#admit(source, key)
-        running = this.#run(domain, source, key, this.#light(source, key)).finally(() => {
+        running = this.#run(domain, source, key).finally(() => {
           ticket.release()
           this.#inFlight.delete(domain)
         })
@@ -217,7 +217,7 @@ export class CheckSupervisor {
     const { value, ran } = await shared.run(domain, async () => {
       const ticket = this.#admit('demand', key)
       try {
-        const outcome = await this.#run(domain, 'demand', key, this.#light('demand', key))
+        const outcome = await this.#run(domain, 'demand', key)
         return { value: outcome, share: !outcome.ok || !outcome.cut }
       } finally {
         ticket.release()
@@ -243,8 +243,9 @@ export class CheckSupervisor {
     return admission.heldBy(key) <= LIGHT_KEY_CHECKS
   }
 
-  async #run(domain: string, source: 'demand' | 'schedule', key: string | undefined, light = false): Promise<Outcome> {
-    const outcome = await this.#probe(domain, laneOf(source, key), light)
+  /** Runs a check just admitted: called right after its slot was taken, which the key's count includes. */
+  async #run(domain: string, source: 'demand' | 'schedule', key: string | undefined): Promise<Outcome> {
+    const outcome = await this.#probe(domain, laneOf(source, key), this.#light(source, key))
     // Only on-demand results are kept for reuse: holding every scheduled result for a minute would
     // keep tens of thousands of objects alive at scale for checks that mostly never come.
     if (source === 'demand') this.#remember(domain, outcome)
