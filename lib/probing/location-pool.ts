@@ -25,9 +25,10 @@ export const STOPPING_ERROR = 'location: service stopping'
 export const LIGHT_ACTOR_IDLE_MS = 5 * 60_000
 
 /**
- * The longest a light check waits for stopped light consumers' actors to start before it goes on
- * anyway: far longer than a start takes (from the TypeScript sources, under tests on a busy machine,
- * three at once took seconds), so that only a thread that cannot start is given up on.
+ * The longest the light consumers' actors are given to start, during which light checks go to the
+ * on-demand actors; after it they go to any light actor whose thread is there, whether it answered
+ * or not (a thread wedged while starting is then found and replaced as any other). Far longer than
+ * a start takes (from the TypeScript sources, under tests on a busy machine, three at once took seconds).
  */
 export const LIGHT_START_LIMIT_MS = 30_000
 
@@ -81,7 +82,8 @@ export interface LocationPoolOptions {
    * A third actor per location for the checks of light consumers (keys with few checks in flight,
    * {@link LocationPools.probeAll}'s `light`), at the API's priority: their probes never wait in the
    * event loop of an actor busy with another consumer's thousands (docs/decisions.md, Probing).
-   * Their threads start with the first such check and stop after `lightIdleMs` with none.
+   * Their threads start with the first such check and stop after `lightIdleMs` with none; while they
+   * start, light checks go to the on-demand actors.
    */
   lightActors?: boolean
   /** How long a light consumers' actor stays without a probe before its thread stops; default {@link LIGHT_ACTOR_IDLE_MS}. */
@@ -205,22 +207,23 @@ export class LocationPools {
    */
   probeAll(domain: string, lane?: string, light = false): Promise<LocationAnswer[]> {
     const pools = lane === SCHEDULED_LANE ? this.scheduledPools : light ? this.lightPools : this.pools
-    // A light consumers' actor whose thread has stopped starts again first, and checks that come
-    // while it starts wait for it too: the answer deadline is the location's, and does not count
-    // the thread's start.
+    // Light consumers' actors whose threads have stopped start again, and until each has answered,
+    // light checks go to the on-demand actors: a light consumer checking every few minutes would
+    // otherwise wait for three threads to start at every check.
     if (
       pools === this.lightPools &&
       pools !== this.pools &&
       (this.#lightStarting !== null || pools.some((pool) => pool.threads.length === 0))
     ) {
-      return this.#startLightActors().then(() => this.#probeAll(domain, lane, pools))
+      void this.#startLightActors()
+      return this.#probeAll(domain, lane, this.pools)
     }
     return this.#probeAll(domain, lane, pools)
   }
 
   /**
    * Starts the light consumers' actors that have stopped; resolves once each has answered or failed,
-   * or after {@link LIGHT_START_LIMIT_MS} at the latest (the check then goes on, under its own deadline).
+   * or after {@link LIGHT_START_LIMIT_MS} at the latest.
    */
   #startLightActors(): Promise<void> {
     if (this.#lightStarting) return this.#lightStarting

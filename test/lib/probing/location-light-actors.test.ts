@@ -2,7 +2,7 @@
  * A light consumer's check (a key holding few checks) is probed by actors of their own
  * (LocationPools' `lightActors`): even an on-demand actor whose thread is wedged by a heavy
  * consumer's check does not hold it up (docs/decisions.md, Probing). Their threads start with the
- * first such check and stop when idle.
+ * first such check, which the on-demand actors take meanwhile, and stop when idle.
  */
 import t from 'tap'
 import { loadConfig } from '../../../config/index.js'
@@ -77,6 +77,7 @@ t.test('the light consumers’ actors start with the first light check and stop 
   const threads = (list: typeof pools.pools) => list.map((pool) => pool.threads.length)
   t.same(threads(pools.pools), [1, 1, 1], 'the on-demand actors run once ready')
   t.same(threads(pools.lightPools), [0, 0, 0], 'the light consumers’ have not started')
+  const completed = (list: typeof pools.pools) => list.map((pool) => pool.completed)
   const statuses = async () => (await pools.probeAll('ok.site.test', 'key:1', true)).map((a) => a.status)
   t.same(
     await Promise.all([statuses(), statuses()]),
@@ -84,10 +85,18 @@ t.test('the light consumers’ actors start with the first light check and stop 
       ['up', 'up', 'up'],
       ['up', 'up', 'up']
     ],
-    'the first light check starts them, one sent while they start waits for them, and both are answered by every location'
+    'the first light check, and one sent with it, are answered by every location'
   )
-  t.same(threads(pools.lightPools), [1, 1, 1])
+  // Each on-demand actor has run its start-up ping and these two probes.
+  t.same(completed(pools.pools), [3, 3, 3], 'by the on-demand actors, without waiting for the light consumers’ to start')
+  t.same(threads(pools.lightPools), [1, 1, 1], 'the first light check started them')
+  t.ok(await holds(() => completed(pools.lightPools).every((n) => n === 1), 30_000), 'they answer their start-up ping')
+  t.same(await statuses(), ['up', 'up', 'up'])
+  t.same(completed(pools.lightPools), [2, 2, 2], 'once started, they take the light checks')
+  t.same(completed(pools.pools), [3, 3, 3], 'the on-demand actors no more')
   t.ok(await holds(() => threads(pools.lightPools).every((n) => n === 0), 30_000), 'idle, their threads stop')
   t.same(threads(pools.pools), [1, 1, 1], 'the on-demand actors’ do not')
-  t.same(await statuses(), ['up', 'up', 'up'], 'the next light check starts them again')
+  t.same(await statuses(), ['up', 'up', 'up'], 'the next light check is answered')
+  t.same(completed(pools.pools), [4, 4, 4], 'by the on-demand actors')
+  t.same(threads(pools.lightPools), [1, 1, 1], 'and starts them again')
 })
