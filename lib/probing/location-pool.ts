@@ -186,7 +186,8 @@ export class LocationPools {
    * Resolves once every actor thread has started and answered; start-up waits for it. The light
    * consumers' actors (the same module) start with their first check instead, unless `light`: by
    * default when running from the TypeScript sources (tests), where three threads starting at once
-   * took seconds and would hold up the first light checks of tests with short deadlines.
+   * take seconds, during which light checks would go to the on-demand actors; tests that kill or
+   * wedge the actor of a single-key check expect the light consumers' to take it from the first.
    */
   async ready({ light = EXT === '.ts' }: { light?: boolean } = {}): Promise<void> {
     const starting = new Set([...this.pools, ...this.scheduledPools, ...(light ? this.lightPools : [])])

@@ -1,8 +1,8 @@
 /**
  * The API first: the scheduler's location actors run below the main thread's priority, and only
  * they do (workers/thread-priority.ts); the scheduler's probes go to them, on-demand probes to the
- * others (a light consumer's to actors of their own). On Linux the nice value is each thread's own; elsewhere nothing is changed, as lowering it
- * there would lower the whole process.
+ * others (a light consumer's to actors of their own). On Linux the nice value is each thread's own;
+ * elsewhere nothing is changed, as lowering it there would lower the whole process.
  */
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -61,22 +61,10 @@ t.test(
     t.match(await stack.pools.probeAll('x.site.test', SCHEDULED_LANE), [{ status: 'down' }, { status: 'down' }, { status: 'down' }])
     t.same(done(pools), demand0, 'a scheduled probe is not run by the on-demand actors')
     t.same(done(lightPools), light0, 'nor by the light consumers’')
-    t.same(
-      done(scheduledPools).map((n, i) => n - (scheduled0[i] as number)),
-      [1, 1, 1],
-      'but by the scheduler’s'
-    )
+    t.same(since(scheduledPools, scheduled0), [1, 1, 1], 'but by the scheduler’s')
     await stack.pools.probeAll('y.site.test', 'key:1')
-    t.same(
-      done(scheduledPools).map((n, i) => n - (scheduled0[i] as number)),
-      [1, 1, 1],
-      'an on-demand probe is not run by the scheduler’s'
-    )
-    t.same(
-      done(pools).map((n, i) => n - (demand0[i] as number)),
-      [1, 1, 1],
-      'but by the on-demand actors'
-    )
+    t.same(since(scheduledPools, scheduled0), [1, 1, 1], 'an on-demand probe is not run by the scheduler’s')
+    t.same(since(pools, demand0), [1, 1, 1], 'but by the on-demand actors')
     t.same(since(lightPools, light0), [0, 0, 0], 'not by the light consumers’')
     await stack.pools.probeAll('z.site.test', 'key:1', true)
     t.same(since(lightPools, light0), [1, 1, 1], 'a light consumer’s probe is run by the light consumers’ actors')
