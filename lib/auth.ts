@@ -29,11 +29,10 @@ export const KEY_CACHE_TTL_MS = 300
 /**
  * Up to this age a lookup still answers a request at once, while one new lookup (shared by every
  * request with the key) reads the row again: a request waits for the database only for a key not
- * looked up in the last 600 ms. Waiting for it each time the entry went stale, every 500 ms, made
- * the status endpoint's p99 at 60,000 sites (bench/monitor): the lookup queued for a connection
- * behind the scheduler's claims and batches, and every request with the key queued behind it
- * (p99 49-50 ms, against 29 ms with lookups kept for a minute). With the memo's 150 ms on top, a
- * revoked key is refused within 750 ms plus the lookup's own time, as before.
+ * looked up in the last 600 ms. Otherwise every request with a busy key would queue behind the
+ * lookup, which itself queues for a connection behind the scheduler's claims and batches
+ * (docs/decisions.md, Keys). With the memo's 150 ms on top, a revoked key is refused within 750 ms
+ * plus the lookup's own time.
  */
 export const KEY_STALE_MS = 600
 /** Recently authenticated headers remembered at most; beyond that the memo starts over. */

@@ -8,13 +8,11 @@ export const HEAP_GROWING_PERCENT = 50
 
 /**
  * Keeps the heap near what is alive: the service's scheduled checks live about a second, long
- * enough to be promoted out of the young generation, and die in the old one. With V8's own growing
- * factor the main thread's heap swung between about 150 and 450 MB used at 60,000 sites, and the
- * process's RSS followed to over 800 MB; at 50% it swings between about 120 and 200 MB (RSS about
- * 500 MB) for the same CPU (docs/benchmarks.md, Capacity). The setting is process-wide (the actor
- * threads too) and read at every collection, so setting it at start takes effect. An operator's own
- * `--heap-growing-percent` (on the command line or in NODE_OPTIONS) is left as it is. Returns
- * whether it was set here.
+ * enough to be promoted out of the young generation, and die in the old one, which V8's own growing
+ * factor lets grow to several times what is alive before it collects (docs/decisions.md,
+ * Monitoring). The setting is process-wide (the actor threads too) and read at every collection, so
+ * setting it at start takes effect. An operator's own `--heap-growing-percent` (on the command line
+ * or in NODE_OPTIONS) is left as it is. Returns whether it was set here.
  */
 export function keepHeapCompact(argv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): boolean {
   const own = [...argv, ...nodeOptions.split(/\s+/)].some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))

@@ -201,10 +201,9 @@ export function chargeKey(
 /**
  * Where a request is charged: after authentication and the scope check, before validation and the
  * handler. A GET route has no body, so the key strategy charges as it authenticates (lib/auth.ts),
- * which spares every read a lifecycle step of its own (with hapi's scope check, about 3 of the
- * status endpoint's 38 CPU µs). Any other keyed route is charged in an `onPostAuth` step of its
- * own, added here: hapi reads a body after authentication and before that step, so 413, 415 and
- * malformed JSON cost nothing.
+ * which spares every read a lifecycle step of its own (docs/decisions.md, Rate limits). Any other
+ * keyed route is charged in an `onPostAuth` step of its own, added here: hapi reads a body after
+ * authentication and before that step, so 413, 415 and malformed JSON cost nothing.
  */
 export function chargeAfterBody(routes: ServerRoute[], limiter: Limiter): ServerRoute[] {
   const method = (request: Request, h: ResponseToolkit) => {

@@ -37,16 +37,16 @@ export type ProbeTask = { domain: string; lane?: string } | { ping: true } | { s
 
 /**
  * Probes started between two looks at the thread's I/O. A start costs about 50-200 µs (its dials),
- * so a full turn takes up to about 25 ms. Fewer (32) capped how fast a thread busy with thousands
- * of sockets could start probes at all (decisions.md, Probing).
+ * so a full turn takes up to about 25 ms. Fewer would cap how fast a thread busy with thousands of
+ * sockets can start probes at all (docs/decisions.md, Probing).
  */
 export const STARTS_PER_TURN = 128
 
 /**
  * Passed deadlines whose work (the hop ended, its connection closed, the answer built and posted)
- * is done between two looks at the thread's I/O. Probes started together expire together: 5,000
- * checks of hanging sites, re-sent as soon as they were answered, ended by the thousand in one
- * timers phase, and held an actor for 300-500 ms at a time (bench/check, hanging targets).
+ * is done between two looks at the thread's I/O. Probes started together expire together: a flood
+ * of checks of hanging sites ends by the thousand in one timers phase, which, done in one piece,
+ * would hold the actor for hundreds of ms (docs/decisions.md, Probing).
  */
 export const EXPIRIES_PER_TURN = 64
 
@@ -70,7 +70,7 @@ if (settings.niceness > 0) {
 
 // A target's failure is data here, never an exception that leaves the thread, so nobody reads a
 // stack: undici and net build several errors per probe (a refused dial, every closed socket), and
-// capturing their stacks was an eighth of a probe's CPU.
+// capturing their stacks would be a large share of a probe's CPU.
 Error.stackTraceLimit = 0
 
 // The actor's own c-ares channel: look-ups wait on a socket of this thread, never on libuv's pool.

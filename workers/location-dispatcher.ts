@@ -54,7 +54,7 @@ export const SITE_DNS_CODE = 'ERR_SITE_DNS'
 type Connector = buildConnector.connector
 type ConnectorOptions = buildConnector.Options
 
-// A socket's phases travel on the socket itself: a WeakMap entry per connection was one more
+// A socket's phases travel on the socket itself: a WeakMap entry per connection would be one more
 // thing for every scavenge to trace.
 const PHASES = Symbol('site-status.phases')
 type Timed = { [PHASES]?: PhaseTimings }

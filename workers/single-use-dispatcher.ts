@@ -37,8 +37,8 @@ function connectionGone(): Error {
  * its own and nothing waits in a queue behind another probe of the same origin.
  *
  * Why not undici's default Pool per origin: when every origin is seen once, the Pool (and the
- * request queue it allocates for reuse that never comes) cost most of a probe's CPU, and a refused
- * dial went through the whole Client error path; dialled here it costs a fraction of that.
+ * request queue it allocates for reuse that never comes) costs most of a probe's CPU, and a refused
+ * dial goes through the whole Client error path; dialled here it costs a fraction of that.
  *
  * Connection events are emitted as a Pool would, so the Agent holding this dispatcher forgets the
  * origin as soon as its last connection is gone.

@@ -154,7 +154,7 @@ export class EventStreams {
   /**
    * The feed hands events over one at a time, a page of them in one go (100 outages opening
    * together are 100 events). Written one by one, each would become a frame and a write per stream:
-   * 100,000 strings and writes for 1,000 streams, garbage that grew the heap by tens of MB per burst.
+   * 100,000 strings and writes for 1,000 streams, garbage that grows the heap by tens of MB a burst.
    * So the events of one turn are written together at its end: one text for all streams, and one
    * write of the same bytes to each stream that is up to date.
    */

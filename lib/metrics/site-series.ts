@@ -43,10 +43,10 @@ const PROBE_LINES: Partial<Record<Family, ProbeLine>> = {
  * nothing is updated per check, and a site no longer tracked is simply not there. They are not kept
  * in prom-client's registry, whose formatter builds an object and escapes every label of every
  * sample, and hands back the whole exposition as one string: at 10,000 sites x 3 locations (140,000
- * samples, 13 MB) that held the main thread for over a second a scrape, mostly in garbage
- * collection of the large strings. Here the state is read once, each site's label escaped once, and
- * the text is produced in chunks of {@link SITES_PER_CHUNK} sites, with the event loop free between
- * them, so that API requests are answered during a scrape and no chunk lives long.
+ * samples, 13 MB) that string and its garbage hold the main thread for a long time (docs/decisions.md,
+ * Metrics). Here the state is read once, each site's label escaped once, and the text is produced in
+ * chunks of {@link SITES_PER_CHUNK} sites, with the event loop free between them, so that API
+ * requests are answered during a scrape and no chunk lives long.
  */
 export class SiteSeries {
   readonly #states: SiteStates

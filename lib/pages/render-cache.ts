@@ -1,10 +1,9 @@
 import { LRUCache } from 'lru-cache'
 
 /**
- * A rendered page: its status and HTML, encoded once. Kept as a string, the HTML was joined to the
- * response's headers and copied again on every answer (Node sends headers and a string body as one
- * string): 11% of the main thread's allocations at 30,000 sites, where `/` and site pages are the
- * largest answers (bench/monitor, V8's sampling heap profiler).
+ * A rendered page: its status and HTML, encoded once. Kept as a string, the HTML would be joined to
+ * the response's headers and copied again on every answer (Node sends headers and a string body as
+ * one string), and `/` and site pages are the largest answers the service sends.
  */
 export interface RenderedPage {
   status: number
@@ -40,8 +39,8 @@ interface Kept {
  *
  * A render younger than `maxAgeMs` is served as it is; one younger than `staleMs` is served while the
  * next render is made (stale-while-revalidate): a request never waits for a render of a page that
- * was rendered in the last few seconds. Waiting for them, the pages' p99 was the render's own time
- * (at 60,000 sites on 2 cores, busy over capacity: `/` and the site pages' queries, 102-134 ms).
+ * was rendered in the last few seconds, so the pages' p99 is not the render's own time, which grows
+ * with the sites and a busy database (docs/decisions.md, Site pages).
  */
 export class RenderCache {
   readonly #renders: LRUCache<string, Kept>
@@ -84,8 +83,8 @@ export class RenderCache {
     const at = this.#now()
     const pending = render()
       .then((page) => {
-        // lru-cache drops an expired render only when it is read or evicted: up to 1,000 stale
-        // pages (site pages of tens of KB) stayed in memory. Purged at most once a stale limit.
+        // lru-cache drops an expired render only when it is read or evicted, so up to 1,000 stale
+        // pages (site pages of tens of KB) would stay in memory. Purged at most once a stale limit.
         const done = this.#now()
         if (done - this.#purgedAt >= this.#renders.ttl) {
           this.#purgedAt = done

@@ -6,8 +6,8 @@ export const SCHEDULED_LANE = 'schedule'
  * threads that a check's work goes through use one (see decisions.md, Probing):
  * - each location actor, for starting its probes. Starting one is the costly part of a probe (its
  *   dials, a TLS handshake), and an actor reads its tasks in the order they were sent: started on
- *   arrival, 5,000 checks of one consumer arriving together held every actor for seconds, and a
- *   check of another consumer sent behind them waited all that time;
+ *   arrival, thousands of checks of one consumer arriving together would hold every actor for
+ *   seconds, and a check of another consumer sent behind them would wait all that time;
  * - the main thread, for handing a check to the actors and for answering it once they have.
  *
  * At most `perTurn` items run, then the thread looks at its I/O again (requests and messages that

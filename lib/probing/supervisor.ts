@@ -256,7 +256,7 @@ export class CheckSupervisor {
 
   /**
    * lru-cache drops a stale entry only when it is read or evicted, so a stream of new domains
-   * filled the cache to its 10,000 entries of expired results. Purging the stale ones at most once a
+   * would fill the cache to its 10,000 entries of expired results. Purging the stale ones at most once a
    * TTL, when something new is stored, keeps it at about the domains of the last one or two TTLs,
    * with no timer to stop.
    */

@@ -5,8 +5,8 @@ const THREE = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'))
 /**
  * A formatter of epoch milliseconds as `Date#toISOString` writes them (`2026-11-22T06:25:07.123Z`),
  * for answers that list thousands of timestamps: the date part is formatted once per day met, the
- * time of day from lookup tables, and no Date is made per call (20,000 `toISOString` calls were the
- * largest cost of a year's SLA). Each formatter keeps its own last day.
+ * time of day from lookup tables, and no Date is made per call (a `toISOString` per timestamp would
+ * be the largest cost of a year's SLA). Each formatter keeps its own last day.
  */
 export function isoTimes(): (ms: number) => string {
   let day = NaN

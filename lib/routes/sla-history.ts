@@ -18,7 +18,7 @@ export interface NamedSite {
 
 /**
  * The site's outages as the outages endpoint shows them, as JSON text. Written out directly: a year
- * of 10,000 outages as objects with Dates and ISO strings, then stringified, cost several times the
+ * of 10,000 outages as objects with Dates and ISO strings, then stringified, costs several times the
  * rest of the answer.
  */
 export function outagesJson(outages: readonly OutageInterval[], site: { domain: string; name: string }, now: number): string {
@@ -68,7 +68,7 @@ export interface WindowOutages {
  * outages are only added as its newest, so a copy is checked against the store on every request by
  * reading the site's two newest outages (the ongoing one is always read fresh): a change by any
  * instance is seen at once. A copy covers the longest window back from when it was made; an older
- * window, a renamed site or a change in the newest closed outage reads the store as before.
+ * window, a renamed site or a change in the newest closed outage reads the store directly.
  */
 export class SlaHistory {
   private readonly copies = new LRUCache<number, History>({

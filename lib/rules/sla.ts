@@ -63,7 +63,7 @@ export function monitoredSpan(firstCheckedAt: Date | null, from: Date, to: Date,
 
 /**
  * An outage as the SLA reads it: epoch milliseconds, open-ended while ongoing. Numbers, not Dates:
- * a year of a flapping site is thousands of outages, and a Date each cost more than the arithmetic.
+ * a year of a flapping site is thousands of outages, and a Date each costs more than the arithmetic.
  */
 export interface OutageInterval {
   started: number

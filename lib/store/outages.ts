@@ -47,7 +47,7 @@ export async function listOutages({
   before?: OutageCursor
 }): Promise<OutagePage> {
   // Outages are ordered and cut to the page on their own first, then joined to their sites: joined
-  // first, MySQL reads every site, joins all their outages and sorts them (seen at 10,000 sites).
+  // first, MySQL reads every site, joins all their outages and sorts them.
   const page = db('outages')
     .select('id', 'site_id', 'started_at', 'ended_at')
     .orderBy([
@@ -138,7 +138,7 @@ function toMs(value: unknown): number | null {
 
 /**
  * A site's outages overlapping [from, to) (`to` left out: no end), oldest first, as epoch
- * milliseconds: a year of a flapping site is thousands of rows, and a Date each cost more than the
+ * milliseconds: a year of a flapping site is thousands of rows, and a Date each costs more than the
  * rest of an SLA. A site's outages never overlap (one open at a time, each closed before the next
  * opens), so only the newest one starting before `from` can reach into the window: two range reads
  * of the (site, start, id, end) index, which holds every column read, however long the site's history.

@@ -21,7 +21,7 @@ import { SecretBoxError, type SecretBox } from './secret-box.js'
 const INTERVAL_MS = 1000
 /**
  * Deliveries in flight at once per instance. An event for a hundred webhooks is a hundred
- * deliveries; at 16 in flight they went out in seven rounds of claims (bench/monitor, docs/benchmarks.md).
+ * deliveries, which should go out in one or two rounds of claims, not in many.
  */
 const CONCURRENCY = 64
 /** A claim outlives the longest send by a wide margin; an instance that dies mid-send frees it then. */

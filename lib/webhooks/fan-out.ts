@@ -39,8 +39,8 @@ export async function fanOut({ db, now, batch = BATCH }: { db: Db; now: Date; ba
     const events = (await listEventsAfter({ db, afterId: from, limit: batch })).map(judge)
     const last = events.at(-1)?.event.id
     if (last === undefined) break
-    // Every webhook's cursor and deliveries in one transaction: with a hundred webhooks, one per
-    // webhook made an event wait a hundred commits for its last delivery to be queued.
+    // Every webhook's cursor and deliveries in one transaction: one per webhook would make an event
+    // for a hundred webhooks wait a hundred commits for its last delivery to be queued.
     made += await db.transaction(async (trx) => {
       const deliveries: DeliveryInsert[] = []
       for (const hook of hooks) {
