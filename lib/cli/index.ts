@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url'
 import { ConfigError, loadConfig, type Config } from '../../config/index.js'
 import { isDatabaseUnavailable, safeErrorSummary } from '../errors.js'
 import { chooseLogFormat, createLogger } from '../logger.js'
-import { startService, stopOnSignals } from '../main.js'
 import { openDb, type Db } from '../store/db.js'
 import { InstanceLockedError } from '../store/instance-lock.js'
 import { migrateLatest } from '../store/migrate.js'
@@ -74,6 +73,8 @@ async function serveCommand(args: string[], io: CliIo): Promise<number> {
   const format = chooseLogFormat(config.logFormat, io.stdout.isTTY === true)
   // Every line names the instance (INSTANCE_ID), so that the logs of several can be told apart.
   const logger = createLogger({ level: config.logLevel, stream: io.stdout, format }).child({ instance: config.instanceId })
+  // The server, probing and monitoring load only here: keys and sites commands start in a fraction of the time.
+  const { startService, stopOnSignals } = await import('../main.js')
   const service = await startService({ config, logger })
   stopOnSignals(service, logger)
   return new Promise<number>(() => {})
