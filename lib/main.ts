@@ -5,7 +5,7 @@ import { EventFeed, type WakeSource } from './events/feed.js'
 import { onAnnounced } from './events/outbox.js'
 import { EventStreams } from './events/streams.js'
 import type { Admission } from './probing/admission.js'
-import { createProbing } from './probing/build.js'
+import { createProbing, type ProbingOptions } from './probing/build.js'
 import type { LocationPools } from './probing/location-pool.js'
 import { startMonitoring, type Monitoring } from './monitoring/monitor.js'
 import { CheckRecorder } from './monitoring/recorder.js'
@@ -64,13 +64,20 @@ export async function startService({
   config,
   logger,
   firstPruneMs,
-  extraCa
+  extraCa,
+  actors = {}
 }: {
   config: Config
   logger: Logger
   /** Delay before the first prune of old checks (tests shorten it). */ firstPruneMs?: number
   /** A certificate authority (PEM) the location actors trust besides the system's (tests' own). */
   extraCa?: string
+  /**
+   * Which actors start, and from which module: by default the build's actor, each kind of them,
+   * the light consumers' with their first check. Tests running the sources name the compiled actor
+   * and start only the kinds they use; `lightAtStart` starts the light consumers' with the others.
+   */
+  actors?: Pick<ProbingOptions, 'actorFile' | 'actorExecArgv' | 'scheduledActors' | 'lightActors'> & { lightAtStart?: boolean }
 }): Promise<RunningService> {
   // Before anything else: a second serve on one SQLite file must not touch it.
   const lock = lockSqliteFile(config.databaseUrl)
@@ -94,6 +101,10 @@ export async function startService({
       logger,
       redis: redis ?? undefined,
       extraCa,
+      actorFile: actors.actorFile,
+      actorExecArgv: actors.actorExecArgv,
+      scheduledActors: actors.scheduledActors,
+      lightActors: actors.lightActors,
       onResult: (result, source) => {
         metrics.checkDone(result, source)
         recorder.record(result, source)
@@ -102,7 +113,7 @@ export async function startService({
     const { admission, checks } = probing
     pools = probing.pools
     // The first checks must not count actor start-up against their deadline.
-    await pools.ready()
+    await pools.ready({ light: actors.lightAtStart })
     monitoring = await startMonitoring({
       db,
       states,

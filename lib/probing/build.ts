@@ -30,8 +30,14 @@ export interface ProbingOptions {
   lookup?: Resolve
   /** Wraps the pool as the supervisor asks it (tests count the probe runs). */
   prober?: (pools: LocationPools) => Prober
-  /** Another actor module (fault tests use ones that hang or wedge). */
+  /** The actor module; default the build's (location-pool.ts `ACTOR_FILE`). Fault tests give ones that hang or wedge. */
   actorFile?: string
+  /** The actors' threads' Node options (LocationPools' `execArgv`); default this process's own. */
+  actorExecArgv?: string[]
+  /** A second actor per location for the scheduler's probes (LocationPools' `scheduledActors`); default true. */
+  scheduledActors?: boolean
+  /** A third actor per location for light consumers' checks (LocationPools' `lightActors`); default true. */
+  lightActors?: boolean
   /**
    * Actors already running, asked instead of starting new ones; they keep their own settings and
    * their owner closes them (a test that judges many configurations with one set of actors).
@@ -74,9 +80,10 @@ export function createProbing(config: Config, opts: ProbingOptions): Probing {
       concurrency: config.maxChecksInFlight + 16,
       logger: opts.logger,
       actorFile: opts.actorFile,
+      execArgv: opts.actorExecArgv,
       extraCa: opts.extraCa,
-      scheduledActors: true,
-      lightActors: true
+      scheduledActors: opts.scheduledActors ?? true,
+      lightActors: opts.lightActors ?? true
     })
   const admission = new Admission({
     capacity: config.maxChecksInFlight,

@@ -8,9 +8,12 @@ import type { TargetPolicy } from '../rules/target-policy.js'
 import { ACTOR_NICENESS } from '../../workers/thread-priority.js'
 import { SCHEDULED_LANE } from './fair-starts.js'
 
-// Tests run the TypeScript sources, production the build: the worker file follows this module's own extension.
-const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js'
-const ACTOR_FILE = new URL(`../../workers/location-actor${EXT}`, import.meta.url).href
+/**
+ * The location actor as the build lays it out beside this module. Worker threads load compiled
+ * JavaScript; whoever runs this module from elsewhere (tests, from the TypeScript sources) names
+ * the compiled actor with `actorFile`.
+ */
+export const ACTOR_FILE = new URL('../../workers/location-actor.js', import.meta.url).href
 
 /** Extra time a location gets beyond its probe deadline before it counts as not answering. */
 export const ANSWER_MARGIN_MS = 2000
@@ -28,7 +31,7 @@ export const LIGHT_ACTOR_IDLE_MS = 5 * 60_000
  * The longest the light consumers' actors are given to start, during which light checks go to the
  * on-demand actors; after it they go to any light actor whose thread is there, whether it answered
  * or not (a thread wedged while starting is then found and replaced as any other). Far longer than
- * a start takes (from the TypeScript sources, under tests on a busy machine, three at once took seconds).
+ * a start takes, even with both cores busy.
  */
 export const LIGHT_START_LIMIT_MS = 30_000
 
@@ -67,8 +70,13 @@ export interface LocationPoolOptions {
    * supervisor's admission enforces; Piscina's queue then never grows past it.
    */
   concurrency?: number
-  /** Another actor module (fault tests use one that never answers). */
+  /** The actor module; default {@link ACTOR_FILE}. Fault tests give one that never answers. */
   actorFile?: string
+  /**
+   * The Node options of the actors' threads; default this process's own. A caller whose own
+   * options load what compiled actors do not need (tests' TypeScript loader) gives `[]`.
+   */
+  execArgv?: string[]
   /** A certificate authority (PEM) the actors trust besides the system's (see `ActorSettings.extraCa`). */
   extraCa?: string
   /**
@@ -149,6 +157,7 @@ export class LocationPools {
       }
       const pool = new Piscina({
         filename: opts.actorFile ?? ACTOR_FILE,
+        ...(opts.execArgv === undefined ? {} : { execArgv: opts.execArgv }),
         workerData: settings,
         minThreads: idleMs === undefined ? 1 : 0,
         maxThreads: 1,
@@ -157,11 +166,10 @@ export class LocationPools {
         idleTimeout: idleMs ?? Number.MAX_SAFE_INTEGER,
         // Actors wait on sockets, not on the pool: a blocking Atomics.wait would freeze their event loop.
         atomics: 'disabled',
-        // Probes allocate many small, short-lived objects: with a 16 MB young generation instead
-        // of 8 MB, scavenges are rarer and a probe's CPU fell by about a tenth (measured through
-        // LocationPools on one core). 32 MB saved a little more but took the service's peak RSS
-        // at 10,000 sites (bench/monitor) from 361 to 413 MB, over the 400 MB budget. The
-        // old-generation cap turns a runaway actor into a replaced worker.
+        // Probes allocate many small, short-lived objects: a 16 MB young generation makes scavenges
+        // rarer than the default 8 MB, and a larger one costs more memory than the 10,000-site
+        // budget allows (docs/decisions.md, Probing). The old-generation cap turns a runaway
+        // actor into a replaced worker.
         resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 256 },
         // Nobody reads Piscina's per-task run/wait histograms; recording them costs on every probe.
         recordTiming: false
@@ -184,12 +192,10 @@ export class LocationPools {
 
   /**
    * Resolves once every actor thread has started and answered; start-up waits for it. The light
-   * consumers' actors (the same module) start with their first check instead, unless `light`: by
-   * default when running from the TypeScript sources (tests), where three threads starting at once
-   * take seconds, during which light checks would go to the on-demand actors; tests that kill or
-   * wedge the actor of a single-key check expect the light consumers' to take it from the first.
+   * consumers' actors start with their first check instead (until then light checks go to the
+   * on-demand actors), unless `light`: a caller that needs them to take light checks from the first.
    */
-  async ready({ light = EXT === '.ts' }: { light?: boolean } = {}): Promise<void> {
+  async ready({ light = false }: { light?: boolean } = {}): Promise<void> {
     const starting = new Set([...this.pools, ...this.scheduledPools, ...(light ? this.lightPools : [])])
     await Promise.all([...starting].map((pool) => pool.run({ ping: true } satisfies ProbeTask)))
   }

@@ -5,6 +5,7 @@ import { createProbing } from '../../lib/probing/build.js'
 import type { LocationPools } from '../../lib/probing/location-pool.js'
 import type { CheckResult } from '../../lib/probing/supervisor.js'
 import { createLogger } from '../../lib/logger.js'
+import { ACTOR_EXEC_ARGV, ACTOR_FILE } from './compiled.js'
 import { migratedDb } from './db.js'
 import { bearer, testServer } from './server.js'
 
@@ -29,9 +30,23 @@ export async function checkStack(
     connectTo,
     timeoutMs = 1500,
     cacheTtlS = 60,
-    actorFile,
-    keyLimit = 100_000
-  }: { proxies: Array<number | null>; connectTo: string; timeoutMs?: number; cacheTtlS?: number; actorFile?: string; keyLimit?: number }
+    actorFile = ACTOR_FILE,
+    keyLimit = 100_000,
+    scheduledActors = false,
+    lightActors = false
+  }: {
+    proxies: Array<number | null>
+    connectTo: string
+    timeoutMs?: number
+    cacheTtlS?: number
+    /** A compiled actor module (test/helpers/compiled.ts); default the product's. */
+    actorFile?: string
+    keyLimit?: number
+    /** The scheduler's actors of their own (LocationPools' `scheduledActors`). */
+    scheduledActors?: boolean
+    /** The light consumers' actors of their own, started with the others (LocationPools' `lightActors`). */
+    lightActors?: boolean
+  }
 ): Promise<CheckStack> {
   const locations = proxies.map((port, i) => ({
     label: `Proxy ${i + 1}, Testland`,
@@ -50,10 +65,13 @@ export async function checkStack(
     logger: createLogger({ level: 'silent' }),
     userAgent: 'SiteStatusAPI/test',
     actorFile,
+    actorExecArgv: ACTOR_EXEC_ARGV,
+    scheduledActors,
+    lightActors,
     onResult: (r) => results.push(r)
   })
   t.teardown(() => pools.close())
-  await pools.ready()
+  await pools.ready({ light: lightActors })
   const { db } = await migratedDb('sqlite', t)
   const { server, issueKey } = await testServer({ db, env, checks })
   const key = await issueKey({ limit: keyLimit })

@@ -2,12 +2,12 @@ import type { Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { resolve } from 'node:path'
 import { Writable } from 'node:stream'
-import { fileURLToPath } from 'node:url'
 import { run } from '../../lib/cli/index.js'
+import { CLI_FILE, ROOT } from './compiled.js'
 import { logLinesOf, recordLogLines, recordOutputOf } from './suite-log.js'
 
 /** The project root: the real command runs from here, as `npx site-status` would. */
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+export { ROOT }
 
 export interface CliResult {
   code: number | null
@@ -17,41 +17,31 @@ export interface CliResult {
   ms: number
 }
 
-/**
- * A minimal environment for the real command: PATH, the variables tap's TypeScript loader and
- * coverage tracker read (without TS_NODE_TRANSPILE_ONLY the loader type-checks and each spawn
- * takes several seconds), quiet logs, and whatever the test sets.
- */
+/** A minimal environment for the real command: PATH, quiet logs, and whatever the test sets. */
 export function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const loader = Object.entries(process.env).filter(
-    ([k]) => k.startsWith('_TAPJS_PROCESSINFO_') || k.startsWith('TS_NODE_') || k === 'TAP_TYPE_STRIP_ONLY'
-  )
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
-    ...Object.fromEntries(loader),
-    TS_NODE_TRANSPILE_ONLY: '1',
     LOG_LEVEL: 'silent',
     ...extra
   }
 }
 
 /**
- * Runs the real `site-status` command (lib/cli/index.ts through tap's loader) as a child process.
- * `script` is a path to run instead (the built dist file); `closeStdout` closes the reading end of
- * its stdout at once, as `| head -1` does.
+ * Runs the real `site-status` command, compiled (test/helpers/compiled.ts), as a child process.
+ * `script` is another compiled file to run; `closeStdout` closes the reading end of its stdout at
+ * once, as `| head -1` does.
  */
 export function spawnCli(
   args: string[],
   {
     env,
     input,
-    script = 'lib/cli/index.ts',
+    script = CLI_FILE,
     closeStdout = false
   }: { env: Record<string, string>; input?: string; script?: string; closeStdout?: boolean }
 ): Promise<CliResult> {
   const started = Date.now()
-  const nodeArgs = script.endsWith('.ts') ? [...process.execArgv, script, ...args] : [script, ...args]
-  const child = spawn(process.execPath, nodeArgs, { cwd: ROOT, env: cliEnv(env), stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: cliEnv(env), stdio: ['pipe', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   if (closeStdout) child.stdout.destroy()
@@ -113,22 +103,20 @@ export function hasStackTrace(text: string): boolean {
 }
 
 /**
- * Starts `site-status serve` as a real process (the sources through tap's loader, or `script`, a
- * built file) with only PATH, PORT=0 and `env`; resolves with its address once it listens. All it
- * writes goes to the suite-wide log check.
+ * Starts `site-status serve` as a real process (compiled, or `script`, another compiled file) with
+ * only PATH, PORT=0 and `env`; resolves with its address once it listens. All it writes goes to
+ * the suite-wide log check.
  */
 export async function startServe(
   t: Test,
   {
     env,
     cwd,
-    script = 'lib/cli/index.ts',
-    startMs = 20_000
+    script = CLI_FILE,
+    startMs = 60_000
   }: { env: Record<string, string>; cwd: string; script?: string; /** How long it may take to listen. */ startMs?: number }
 ): Promise<{ child: ChildProcess; uri: string; output: () => string }> {
-  const file = resolve(ROOT, script)
-  const args = script.endsWith('.ts') ? [...process.execArgv, file, 'serve'] : [file, 'serve']
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [resolve(ROOT, script), 'serve'], {
     cwd,
     env: { PATH: process.env.PATH, PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']

@@ -11,6 +11,7 @@ import { addSite } from '../../lib/monitoring/add-sites.js'
 import { createTestDatabase } from './db.js'
 import { LogCapture } from './server.js'
 import { closedPort, serveOnLoopback } from './targets.js'
+import { TEST_ACTORS } from './compiled.js'
 
 export interface TrackedService {
   service: RunningService
@@ -46,7 +47,8 @@ export async function startTrackedService(
     site,
     env,
     hang,
-    sites = []
+    sites = [],
+    scheduledActors = false
   }: {
     engine: 'sqlite' | 'mysql'
     site: { domain: string; name: string }
@@ -56,6 +58,8 @@ export async function startTrackedService(
     hang?: (host: string) => boolean
     /** More tracked sites. */
     sites?: Array<{ domain: string; name: string }>
+    /** The scheduler's actors of their own, as in production; by default its probes share the on-demand actors. */
+    scheduledActors?: boolean
   }
 ): Promise<TrackedService> {
   let healthy = true
@@ -90,7 +94,7 @@ export async function startTrackedService(
     CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${port}`,
     ...(typeof env === 'function' ? env({ http: port, closed }) : env)
   })
-  const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
+  const service = await startService({ config, actors: { ...TEST_ACTORS, scheduledActors }, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
   t.teardown(() => service.stop())
   return {
     service,

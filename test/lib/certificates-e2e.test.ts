@@ -17,6 +17,7 @@ import { bearer, LogCapture } from '../helpers/server.js'
 import { SseClient } from '../helpers/sse.js'
 import { closedPort, makeCert, startHttpsTarget, startHttpTarget } from '../helpers/targets.js'
 import { receiver } from '../helpers/webhooks.js'
+import { TEST_ACTORS } from '../helpers/compiled.js'
 
 /*
  * The whole path, for real over loopback: certificates made here with 3 and 30 days left, probed by
@@ -70,7 +71,7 @@ for (const engine of engines()) {
       CONNECT_TO
     })
     const start = (): Promise<RunningService> =>
-      startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }), extraCa: soon.cert + later.cert })
+      startService({ config, actors: TEST_ACTORS, logger: createLogger({ level: 'info', stream: new LogCapture() }), extraCa: soon.cert + later.cert })
     let service = await start()
     let stopped = false
     t.teardown(async () => {

@@ -19,6 +19,8 @@ for (const engine of engines()) {
       engine,
       site: { domain: 'up1.good.test', name: 'Up 1' },
       sites: [{ domain: 'up2.good.test', name: 'Up 2' }],
+      // The scheduler's probes apart from the flood of on-demand ones, as in production.
+      scheduledActors: true,
       // Every name is dialled as itself (so it is looked up), on the target's ports.
       env: (ports) => ({
         DNS_SERVERS: dns.address,

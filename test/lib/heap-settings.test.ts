@@ -7,9 +7,10 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { keepHeapCompact } from '../../lib/heap-settings.js'
+import { compiled } from '../helpers/compiled.js'
 
 const run = promisify(execFile)
-const MODULE = new URL('../../lib/heap-settings.ts', import.meta.url).href
+const MODULE = compiled('lib/heap-settings.js')
 
 // 400,000 live objects, then objects that survive two scavenges before they die, in the old
 // generation: the heap's high-water mark shows how far V8 lets garbage pile up there.
@@ -30,7 +31,7 @@ console.log(JSON.stringify({ maxMb: max / 2 ** 20, live: live.length }))
 `
 
 async function highWater(compact: boolean): Promise<number> {
-  const { stdout } = await run(process.execPath, [...process.execArgv, '--input-type=module', '-e', CHILD], {
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', CHILD], {
     env: { ...process.env, HEAP_MODULE: MODULE, COMPACT: compact ? '1' : '0' }
   })
   return (JSON.parse(stdout.trim().split('\n').at(-1) as string) as { maxMb: number }).maxMb

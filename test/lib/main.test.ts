@@ -12,8 +12,9 @@ import { LISTEN_BACKLOG } from '../../lib/server.js'
 import { startServe } from '../helpers/cli.js'
 import { LogCapture } from '../helpers/server.js'
 import { recordOutputOf } from '../helpers/suite-log.js'
+import { CLI_FILE, TEST_ACTORS } from '../helpers/compiled.js'
 
-const CLI = resolve('lib/cli/index.ts')
+const CLI = resolve(CLI_FILE)
 
 t.test('stop lets in-flight requests finish, then refuses new ones and closes the database', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-main-'))
@@ -21,7 +22,7 @@ t.test('stop lets in-flight requests finish, then refuses new ones and closes th
     rmSync(dir, { recursive: true, force: true })
   })
   const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` })
-  const service = await startService({ config, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
+  const service = await startService({ config, actors: TEST_ACTORS, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
   let arrived!: () => void
   const handlerRunning = new Promise<void>((resolve) => {
     arrived = resolve
@@ -52,7 +53,7 @@ t.test('a request arriving on an open connection just as the stop begins is answ
     rmSync(dir, { recursive: true, force: true })
   })
   const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` })
-  const service = await startService({ config, logger: createLogger({ level: 'silent' }) })
+  const service = await startService({ config, actors: TEST_ACTORS, logger: createLogger({ level: 'silent' }) })
   let ran = 0
   service.server.route({
     method: 'GET',
@@ -115,7 +116,7 @@ t.test("the service listens with an accept queue of LISTEN_BACKLOG, not Node's 5
     rmSync(dir, { recursive: true, force: true })
   })
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}` })
-  const service = await startService({ config, logger: createLogger({ level: 'silent' }) })
+  const service = await startService({ config, actors: TEST_ACTORS, logger: createLogger({ level: 'silent' }) })
   t.teardown(() => service.stop())
   const port = service.server.info.port as number
   // For a listening socket, ss reports the accept queue's size as Send-Q (capped by net.core.somaxconn).
@@ -129,7 +130,7 @@ t.test("the service listens with an accept queue of LISTEN_BACKLOG, not Node's 5
 })
 
 t.test('serve refuses to start with a bad setting and names it', async (t) => {
-  const child = spawn(process.execPath, [...process.execArgv, CLI, 'serve'], {
+  const child = spawn(process.execPath, [CLI, 'serve'], {
     env: { PATH: process.env.PATH, PORT: 'eighty' },
     stdio: ['ignore', 'pipe', 'pipe']
   })

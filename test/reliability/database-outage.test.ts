@@ -20,6 +20,7 @@ import { startPrivateMariaDb } from '../helpers/mariadb.js'
 import { holds, until } from '../helpers/poll.js'
 import { LogCapture } from '../helpers/server.js'
 import { closedPort } from '../helpers/targets.js'
+import { TEST_ACTORS } from '../helpers/compiled.js'
 
 const OUTAGE_MS = 20_000
 
@@ -81,7 +82,7 @@ t.test('a 20 s database outage: truthful answers meanwhile, nothing lost or inve
     CONNECT_TO: `:443:127.0.0.1:${await closedPort()},:80:127.0.0.1:${targetPort}`
   })
   const logs = new LogCapture()
-  const service = await startService({ config, logger: createLogger({ level: 'info', stream: logs }) })
+  const service = await startService({ config, actors: TEST_ACTORS, logger: createLogger({ level: 'info', stream: logs }) })
   let stopped = false
   t.teardown(async () => {
     if (!stopped) await service.stop()

@@ -18,6 +18,7 @@ import { NON_PUBLIC_ADDRESSES, NON_PUBLIC_NAMES, urlHost, V4_SPELLINGS } from '.
 import { bearer, LogCapture, testServer } from '../helpers/server.js'
 import { findSecrets, readSuiteLog, recordOutputOf } from '../helpers/suite-log.js'
 import { closedPort, startProxy } from '../helpers/targets.js'
+import { TEST_ACTORS } from '../helpers/compiled.js'
 
 const REFUSED = { error: 'domain resolves to a non-public address' }
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex')
@@ -215,7 +216,7 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
   }
   const config = loadConfig(env)
   const logger = createLogger({ level: 'silent' })
-  const { pools } = createProbing(config, { logger, userAgent: 'security-test' })
+  const { pools } = createProbing(config, { logger, userAgent: 'security-test', ...TEST_ACTORS })
   t.teardown(() => pools.close())
   await pools.ready()
   const { db } = await migratedDb('sqlite', t)

@@ -3,6 +3,7 @@ import { holds } from '../../helpers/poll.js'
 import { checkStack } from '../../helpers/check-stack.js'
 import { noLeaks, zeros } from '../../helpers/sockets.js'
 import { closedPort, startHttpTarget, startProxy } from '../../helpers/targets.js'
+import { SILENT_ACTOR_FILE } from '../../helpers/compiled.js'
 
 const web = await startHttpTarget()
 const live = await Promise.all([startProxy(), startProxy()])
@@ -63,7 +64,7 @@ t.test('an actor that never answers is reported after the deadline and its margi
     proxies: [null, a, b],
     connectTo: CONNECT_TO,
     timeoutMs: 500,
-    actorFile: new URL('../../helpers/silent-actor.ts', import.meta.url).href
+    actorFile: SILENT_ACTOR_FILE
   })
   const started = Date.now()
   const { body } = await stack.check('ok.site.test')

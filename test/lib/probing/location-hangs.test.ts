@@ -8,6 +8,7 @@ import { checkStack } from '../../helpers/check-stack.js'
 import { holds } from '../../helpers/poll.js'
 import { noLeaks, total, zeros } from '../../helpers/sockets.js'
 import { closedPort, startHttpTarget, startProxy, startSilentServer } from '../../helpers/targets.js'
+import { WEDGED_ACTOR_FILE } from '../../helpers/compiled.js'
 
 const web = await startHttpTarget()
 const live = await Promise.all([startProxy(), startProxy()])
@@ -52,7 +53,7 @@ t.test('a wedged actor thread is replaced: the next check answers from every loc
     connectTo: CONNECT_TO,
     timeoutMs: 500,
     cacheTtlS: 0,
-    actorFile: new URL('../../helpers/wedged-actor.ts', import.meta.url).href
+    actorFile: WEDGED_ACTOR_FILE
   })
   // A key with one check in flight is a light consumer: the light consumers' actors probe it.
   const pool = stack.pools.lightPools[0]

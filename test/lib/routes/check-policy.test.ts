@@ -8,6 +8,7 @@ import { createLogger } from '../../../lib/logger.js'
 import { migratedDb } from '../../helpers/db.js'
 import { bearer, testServer } from '../../helpers/server.js'
 import { closedPort } from '../../helpers/targets.js'
+import { TEST_ACTORS } from '../../helpers/compiled.js'
 
 const REFUSED = { error: 'domain resolves to a non-public address' }
 
@@ -39,6 +40,7 @@ async function stack(t: Test, env: Record<string, string>, lookup?: (host: strin
   const { pools, checks } = createProbing(config, {
     logger: createLogger({ level: 'silent' }),
     userAgent: 'policy-test',
+    ...TEST_ACTORS,
     lookup,
     prober: (pools) => ({
       probeAll: (domain) => {

@@ -18,6 +18,7 @@ import { holds } from '../../helpers/poll.js'
 import { redisServerMissing, startPrivateRedis } from '../../helpers/redis.js'
 import { bearer, LogCapture } from '../../helpers/server.js'
 import { closedPort } from '../../helpers/targets.js'
+import { TEST_ACTORS } from '../../helpers/compiled.js'
 
 const LIMIT = 10
 const UNREACHABLE = 'Redis unreachable'
@@ -61,7 +62,7 @@ async function startInstances(t: Test, redisUrl: string): Promise<[Instance, Ins
   })
   const start = async (): Promise<Instance> => {
     const logs = new LogCapture()
-    const service = await startService({ config, logger: createLogger({ level: 'info', stream: logs }) })
+    const service = await startService({ config, actors: TEST_ACTORS, logger: createLogger({ level: 'info', stream: logs }) })
     t.teardown(() => service.stop())
     const uri = service.server.info.uri
     return {

@@ -43,8 +43,8 @@ t.test('MySQL and an in-memory SQLite take no lock', async (t) => {
 t.test('a second serve on one SQLite file exits 1 with one line; a killed one leaves the file free', async (t) => {
   const dir = tempDir(t)
   const env = { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, LOG_LEVEL: 'info' }
-  const first = await startServe(t, { env, cwd: dir, script: 'dist/lib/cli/index.js' })
-  const second = await spawnCli(['serve'], { env: { ...env, PORT: '0' }, script: 'dist/lib/cli/index.js' })
+  const first = await startServe(t, { env, cwd: dir })
+  const second = await spawnCli(['serve'], { env: { ...env, PORT: '0' } })
   t.equal(second.code, 1, 'exit code 1')
   t.match(
     second.stderr,
@@ -55,7 +55,7 @@ t.test('a second serve on one SQLite file exits 1 with one line; a killed one le
   const gone = once(first.child, 'exit')
   first.child.kill('SIGKILL')
   await gone
-  const third = await startServe(t, { env, cwd: dir, script: 'dist/lib/cli/index.js', startMs: 60_000 })
+  const third = await startServe(t, { env, cwd: dir })
   t.equal((await fetch(`${third.uri}/healthz`)).status, 200, 'after a crash the next serve starts')
   const exit = once(third.child, 'exit')
   third.child.kill('SIGTERM')

@@ -10,6 +10,7 @@ import { startService } from '../../../lib/main.js'
 import { createKey } from '../../../lib/store/keys.js'
 import { LogCapture } from '../../helpers/server.js'
 import { added, appendEvent, receiver } from '../../helpers/webhooks.js'
+import { TEST_ACTORS } from '../../helpers/compiled.js'
 
 t.test('the running service delivers an event to a webhook created through the API, woken at once', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-webhook-service-'))
@@ -18,7 +19,7 @@ t.test('the running service delivers an event to a webhook created through the A
   })
   const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, ALLOW_PRIVATE_TARGETS: '1' })
   const logs = new LogCapture()
-  const service = await startService({ config, logger: createLogger({ level: 'info', stream: logs }) })
+  const service = await startService({ config, actors: TEST_ACTORS, logger: createLogger({ level: 'info', stream: logs }) })
   t.teardown(() => service.stop())
   const key = generateKey()
   await createKey({ db: service.db, name: 'webhooks', keyHash: hashKey(key), rateLimit: null, scopes: 'manage', now: new Date() })
