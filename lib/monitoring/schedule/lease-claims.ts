@@ -1,5 +1,5 @@
-import { claimedOccurrence, firstDueAt } from '../rules/due-times.js'
-import type { Db } from '../store/db.js'
+import { claimedOccurrence, firstDueAt } from '../../rules/due-times.js'
+import type { Db } from '../../store/db.js'
 import {
   forgetDueTimesAfter,
   listUnscheduledSites,
@@ -10,7 +10,7 @@ import {
   setFirstDueTimes,
   setLeases,
   takeLeases
-} from '../store/leases.js'
+} from '../../store/leases.js'
 import type { ScheduledSite } from './check-gate.js'
 import { phaseOf } from './phase-wheel.js'
 

@@ -1,14 +1,14 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
-import type { Db } from '../store/db.js'
-import type { CheckRecord } from '../store/checks.js'
-import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState } from '../store/site-states.js'
-import type { SiteStatus } from '../rules/consensus.js'
-import { daysRemaining } from '../rules/certificates.js'
-import { durationSeconds, type OutageSnapshot } from '../rules/outages.js'
-import { UPTIME_WINDOWS, uptimeSummary, type OutageSpan, type UptimeWindows } from '../rules/uptime.js'
-import type { LocationResult } from '../probing/location-pool.js'
-import type { RecordedCheck } from './record-check.js'
+import type { Db } from '../../store/db.js'
+import type { CheckRecord } from '../../store/checks.js'
+import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState } from '../../store/site-states.js'
+import type { SiteStatus } from '../../rules/consensus.js'
+import { daysRemaining } from '../../rules/certificates.js'
+import { durationSeconds, type OutageSnapshot } from '../../rules/outages.js'
+import { UPTIME_WINDOWS, uptimeSummary, type OutageSpan, type UptimeWindows } from '../../rules/uptime.js'
+import type { LocationResult } from '../../probing/location-pool.js'
+import type { RecordedCheck } from '../record/record-check.js'
 
 /** The status endpoint's record (spec 2.1). */
 export interface StatusRecord {
