@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
 import type { SiteStates } from '../monitoring/state/site-state.js'
-import type { SchedulerStats } from '../monitoring/schedule/scheduler.js'
+import type { SchedulerStats } from '../monitoring/schedule/site-scheduler.js'
 import type { AdmissionStats } from '../probing/admission.js'
 import type { CheckResult } from '../probing/supervisor.js'
 import type { DeliveryOutcomes } from '../webhooks/dispatcher.js'
