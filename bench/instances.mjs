@@ -22,7 +22,7 @@
 // that target, so that the target's counts say which instance sent the requests. After the
 // instances stop (recording what waits), the checks table says: scheduled checks written a second,
 // duplicates (a site checked more than once within one of its cycles, cycles as `phaseOf` in
-// lib/monitoring/scheduler.ts aligns them; and, whatever the phase, two checks of a site less than
+// lib/monitoring/schedule/phase-wheel.ts aligns them; and, whatever the phase, two checks of a site less than
 // half an interval apart), due times with no check within one interval of them (late by more than
 // one interval), and each instance's CPU and RSS. Until the scheduler leases are in, every instance
 // checks every site: the duplicates are reported as found, never assumed away.
@@ -45,7 +45,7 @@ import { Redis } from 'ioredis'
 import { loadConfig } from '../dist/config/index.js'
 import { generateKey, hashKey } from '../dist/lib/keys.js'
 import { addSites } from '../dist/lib/monitoring/add-sites.js'
-import { phaseOf } from '../dist/lib/monitoring/scheduler.js'
+import { phaseOf } from '../dist/lib/monitoring/schedule/phase-wheel.js'
 import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'

@@ -1,14 +1,14 @@
 // bench/monitor: the scheduler at scale and the status endpoint against bare hapi, in one run.
 //   npm run bench:monitor     (builds first; about five minutes; loopback and the local MySQL only)
 // Phase 1: a check is on time when its first request reaches the loopback target within 5 s of the
-// site's due time (phaseOf in lib/monitoring/scheduler.ts: cycles aligned to the epoch). Meanwhile wrk
-// asks the status endpoint at a steady pace (8 connections, each waiting 10 ms between answers) in
-// back-to-back windows, and one site in BENCH_FLAP_EVERY answers 503 in every other stretch of 1.5
-// intervals, so that outages open and close. After the service stops (recording what waits), the
-// bench compares the rows written with the checks the scheduler started, and the outages table
-// with the outages the recorded checks imply, site by site. Phase 2: the status endpoint and bare
-// hapi answering the same body, driven by wrk (bench/wrk.mjs), pinned and unpinned, the scheduler
-// idle.
+// site's due time (phaseOf in lib/monitoring/schedule/phase-wheel.ts: cycles aligned to the epoch).
+// Meanwhile wrk asks the status endpoint at a steady pace (8 connections, each waiting 10 ms
+// between answers) in back-to-back windows, and one site in BENCH_FLAP_EVERY answers 503 in every
+// other stretch of 1.5 intervals, so that outages open and close. After the service stops
+// (recording what waits), the bench compares the rows written with the checks the scheduler
+// started, and the outages table with the outages the recorded checks imply, site by site. Phase 2:
+// the status endpoint and bare hapi answering the same body, driven by wrk (bench/wrk.mjs), pinned
+// and unpinned, the scheduler idle.
 // Knobs: BENCH_SITES (10000), BENCH_INTERVAL_S (60), BENCH_RUN_S (150), BENCH_ROUNDS (5),
 // BENCH_SECONDS (5), BENCH_COMPARE (1; 0 skips phase 2), BENCH_FLAP_EVERY (100), BENCH_STATUS_WINDOW_S (15), BENCH_NAME (bench/monitor:
 // the section of docs/benchmarks.md written), BENCH_MYSQL_URL (default TEST_MYSQL_URL or
@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { phaseOf } from '../dist/lib/monitoring/scheduler.js'
+import { phaseOf } from '../dist/lib/monitoring/schedule/phase-wheel.js'
 import { generateKey, hashKey } from '../dist/lib/keys.js'
 import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'

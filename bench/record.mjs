@@ -5,8 +5,8 @@
 // Knobs: BENCH_SITES (2000), BENCH_CHECKS (20000), BENCH_MYSQL_URL (default TEST_MYSQL_URL or
 // mysql://root@127.0.0.1:3306/test). About 2% of the checks are down, so outages open and close.
 import { randomBytes } from 'node:crypto'
-import { CheckRecorder } from '../dist/lib/monitoring/recorder.js'
-import { SiteStates } from '../dist/lib/monitoring/site-state.js'
+import { CheckRecorder } from '../dist/lib/monitoring/record/recorder.js'
+import { SiteStates } from '../dist/lib/monitoring/state/site-state.js'
 import { createLogger } from '../dist/lib/logger.js'
 import { openDb } from '../dist/lib/store/db.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'

@@ -1,4 +1,4 @@
-import type { CurrentStatus } from '../monitoring/site-state.js'
+import type { CurrentStatus } from '../monitoring/state/status-record.js'
 
 export const BADGE_STYLES = ['flat', 'flat-square', 'plastic', 'for-the-badge'] as const
 export type BadgeStyle = (typeof BADGE_STYLES)[number]

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import type { LocationProbe, SiteMetrics, SiteStates } from '../monitoring/site-state.js'
+import type { LocationProbe, SiteMetrics, SiteStates } from '../monitoring/state/site-state.js'
 
 /**
  * The per-site series: blackbox_exporter's `probe_*` per site and location (same names, units and

@@ -3,11 +3,12 @@ import type { Logger } from 'pino'
 import { engineOf, type Db } from '../store/db.js'
 import { pruneChecks } from '../store/checks.js'
 import { pruneEvents } from '../store/events.js'
-import { scheduleHealth, type ScheduleLoad } from './schedule-load.js'
-import { LeaseScheduler } from './lease-scheduler.js'
-import { Scheduler } from './scheduler.js'
-import type { SiteStates } from './site-state.js'
-import { StateSync } from './state-sync.js'
+import { scheduleHealth, type ScheduleLoad } from './schedule/schedule-load.js'
+import { LeaseScheduler } from './schedule/lease-scheduler.js'
+import { Scheduler } from './schedule/scheduler.js'
+import type { SiteScheduler } from './schedule/site-scheduler.js'
+import type { SiteStates } from './state/site-state.js'
+import { StateSync } from './state/state-sync.js'
 import type { CheckSupervisor } from '../probing/supervisor.js'
 
 /** Scheduled checks running at once by default; the service passes its admission's scheduled slots. */
@@ -18,9 +19,6 @@ const FIRST_PRUNE_MS = 60_000
 const DAY_MS = 86_400_000
 /** Events are kept this long: streams and webhooks resume from them (see docs/decisions.md, Events). */
 export const EVENT_RETENTION_DAYS = 7
-
-/** What the service asks of its scheduler, whichever it runs (see {@link startMonitoring}). */
-export type SiteScheduler = Pick<Scheduler, 'stats' | 'load' | 'refreshNow' | 'stop'>
 
 export interface Monitoring {
   scheduler: SiteScheduler
@@ -96,7 +94,6 @@ export async function startMonitoring({
     logger.warn(behindFields(load), behindMessage(load))
   }
   let scheduler: SiteScheduler
-  let retire = (): Promise<void> => Promise.resolve()
   let sync: StateSync | null = null
   if (engineOf(db) === 'mysql') {
     // Several instances may share this database: the schedule lives in its rows (leases), and the
@@ -104,7 +101,7 @@ export async function startMonitoring({
     const stateSync = new StateSync({ db, states, logger, now })
     sync = stateSync
     await states.refresh(db, now())
-    const leases = new LeaseScheduler({
+    scheduler = new LeaseScheduler({
       db,
       owner: instanceId,
       intervalMs,
@@ -130,12 +127,8 @@ export async function startMonitoring({
       },
       onBehind
     })
-    await leases.start()
-    stateSync.start()
-    scheduler = leases
-    retire = () => leases.retire()
   } else {
-    const wheel = new Scheduler({
+    scheduler = new Scheduler({
       intervalMs,
       now: () => now().getTime(),
       listSites: () => states.refresh(db, now()),
@@ -146,9 +139,9 @@ export async function startMonitoring({
       },
       onBehind
     })
-    await wheel.start()
-    scheduler = wheel
   }
+  await scheduler.start()
+  sync?.start()
   const prune = async (): Promise<void> => {
     try {
       const pruned = await pruneChecks({ db, before: new Date(now().getTime() - retentionDays * DAY_MS) })
@@ -186,6 +179,6 @@ export async function startMonitoring({
       await sync?.stop()
       await scheduler.stop()
     },
-    retire: () => retire()
+    retire: () => scheduler.retire()
   }
 }

@@ -3,9 +3,8 @@
  * OpenAPI 3.1 `webhooks`, the deliveries that carry them to subscribers' URLs.
  */
 import { EVENT_TYPES } from '../rules/events.js'
-import { budgetHeaders, ref } from './components.js'
-
-type Json = Record<string, unknown>
+import { budgetHeaders } from './components.js'
+import { ref, type Json } from './parts.js'
 
 const timestamp: Json = { type: 'string', format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' }
 const eventSite: Json = {

@@ -1,8 +1,7 @@
 import type { Scope } from '../rules/scopes.js'
-import { budgetHeaders, ref } from './components.js'
+import { budgetHeaders } from './components.js'
 import { eventsPath } from './events.js'
-
-type Json = Record<string, unknown>
+import { ref, type Json } from './parts.js'
 
 const json = (schema: Json): Json => ({ 'application/json': { schema } })
 const errors = (...names: string[]): Json =>

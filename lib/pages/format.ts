@@ -1,4 +1,4 @@
-import type { StatusRecord } from '../monitoring/site-state.js'
+import type { StatusRecord } from '../monitoring/state/status-record.js'
 
 /** "3 d 4 h", "2 h 5 min", "4 min 10 s", "45 s": two units at most, enough to compare outages at a glance. */
 export function humanDuration(totalSeconds: number): string {

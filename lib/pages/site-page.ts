@@ -1,4 +1,4 @@
-import type { StatusRecord } from '../monitoring/site-state.js'
+import type { StatusRecord } from '../monitoring/state/status-record.js'
 import { expiresSoon } from '../rules/certificates.js'
 import type { SiteStatus } from '../rules/consensus.js'
 import { durationSeconds } from '../rules/outages.js'

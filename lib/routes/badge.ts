@@ -3,7 +3,8 @@ import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import { describeBadge, parseBadgeOptions, BadgeOptionError, type BadgeOptions } from '../badge/describe.js'
 import type { BadgeRenderer, RenderedBadge } from '../badge/renderer.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
-import type { CurrentStatus, SiteStates } from '../monitoring/site-state.js'
+import type { SiteStates } from '../monitoring/state/site-state.js'
+import type { CurrentStatus } from '../monitoring/state/status-record.js'
 
 function options(request: Request): BadgeOptions {
   try {

@@ -5,7 +5,7 @@ import { pingDatabase, type Db } from '../store/db.js'
 /** What a client is told to wait before asking again while the database is unreachable. */
 const RETRY_AFTER_S = '5'
 
-/** Whether the scheduler keeps up with the tracked sites (see `isBehind` in lib/monitoring/schedule-load.ts). */
+/** Whether the scheduler keeps up with the tracked sites (see `isBehind` in lib/monitoring/schedule/schedule-load.ts). */
 export type ScheduleHealth = 'ok' | 'behind'
 
 /**

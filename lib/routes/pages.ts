@@ -1,6 +1,6 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import { tryNormaliseDomain } from '../rules/domain.js'
-import type { SiteStates } from '../monitoring/site-state.js'
+import type { SiteStates } from '../monitoring/state/site-state.js'
 import {
   CHART_BUCKET_MS,
   CHART_PERIOD_MS,

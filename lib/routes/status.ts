@@ -2,7 +2,7 @@ import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import { requireScope } from '../auth.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
-import type { SiteStates } from '../monitoring/site-state.js'
+import type { SiteStates } from '../monitoring/state/site-state.js'
 
 /**
  * Answered from the state kept in memory: no probe and no database query per request, and the

@@ -241,7 +241,7 @@ t.test('a 20 s database outage: truthful answers meanwhile, nothing lost or inve
   )
   const healthyMs = Date.now() - backAt
   // How soon is bounded on a faked clock, not here: the recorder writes within a ping interval of
-  // the database answering (test/lib/monitoring/recorder-recovery.test.ts), and /healthz asks the
+  // the database answering (test/lib/monitoring/record/recorder-recovery.test.ts), and /healthz asks the
   // database on every request (test/lib/routes/health.test.ts). This test reports the figures.
   t.equal(healthy.status, 200, `/healthz 200 again ${healthyMs} ms after MySQL answered`)
   const fresh = await until(

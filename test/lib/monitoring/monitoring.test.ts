@@ -1,6 +1,6 @@
 import t from 'tap'
-import { CheckRecorder } from '../../../lib/monitoring/recorder.js'
-import { SiteStates } from '../../../lib/monitoring/site-state.js'
+import { CheckRecorder } from '../../../lib/monitoring/record/recorder.js'
+import { SiteStates } from '../../../lib/monitoring/state/site-state.js'
 import type { CheckResult } from '../../../lib/probing/supervisor.js'
 import { createLogger } from '../../../lib/logger.js'
 import { pruneChecks } from '../../../lib/store/checks.js'

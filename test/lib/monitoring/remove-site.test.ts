@@ -1,5 +1,5 @@
 import t from 'tap'
-import { recordCheck } from '../../../lib/monitoring/record-check.js'
+import { recordCheck } from '../../../lib/monitoring/record/record-check.js'
 import { removeSite } from '../../../lib/monitoring/remove-site.js'
 import { outageRecord } from '../../../lib/routes/outages.js'
 import { toDate } from '../../../lib/store/db.js'

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { SiteStates } from '../../../lib/monitoring/site-state.js'
+import { SiteStates } from '../../../lib/monitoring/state/site-state.js'
 import { embedCode } from '../../../lib/pages/embed.js'
 import { SITES_PER_PAGE } from '../../../lib/pages/site-page.js'
 import { openDb } from '../../../lib/store/db.js'

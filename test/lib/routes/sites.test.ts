@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startMonitoring } from '../../../lib/monitoring/monitor.js'
-import { SiteStates } from '../../../lib/monitoring/site-state.js'
+import { SiteStates } from '../../../lib/monitoring/state/site-state.js'
 import { createLogger } from '../../../lib/logger.js'
 import type { CheckSupervisor } from '../../../lib/probing/supervisor.js'
 import { toDate } from '../../../lib/store/db.js'

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { decide, type LocationVerdict } from '../../../lib/rules/consensus.js'
-import { SiteStates } from '../../../lib/monitoring/site-state.js'
+import { SiteStates } from '../../../lib/monitoring/state/site-state.js'
 import { engines } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
 import { bearer, testServer } from '../../helpers/server.js'

@@ -1,13 +1,13 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Logger } from 'pino'
-import { isDatabaseUnavailable, isPoolSaturated, pingDatabase, type Db } from '../store/db.js'
-import type { CheckRecord } from '../store/checks.js'
+import { isDatabaseUnavailable, isPoolSaturated, pingDatabase, type Db } from '../../store/db.js'
+import type { CheckRecord } from '../../store/checks.js'
 import { recordChecks } from './record-check.js'
 import { dropIndex, outageTransitions, RecordingBacklog } from './backlog.js'
-import type { SiteStatus } from '../rules/consensus.js'
-import { siteCertificate } from '../rules/certificates.js'
-import type { SiteStates } from './site-state.js'
-import type { CheckResult } from '../probing/supervisor.js'
+import type { SiteStatus } from '../../rules/consensus.js'
+import { siteCertificate } from '../../rules/certificates.js'
+import type { SiteStates } from '../state/site-state.js'
+import type { CheckResult } from '../../probing/supervisor.js'
 
 /** Waits between attempts of a write the database refused (it answered, with an error); the last one repeats. */
 const RETRY_DELAYS_MS = [250, 1000, 2000, 5000]

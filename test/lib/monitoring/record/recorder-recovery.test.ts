@@ -6,13 +6,13 @@
  */
 import t from 'tap'
 import FakeTimers from '@sinonjs/fake-timers'
-import { CheckRecorder } from '../../../lib/monitoring/recorder.js'
-import { SiteStates } from '../../../lib/monitoring/site-state.js'
-import { createLogger } from '../../../lib/logger.js'
-import type { Db } from '../../../lib/store/db.js'
-import { addSite } from '../../../lib/monitoring/add-sites.js'
-import { migratedDb } from '../../helpers/db.js'
-import { LogCapture } from '../../helpers/server.js'
+import { CheckRecorder } from '../../../../lib/monitoring/record/recorder.js'
+import { SiteStates } from '../../../../lib/monitoring/state/site-state.js'
+import { createLogger } from '../../../../lib/logger.js'
+import type { Db } from '../../../../lib/store/db.js'
+import { addSite } from '../../../../lib/monitoring/add-sites.js'
+import { migratedDb } from '../../../helpers/db.js'
+import { LogCapture } from '../../../helpers/server.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
 const MIN = 60_000

@@ -1,11 +1,11 @@
-import { announced, appendToOutbox } from '../events/outbox.js'
-import { dueExpiryThreshold, type ExpiryNotice } from '../rules/certificates.js'
-import { certificateEvent, outageEvent, type NewEvent } from '../rules/events.js'
-import { isStale, outageTransition, type OutageSnapshot, type OutageStep } from '../rules/outages.js'
-import { checkKey, findStoredChecks, insertChecks, newestCheckTime, updateSiteStates, type CheckRecord } from '../store/checks.js'
-import type { Db } from '../store/db.js'
-import { closeOutage, findOutageAt, insertOutage, listOpenOutages } from '../store/outages.js'
-import { lockSites, updateExpiryNotices, type LockedSite } from '../store/sites.js'
+import { announced, appendToOutbox } from '../../events/outbox.js'
+import { dueExpiryThreshold, type ExpiryNotice } from '../../rules/certificates.js'
+import { certificateEvent, outageEvent, type NewEvent } from '../../rules/events.js'
+import { isStale, outageTransition, type OutageSnapshot, type OutageStep } from '../../rules/outages.js'
+import { checkKey, findStoredChecks, insertChecks, newestCheckTime, updateSiteStates, type CheckRecord } from '../../store/checks.js'
+import type { Db } from '../../store/db.js'
+import { closeOutage, findOutageAt, insertOutage, listOpenOutages } from '../../store/outages.js'
+import { lockSites, updateExpiryNotices, type LockedSite } from '../../store/sites.js'
 
 /** What recording a check did: the result the database committed and the in-memory state applies. */
 export interface RecordedCheck {

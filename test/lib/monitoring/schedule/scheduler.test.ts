@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import FakeTimers, { type Clock } from '@sinonjs/fake-timers'
-import { Scheduler, phaseOf, type ScheduledSite } from '../../../lib/monitoring/scheduler.js'
+import { Scheduler, phaseOf, type ScheduledSite } from '../../../../lib/monitoring/schedule/scheduler.js'
 
 const sites = (n: number, from = 1): ScheduledSite[] =>
   Array.from({ length: n }, (_, i) => ({ id: from + i, domain: `site${from + i}.example.com` }))

@@ -1,12 +1,12 @@
 import t from 'tap'
-import { recordCheck, recordChecks } from '../../../lib/monitoring/record-check.js'
-import { removeSite } from '../../../lib/monitoring/remove-site.js'
-import type { CheckRecord } from '../../../lib/store/checks.js'
-import type { Db } from '../../../lib/store/db.js'
-import { toDate } from '../../../lib/store/db.js'
-import { addSite } from '../../../lib/monitoring/add-sites.js'
-import { scheduledCheck } from '../../helpers/checks.js'
-import { engines, migratedDb } from '../../helpers/db.js'
+import { recordCheck, recordChecks } from '../../../../lib/monitoring/record/record-check.js'
+import { removeSite } from '../../../../lib/monitoring/remove-site.js'
+import type { CheckRecord } from '../../../../lib/store/checks.js'
+import type { Db } from '../../../../lib/store/db.js'
+import { toDate } from '../../../../lib/store/db.js'
+import { addSite } from '../../../../lib/monitoring/add-sites.js'
+import { scheduledCheck } from '../../../helpers/checks.js'
+import { engines, migratedDb } from '../../../helpers/db.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
 

@@ -1,13 +1,13 @@
 import t from 'tap'
-import { createLogger } from '../../../lib/logger.js'
-import { addSite } from '../../../lib/monitoring/add-sites.js'
-import { CheckRecorder } from '../../../lib/monitoring/recorder.js'
-import { SiteStates } from '../../../lib/monitoring/site-state.js'
-import { StateSync } from '../../../lib/monitoring/state-sync.js'
-import type { CheckResult } from '../../../lib/probing/supervisor.js'
-import { listChangedStates } from '../../../lib/store/site-states.js'
-import { updateSiteStates } from '../../../lib/store/checks.js'
-import { engines, migratedDb } from '../../helpers/db.js'
+import { createLogger } from '../../../../lib/logger.js'
+import { addSite } from '../../../../lib/monitoring/add-sites.js'
+import { CheckRecorder } from '../../../../lib/monitoring/record/recorder.js'
+import { SiteStates } from '../../../../lib/monitoring/state/site-state.js'
+import { StateSync } from '../../../../lib/monitoring/state/state-sync.js'
+import type { CheckResult } from '../../../../lib/probing/supervisor.js'
+import { listChangedStates } from '../../../../lib/store/site-states.js'
+import { updateSiteStates } from '../../../../lib/store/checks.js'
+import { engines, migratedDb } from '../../../helpers/db.js'
 
 const MIN = 60_000
 

@@ -1,12 +1,12 @@
 import t from 'tap'
 import net from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { addSites } from '../../../lib/monitoring/add-sites.js'
-import { LeaseScheduler } from '../../../lib/monitoring/lease-scheduler.js'
-import type { ScheduleLoad } from '../../../lib/monitoring/schedule-load.js'
-import { openDb, type Db } from '../../../lib/store/db.js'
-import { migratedDb } from '../../helpers/db.js'
-import { holds } from '../../helpers/poll.js'
+import { addSites } from '../../../../lib/monitoring/add-sites.js'
+import { LeaseScheduler } from '../../../../lib/monitoring/schedule/lease-scheduler.js'
+import type { ScheduleLoad } from '../../../../lib/monitoring/schedule/schedule-load.js'
+import { openDb, type Db } from '../../../../lib/store/db.js'
+import { migratedDb } from '../../../helpers/db.js'
+import { holds } from '../../../helpers/poll.js'
 
 // Long enough that a dead scheduler's claims (dead after 2 s) are taken over within one interval.
 const I = 6000

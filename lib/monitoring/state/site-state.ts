@@ -1,38 +1,15 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
-import type { Db } from '../store/db.js'
-import type { CheckRecord } from '../store/checks.js'
-import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState } from '../store/site-states.js'
-import type { SiteStatus } from '../rules/consensus.js'
-import { daysRemaining } from '../rules/certificates.js'
-import { durationSeconds, type OutageSnapshot } from '../rules/outages.js'
-import { UPTIME_WINDOWS, uptimeSummary, type OutageSpan, type UptimeWindows } from '../rules/uptime.js'
-import type { LocationResult } from '../probing/location-pool.js'
-import type { RecordedCheck } from './record-check.js'
-
-/** The status endpoint's record (spec 2.1). */
-export interface StatusRecord {
-  domain: string
-  name: string
-  status: SiteStatus
-  blocked: boolean
-  partial: boolean
-  response_ms: number | null
-  checked_at: string | null
-  uptime_percent: UptimeWindows
-  last_outage: { started_at: string; ended_at: string | null; duration_seconds: number } | null
-  /** The certificate the newest check saw (the earliest-expiring one among its locations); null when none. */
-  tls: { expires_at: string; days_remaining: number; issuer: string | null } | null
-  url: string
-}
-
-/** What a badge needs to know about a site: no uptime arithmetic, so a badge hit stays cheap. */
-export interface CurrentStatus {
-  name: string
-  status: SiteStatus
-  blocked: boolean
-  partial: boolean
-}
+import type { Db } from '../../store/db.js'
+import type { CheckRecord } from '../../store/checks.js'
+import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState } from '../../store/site-states.js'
+import type { SiteStatus } from '../../rules/consensus.js'
+import { outageStep, type OutageSnapshot } from '../../rules/outages.js'
+import { UPTIME_WINDOWS, type OutageSpan } from '../../rules/uptime.js'
+import type { LocationResult } from '../../probing/location-pool.js'
+import type { RecordedCheck } from '../record/record-check.js'
+import { SerialisedRecords } from './serialised-records.js'
+import { currentVerdict, isFresh, statusRecord, type CurrentStatus, type StatusRecord } from './status-record.js'
 
 /** One location's part of a site's newest check, as `/metrics` shows it (blackbox_exporter's `probe_*`). */
 export interface LocationProbe {
@@ -56,72 +33,6 @@ export interface SiteMetrics {
   probes: readonly LocationProbe[]
 }
 
-/** A newest check older than this many intervals means nobody knows: `unavailable`. */
-const FRESH_INTERVALS = 3
-
-/** A site's stored verdict, as its row keeps it. */
-export interface StoredVerdict {
-  status: SiteStatus
-  blocked: boolean
-  partial: boolean
-  response_ms: number | null
-  checked_at: Date | null
-}
-
-/**
- * The verdict to show for a site now: the stored one while its newest check is at most three
- * intervals old, otherwise `unavailable` with `blocked`, `partial` false and no response time.
- * The status endpoint, badges, pages and the operator tool all show sites through this rule.
- */
-export function currentVerdict(site: StoredVerdict, now: Date, intervalMs: number): Omit<StoredVerdict, 'checked_at'> {
-  return isFresh(site, now, intervalMs)
-    ? { status: site.status, blocked: site.blocked, partial: site.partial, response_ms: site.response_ms }
-    : { status: 'unavailable', blocked: false, partial: false, response_ms: null }
-}
-
-function isFresh(site: StoredVerdict, now: Date, intervalMs: number): boolean {
-  return site.checked_at !== null && now.getTime() - site.checked_at.getTime() <= FRESH_INTERVALS * intervalMs
-}
-
-/**
- * Status records serialised for the status endpoint, by site id, each served for less than
- * {@link SERIALISED_MS}. Two generations, the older dropped whole when the newer is that old: what is
- * kept is the records of the sites asked for in the last two seconds or so. One map kept a stale
- * record of nearly every site ever asked for until its next check (60,000 sites polled at random:
- * tens of MB of old space).
- */
-class SerialisedRecords {
-  #current = new Map<number, { json: string; at: number }>()
-  #previous = new Map<number, { json: string; at: number }>()
-  #since = -Infinity
-
-  get(id: number, at: number): string | undefined {
-    const kept = this.#current.get(id) ?? this.#previous.get(id)
-    return kept !== undefined && at >= kept.at && at - kept.at < SERIALISED_MS ? kept.json : undefined
-  }
-
-  set(id: number, json: string, at: number): void {
-    if (at - this.#since >= SERIALISED_MS) {
-      // The current generation's records are all stale too when it began two ages ago.
-      this.#previous = at - this.#since >= 2 * SERIALISED_MS ? new Map<number, { json: string; at: number }>() : this.#current
-      this.#current = new Map()
-      this.#since = at
-    }
-    this.#current.set(id, { json, at })
-  }
-
-  delete(id: number): void {
-    this.#current.delete(id)
-    this.#previous.delete(id)
-  }
-
-  get size(): number {
-    return this.#current.size + this.#previous.size
-  }
-}
-
-/** How long a serialised status record is served while the site's state does not change. */
-const SERIALISED_MS = 1000
 /** The tracked sites are read in full at least this often, whatever their version says. */
 const FULL_REFRESH_MS = 60_000
 /** Sites gone through between two turns of the event loop (see `listPage`, `refresh`): a few ms. */
@@ -178,11 +89,11 @@ export class SiteStates {
   /**
    * Brings the set of tracked sites in line with the database; returns them. While the sites'
    * version (see `sitesVersion`) has not moved, the list is not read again and the same array is
-   * returned (the scheduler then skips its comparison): at 60,000 sites, reading and comparing the
-   * whole list every 10 s held the main thread for 50-150 ms. A full read still happens once a
-   * minute, for changes made behind the store's back; its comparison gives the event loop a turn
-   * every {@link COUNT_SLICE} sites (in one piece it held the main thread for 100-250 ms once a
-   * minute at 60,000 sites, bench/monitor). Calls run one after another, never interleaved.
+   * returned (the scheduler then skips its comparison): reading and comparing tens of thousands of
+   * sites at every refresh held the main thread for a noticeable time. A full read still happens
+   * once a minute, for changes made behind the store's back; its comparison gives the event loop a
+   * turn every {@link COUNT_SLICE} sites, so that requests do not wait behind it. Calls run one
+   * after another, never interleaved.
    */
   refresh(db: Db, now: Date): Promise<Array<{ id: number; domain: string }>> {
     const next = this.#refreshing.then(
@@ -269,7 +180,7 @@ export class SiteStates {
       const known = state?.site.checked_at ?? null
       if (!state || row.checked_at === null || (known !== null && row.checked_at.getTime() <= known.getTime())) continue
       const open = state.outages.some((o) => o.ended_at === null)
-      if ((row.status === 'down' && !open) || (row.status === 'up' && open)) reload.push(row.id)
+      if (outageStep(open, row.status) !== 'none') reload.push(row.id)
       Object.assign(state.site, {
         status: row.status,
         blocked: row.blocked,
@@ -379,9 +290,8 @@ export class SiteStates {
    * left out, as its verdict is: a stale value must not look like a current one.
    */
   eachForMetrics(now: Date, visit: (site: SiteMetrics) => void): void {
-    const at = now.getTime()
     for (const [id, { site, lastOutage }] of this.#byId) {
-      const fresh = site.checked_at !== null && at - site.checked_at.getTime() <= FRESH_INTERVALS * this.#intervalMs
+      const fresh = isFresh(site, now, this.#intervalMs)
       visit({
         domain: site.domain,
         status: currentVerdict(site, now, this.#intervalMs).status,
@@ -402,8 +312,8 @@ export class SiteStates {
 
   /**
    * One page of the tracked sites, ordered by domain, with every site's current verdict counted.
-   * Only the page's sites get a whole status record (uptime arithmetic, ISO dates): at 60,000 sites
-   * records for all of them, sorted anew, held the main thread for about 100 ms a render.
+   * Only the page's sites get a whole status record (uptime arithmetic, ISO dates): records for all
+   * of them, sorted anew at every render, held the main thread too long at tens of thousands of sites.
    */
   async listPage(
     now: Date,
@@ -414,11 +324,10 @@ export class SiteStates {
     const total = this.#sorted.length
     const records = this.#sorted.slice((page - 1) * size, page * size).map((domain) => this.statusRecord(domain, now) as StatusRecord)
     const counts: Record<SiteStatus, number> = { up: 0, down: 0, unconfirmed: 0, unavailable: 0 }
-    // Every tracked site, at each render of a page of the list: no object per site (at 30,000 sites
-    // `currentVerdict` here made 1.7% of the main thread's allocations, bench/monitor), and a turn
-    // of the event loop between slices: at 60,000 sites one pass held the main thread for about
-    // 15 ms (CPU profile), once a second while `/` is asked for, and every request arriving
-    // meanwhile waited behind it. A Map's iterator survives sites added or removed meanwhile.
+    // Every tracked site, at each render of a page of the list: no object per site (`currentVerdict`
+    // here was a measurable share of the main thread's allocations), and a turn of the event loop
+    // between slices, so that the requests arriving meanwhile do not wait behind one long pass. A
+    // Map's iterator survives sites added or removed meanwhile.
     let seen = 0
     for (const { site } of this.#byId.values()) {
       counts[isFresh(site, now, this.#intervalMs) ? site.status : 'unavailable']++
@@ -470,35 +379,6 @@ export class SiteStates {
 
   statusRecord(domain: string, now: Date): StatusRecord | null {
     const state = this.#byDomain.get(domain)
-    if (!state) return null
-    const { site, lastOutage } = state
-    const verdict = currentVerdict(site, now, this.#intervalMs)
-    return {
-      domain: site.domain,
-      name: site.name,
-      status: verdict.status,
-      blocked: verdict.blocked,
-      partial: verdict.partial,
-      response_ms: verdict.response_ms,
-      checked_at: site.checked_at?.toISOString() ?? null,
-      uptime_percent: uptimeSummary(state.outages, site.first_checked_at, now),
-      last_outage:
-        lastOutage === null
-          ? null
-          : {
-              started_at: lastOutage.started_at.toISOString(),
-              ended_at: lastOutage.ended_at?.toISOString() ?? null,
-              duration_seconds: durationSeconds(lastOutage.started_at, lastOutage.ended_at, now)
-            },
-      tls:
-        site.tls_expires_at === null
-          ? null
-          : {
-              expires_at: site.tls_expires_at.toISOString(),
-              days_remaining: daysRemaining(site.tls_expires_at, now),
-              issuer: site.tls_issuer
-            },
-      url: `${this.#publicUrl}/sites/${site.domain}`
-    }
+    return state ? statusRecord(state, now, { intervalMs: this.#intervalMs, publicUrl: this.#publicUrl }) : null
   }
 }

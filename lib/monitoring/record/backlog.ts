@@ -1,5 +1,5 @@
-import type { CheckRecord } from '../store/checks.js'
-import { outageTransition, type OutageCheck, type OutageSnapshot } from '../rules/outages.js'
+import type { CheckRecord } from '../../store/checks.js'
+import { outageTransition, type OutageCheck, type OutageSnapshot } from '../../rules/outages.js'
 
 /**
  * Which of `checks`, recorded in this order after `snapshot`, would open or close an outage, as

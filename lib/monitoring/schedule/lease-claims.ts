@@ -1,5 +1,5 @@
-import { claimedOccurrence, firstDueAt } from '../rules/due-times.js'
-import type { Db } from '../store/db.js'
+import { claimedOccurrence, firstDueAt } from '../../rules/due-times.js'
+import type { Db } from '../../store/db.js'
 import {
   forgetDueTimesAfter,
   listUnscheduledSites,
@@ -10,7 +10,7 @@ import {
   setFirstDueTimes,
   setLeases,
   takeLeases
-} from '../store/leases.js'
+} from '../../store/leases.js'
 import type { ScheduledSite } from './check-gate.js'
 import { phaseOf } from './phase-wheel.js'
 
@@ -42,7 +42,7 @@ export async function scheduleNewSites({
 }): Promise<number> {
   // All of them in this round, `limit` rows a statement: a site left for the next round would be
   // scheduled against a later `now`, and one whose phase fell in between would lose its first check
-  // of this interval (10,000 sites at 1,000 a round lost 375 due times, bench/monitor found).
+  // of this interval.
   // A claim moves its site's due time one interval past the claimed check, which is at most half an
   // interval ahead: so a due time two intervals ahead or more was set under a longer CHECK_INTERVAL_S
   // (the service restarted with a shorter one), and the site would wait out the old interval. It is
@@ -83,17 +83,16 @@ export interface PassedOver {
  * Which first, when there are more than `limit` (an instance over capacity): those due now that can
  * still start on time (due within `onTimeMs` before now), the most recently due first; then those
  * due by `horizon`, soonest first; then the late ones still inside their interval, the most
- * recently due first. Claimed oldest first, an instance over capacity claimed checks about to be a
- * whole interval late, most of which were shed before they could start (1.8% of due times on time
- * at the target, bench/monitor over capacity, 2026-11-24 evening); with the checks due now soonest
- * first, it claimed checks about to be late (10.5%); with the look-ahead's furthest first, the
- * claims held until due filled its room (843 checks a second).
+ * recently due first. Claimed oldest first, an instance over capacity would take checks about to be
+ * a whole interval late, most of them shed before they could start; the checks due now soonest
+ * first, checks about to be late; the look-ahead's furthest first, claims that fill its room while
+ * they wait to fall due.
  *
  * Rows a whole interval or more overdue (up to `passLimit`, whatever the room) are never run late:
  * each is moved to its next occurrence at its phase (`claimedOccurrence`), which is claimed at once
  * when it falls by `horizon` and otherwise left unowned (`passed`) to be claimed when it comes. Held
- * in memory instead, such claims filled an instance's room for up to an interval, and an instance
- * over capacity started 51 checks a second where it could start 2,000.
+ * in memory instead, such claims would fill an instance's room for up to an interval, and an
+ * instance over capacity would start a fraction of the checks it could.
  */
 export async function claimDueChecks({
   db,

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import FakeTimers, { type Clock } from '@sinonjs/fake-timers'
-import { Scheduler, type ScheduledSite } from '../../../lib/monitoring/scheduler.js'
-import type { ScheduleLoad } from '../../../lib/monitoring/schedule-load.js'
+import { Scheduler, type ScheduledSite } from '../../../../lib/monitoring/schedule/scheduler.js'
+import type { ScheduleLoad } from '../../../../lib/monitoring/schedule/schedule-load.js'
 
 const INTERVAL = 60_000
 

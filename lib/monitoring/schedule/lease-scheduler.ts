@@ -1,34 +1,23 @@
-import { claimedOccurrence } from '../rules/due-times.js'
-import { isDatabaseUnavailable, isPoolSaturated, type Db } from '../store/db.js'
-import { beat, forgetInstances, listInstances, retireInstance } from '../store/leases.js'
-import { CheckGate, type GateEntry, type ScheduledSite } from './check-gate.js'
+import { claimedOccurrence } from '../../rules/due-times.js'
+import { isDatabaseUnavailable, isPoolSaturated, type Db } from '../../store/db.js'
+import type { GateEntry, ScheduledSite } from './check-gate.js'
+import { InstanceBeats } from './lease-beats.js'
 import { claimDueChecks, keepOwnClaims, scheduleNewSites, takeOverClaims, type Claim, type PassedOver } from './lease-claims.js'
-import { BehindWarning, LoadWindow, type ScheduleLoad } from './schedule-load.js'
-import type { SchedulerStats } from './scheduler.js'
+import { GatedScheduler, type GatedSchedulerOptions } from './site-scheduler.js'
 
 /** How a {@link LeaseScheduler} claims, runs and paces the checks of the sites it shares with other instances. */
-export interface LeaseSchedulerOptions {
+export interface LeaseSchedulerOptions extends GatedSchedulerOptions<'list' | 'round'> {
   db: Db
   /** This instance's name in the claims (INSTANCE_ID). */
   owner: string
-  intervalMs: number
-  runCheck: (site: ScheduledSite, dueAt: number) => Promise<void>
-  /** Checks running at once at most. */
-  concurrency: number
   /** Whether a claimed site is still tracked (the in-memory state knows it): a removed one is not checked. */
   tracked: (site: ScheduledSite) => boolean
   /** Claimed sites the in-memory state did not know: read the tracked sites now. */
   learn: () => Promise<void>
   /** How many sites are tracked, for the stats. */
   sites: () => number
-  /** Scheduling granularity; default 250 ms. */
-  tickMs?: number
   /** How often due checks are claimed, on average (each gap is drawn at random around it); default 500 ms. */
   claimEveryMs?: number
-  onTimeMs?: number
-  maxQueued?: number
-  onBehind?: (load: ScheduleLoad) => void
-  now?: () => number
   /** `list`: the database cannot be reached (claims stop until it answers); `round`: a claim round failed otherwise; `check`: a check failed. */
   onError?: (err: unknown, what: 'list' | 'round' | 'check') => void
   /** The database answers again after a failed round. */
@@ -39,14 +28,6 @@ export interface LeaseSchedulerOptions {
 const CLAIM_BATCH = 1000
 /** Claim statements per round at most (a backlog is claimed over a few rounds). */
 const CLAIMS_PER_ROUND = 10
-/**
- * An instance not heard from for this long is dead and the others take its claims over: a quarter
- * of the interval, between 2 and 10 s, so that a check it claimed and never ran still runs within
- * one interval of its due time. Instances beat four times as often.
- */
-export function deadAfterMs(intervalMs: number): number {
-  return Math.min(10_000, Math.max(2000, intervalMs / 4))
-}
 /** How often claims long over are forgotten (see `#forgetLapsed`). */
 const FORGET_EVERY_MS = 5000
 /** After a spell without the database, claims wait this long, so that the others write back what they checked meanwhile first. */
@@ -68,101 +49,64 @@ interface Held {
 }
 
 /**
- * The scheduler of an instance among several on one MySQL database. The schedule lives in the sites'
- * rows (a due time and a claim per site): every round (500 ms) the instance claims the checks due
- * within the next moment, in batches (`SELECT ... FOR UPDATE SKIP LOCKED`), and holds them until
- * their due time; each check is claimed by exactly one instance, however many run. A site's due
- * times keep its phase, so a check is due at the same moment whichever instance runs it.
+ * The scheduler of an instance among several on one MySQL database. The schedule lives in the
+ * sites' rows (a due time and a claim per site): every round (`claimEveryMs`) the instance claims
+ * the checks due within the next moment, in batches (`SELECT ... FOR UPDATE SKIP LOCKED`), and
+ * holds them until their due time; each check is claimed by exactly one instance, however many
+ * run. A site's due times keep its phase, so a check is due at the same moment whichever instance
+ * runs it.
  *
- * The same {@link CheckGate} as a single instance's runs the claimed checks, so overload behaves
- * the same way: an instance claims no more than it has room for, leaving the rest to the others;
- * a check nobody could start within an interval of its due time is passed over (counted shed by
- * the instance that finds it) in favour of the next one.
+ * The same gate as a single instance's (see {@link GatedScheduler}) runs the claimed checks, so
+ * overload behaves the same way: an instance claims no more than it has room for, leaving the rest
+ * to the others; a check nobody could start within an interval of its due time is passed over
+ * (counted shed by the instance that finds it) in favour of the next one.
  *
- * Instances beat; the claims of one not heard from for {@link deadAfterMs} are taken
- * over: a claimed check whose result never reached the site's row is run by the taker at once.
- * Without the database, an instance goes on checking the sites it claimed (or moved on) last, at their
- * phase, and writes the due times it reached back once the database answers.
+ * Instances beat ({@link InstanceBeats}); the claims of one not heard from for `deadAfterMs` are
+ * taken over: a claimed check whose result never reached the site's row is run by the taker at once.
+ * Without the database, an instance goes on checking the sites it claimed (or moved on) last, at
+ * their phase, and writes the due times it reached back once the database answers.
  */
-export class LeaseScheduler {
-  readonly #o: Required<Omit<LeaseSchedulerOptions, 'onError' | 'onBehind' | 'onReconnect'>> &
-    Pick<LeaseSchedulerOptions, 'onError' | 'onBehind' | 'onReconnect'>
-  readonly #gate: CheckGate<GateEntry>
-  #window: LoadWindow
+export class LeaseScheduler extends GatedScheduler<GateEntry, 'list' | 'round'> {
+  readonly #o: Required<Pick<LeaseSchedulerOptions, 'db' | 'owner' | 'tracked' | 'learn' | 'sites' | 'claimEveryMs'>> &
+    Pick<LeaseSchedulerOptions, 'onReconnect'>
   readonly #owned = new Map<number, Owned>()
   #held: Held[] = []
   #heldHead = 0
-  #timers: NodeJS.Timeout[] = []
   #roundTimer: NodeJS.Timeout | undefined
   #round: Promise<void> | null = null
   #again = false
-  #stopped = false
   #offline = false
   /** When the database answered again after a failed round; -Infinity when it never failed. */
   #reconnectedAt = -Infinity
   /** When the last round succeeded: claims ending before then were not prolonged by anyone else. */
   #lastOkAt = -Infinity
-  #lastBeatAt = -Infinity
-  /** Claimed checks shed before reaching the gate (see {@link tick}). */
-  #shedHeld = 0
-  #beating = false
   #lastDeadCheckAt = -Infinity
   #lastForgetAt = -Infinity
   /** When the claim rounds began to fail; null while they succeed. */
   #failingSince: number | null = null
-  readonly #startedAt: Date
-  readonly #behind: BehindWarning
+  readonly #beats: InstanceBeats
 
   constructor(opts: LeaseSchedulerOptions) {
-    if (!(opts.intervalMs > 0) || !(opts.concurrency >= 1)) throw new RangeError('intervalMs and concurrency must be positive')
-    this.#o = {
-      ...opts,
-      tickMs: opts.tickMs ?? 250,
-      claimEveryMs: opts.claimEveryMs ?? 500,
-      onTimeMs: opts.onTimeMs ?? 5000,
-      maxQueued: opts.maxQueued ?? 10_000,
-      now: opts.now ?? Date.now
-    }
-    const { intervalMs, concurrency, maxQueued, onTimeMs, runCheck, now } = this.#o
-    this.#startedAt = new Date(now())
-    this.#window = new LoadWindow({ since: now() })
-    this.#behind = new BehindWarning(opts.onBehind)
-    this.#gate = new CheckGate<GateEntry>({
-      intervalMs,
-      concurrency,
-      maxQueued,
-      onTimeMs,
-      runCheck,
-      now,
-      count: (at, what) => {
-        this.#window.add(at, what)
-      },
-      onError: (err) => {
-        this.#report(err, 'check')
-      }
-    })
+    super(opts)
+    const { db, owner, tracked, learn, sites, onReconnect } = opts
+    this.#o = { db, owner, tracked, learn, sites, claimEveryMs: opts.claimEveryMs ?? 500, onReconnect }
+    this.#beats = new InstanceBeats({ db, id: owner, intervalMs: this.intervalMs, now: this.now })
   }
 
   get #deadAfterMs(): number {
-    return deadAfterMs(this.#o.intervalMs)
+    return this.#beats.deadAfterMs
   }
 
   /** How far ahead checks are claimed: they wait here until due, so that they start on time. */
   get #lookaheadMs(): number {
-    return Math.min(1000, this.#o.intervalMs / 2)
+    return Math.min(1000, this.intervalMs / 2)
   }
 
   async start(): Promise<void> {
-    this.#window = new LoadWindow({ since: this.#o.now() })
+    this.restartLoad(this.now())
     await this.refreshNow()
-    if (this.#stopped) return
-    this.#timers.push(
-      setInterval(() => {
-        this.#tick()
-      }, this.#o.tickMs),
-      setInterval(() => void this.#beat(), this.#deadAfterMs / 4)
-    )
-    for (const timer of this.#timers) timer.unref()
+    if (this.stopped) return
+    this.startTimers([{ everyMs: this.#deadAfterMs / 4, run: () => void this.#beat() }])
     this.#nextRound()
   }
 
@@ -171,11 +115,11 @@ export class LeaseScheduler {
    * quarters of `claimEveryMs`, never longer than the look-ahead (so that no due check waits for a
    * round). A check goes to the instance whose round comes first once it is within the look-ahead:
    * on a fixed period, instances started together kept the same phase, and the one whose rounds
-   * came a few milliseconds earlier claimed nearly every check (a test's two schedulers: one ran
-   * all 60 checks). Drawn gaps make the phases wander, so each instance takes a share.
+   * came a few milliseconds earlier claimed nearly every check. Drawn gaps make the phases wander,
+   * so each instance takes a share.
    */
   #nextRound(): void {
-    if (this.#stopped) return
+    if (this.stopped) return
     const { claimEveryMs } = this.#o
     const gap = Math.min(this.#lookaheadMs, claimEveryMs * (0.75 + 0.5 * Math.random()))
     this.#roundTimer = setTimeout(() => {
@@ -185,14 +129,10 @@ export class LeaseScheduler {
     this.#roundTimer.unref()
   }
 
-  /** Claims no further check and resolves once the running checks end. */
-  async stop(): Promise<void> {
-    this.#stopped = true
-    for (const timer of this.#timers) clearInterval(timer)
-    this.#timers = []
+  /** Claims no further check; the running checks end before {@link stop} resolves. */
+  protected override windDown(): Promise<void> | null {
     clearTimeout(this.#roundTimer)
-    await this.#round
-    await this.#gate.close()
+    return this.#round
   }
 
   /**
@@ -200,36 +140,22 @@ export class LeaseScheduler {
    * falls silent. Called once its checks are recorded: a claim whose check is recorded is only
    * handed over, one whose check never ran is run by the taker.
    */
-  async retire(): Promise<void> {
-    try {
-      await retireInstance({ db: this.#o.db, id: this.#o.owner, now: new Date(this.#o.now() - this.#deadAfterMs) })
-    } catch {
-      // Unreachable: the others find this instance silent a few seconds later instead.
-    }
+  override retire(): Promise<void> {
+    return this.#beats.retire()
   }
 
-  stats(): SchedulerStats {
-    const gate = this.#gate
-    const counters = gate.counters()
-    return {
-      ...counters,
-      shed: counters.shed + this.#shedHeld,
-      running: gate.running,
-      queued: gate.queued,
-      sites: this.#o.sites(),
-      lastMinute: this.load()
-    }
+  protected override sites(): number {
+    return this.#o.sites()
   }
 
   /**
-   * The last minute's figures. `due` is the schedule's load, every tracked site once an interval
-   * (all instances together), not a count of what this instance came across: occurrences nobody
-   * had room for are only found when they are passed over, an interval later and in bursts, so
-   * counted they gave 1,100 or 1,348 due a second for 60,000 sites a minute (bench/monitor, 120 s
-   * runs) and 2,599 for 60,000 every 20 s (300 s). The rest is this instance's own.
+   * The last minute's `due` is the schedule's load, every tracked site once an interval (all
+   * instances together), not a count of what this instance came across: occurrences nobody had
+   * room for are only found when they are passed over, an interval later and in bursts, so a count
+   * of them misstated the load. The rest of the figures are this instance's own.
    */
-  load(): ScheduleLoad {
-    return this.#window.read(this.#o.now(), this.#o.sites() / (this.#o.intervalMs / 1000))
+  protected override duePerS(): number {
+    return this.#o.sites() / (this.intervalMs / 1000)
   }
 
   /** Runs a round now (or right after the one under way): new sites are scheduled, due checks claimed. */
@@ -240,7 +166,7 @@ export class LeaseScheduler {
     }
     const round = this.#claimRound().finally(() => {
       this.#round = null
-      if (this.#again && !this.#stopped) {
+      if (this.#again && !this.stopped) {
         this.#again = false
         void this.refreshNow()
       }
@@ -250,9 +176,10 @@ export class LeaseScheduler {
   }
 
   async #claimRound(): Promise<void> {
-    if (this.#stopped) return
-    const { db, owner, intervalMs } = this.#o
-    const now = this.#o.now()
+    if (this.stopped) return
+    const { db, owner } = this.#o
+    const { intervalMs, onTimeMs } = this
+    const now = this.now()
     try {
       if (this.#offline) await this.#writeBack()
       if (this.#offline) {
@@ -260,18 +187,18 @@ export class LeaseScheduler {
         this.#reconnectedAt = now
         this.#o.onReconnect?.()
       }
-      if (this.#lastBeatAt === -Infinity) await this.#beat()
+      if (this.#beats.lastBeatAt === -Infinity) await this.#beat()
       let dead: string[] = []
       // Others are judged only while this instance's own beats get through in time: when its beats
       // are slow (a loaded machine, a slow database) the others' probably are too, and are no sign of death.
       // Right after a spell without the database, the others may not have beaten again yet.
       if (
         now - this.#lastDeadCheckAt >= this.#deadAfterMs / 4 &&
-        now - this.#lastBeatAt < this.#deadAfterMs / 2 &&
+        now - this.#beats.lastBeatAt < this.#deadAfterMs / 2 &&
         now - this.#reconnectedAt >= this.#deadAfterMs
       ) {
         this.#lastDeadCheckAt = now
-        dead = await this.#deadInstances(now)
+        dead = await this.#beats.dead(now)
       }
       await scheduleNewSites({ db, now, intervalMs, limit: CLAIM_BATCH })
       if (now - this.#reconnectedAt < RECONNECT_GRACE_MS) {
@@ -282,7 +209,6 @@ export class LeaseScheduler {
       for (let i = 0; i < CLAIMS_PER_ROUND; i++) {
         const limit = Math.min(CLAIM_BATCH, this.#room() - claims.length)
         const horizon = now + this.#lookaheadMs
-        const { onTimeMs } = this.#o
         const got = await claimDueChecks({ db, owner, now, horizon, intervalMs, limit, onTimeMs, passLimit: CLAIM_BATCH })
         claims.push(...got.claims)
         this.#countMissed(got.passed, now)
@@ -299,28 +225,18 @@ export class LeaseScheduler {
       // Any other failure (a deadlock, a slow moment) is retried at the next round, with the claims
       // the database holds: going on alone then would check sites the others claim.
       this.#failingSince ??= now
-      if (!isDatabaseUnavailable(err) || isPoolSaturated(this.#o.db, err) || now - this.#failingSince < this.#deadAfterMs) {
-        if (!this.#offline) this.#report(err, 'round')
+      if (!isDatabaseUnavailable(err) || isPoolSaturated(db, err) || now - this.#failingSince < this.#deadAfterMs) {
+        if (!this.#offline) this.report(err, 'round')
         return
       }
-      if (!this.#offline) this.#report(err, 'list')
+      if (!this.#offline) this.report(err, 'list')
       this.#offline = true
     }
   }
 
   /** Says this instance is alive; on a timer of its own, so that a slow claim round does not delay it. */
   async #beat(): Promise<void> {
-    if (this.#beating || this.#stopped) return
-    this.#beating = true
-    const at = this.#o.now()
-    try {
-      await beat({ db: this.#o.db, id: this.#o.owner, startedAt: this.#startedAt, now: new Date(at) })
-      this.#lastBeatAt = at
-    } catch {
-      // The claim rounds notice an unreachable database and say so.
-    } finally {
-      this.#beating = false
-    }
+    if (!this.stopped) await this.#beats.beat()
   }
 
   /**
@@ -328,17 +244,8 @@ export class LeaseScheduler {
    * short of room leaves due checks in the database, for the others to claim.
    */
   #room(): number {
-    const gate = this.#gate
-    return 2 * this.#o.concurrency - gate.running - gate.queued - (this.#held.length - this.#heldHead)
-  }
-
-  async #deadInstances(now: number): Promise<string[]> {
-    const beats = await listInstances({ db: this.#o.db })
-    const dead = beats.filter((b) => b.id !== this.#o.owner && now - b.seenAt.getTime() >= this.#deadAfterMs)
-    // Every claim lapses within an interval: an instance silent for longer has none left.
-    const gone = new Date(now - 2 * this.#o.intervalMs - this.#deadAfterMs)
-    await forgetInstances({ db: this.#o.db, ids: dead.filter((b) => b.seenAt < gone).map((b) => b.id), before: gone })
-    return dead.map((b) => b.id)
+    const gate = this.gate
+    return 2 * this.concurrency - gate.running - gate.queued - (this.#held.length - this.#heldHead)
   }
 
   /**
@@ -346,22 +253,22 @@ export class LeaseScheduler {
    * could claim them (nobody had room in time; a restart after a stop is not "behind").
    */
   #countMissed(passed: ReadonlyArray<{ missed: number; overdueAt: number }>, now: number): void {
-    const since = Math.max(this.#reconnectedAt, this.#startedAt.getTime())
+    const since = Math.max(this.#reconnectedAt, this.#beats.startedAt.getTime())
     for (const p of passed) {
       if (p.overdueAt < since) continue
       // A row left for many intervals while this instance ran is counted for the last minute's worth at most.
-      for (let i = 0; i < Math.min(p.missed, 100); i++) this.#window.add(now, 'shed')
+      for (let i = 0; i < Math.min(p.missed, 100); i++) this.count(now, 'shed')
     }
   }
 
   /**
    * Rows this instance moved on without a claim stay its own to check should the database go away
    * before anyone claims their next occurrence ({@link continueOffline}): otherwise a site moved on in
-   * the last round before an outage went unchecked until the database came back (a test's site, 0
-   * checks in 20 s, on a loaded machine). They are kept in memory only, holding no room, and get no
-   * claim in the database, where others read `lease_until` as the end of a claimed check. Should
-   * this instance alone lose the database, another may claim such a site meanwhile and both check
-   * it, until the write-back finds the claim is not this instance's.
+   * the last round before an outage went unchecked until the database came back. They are kept in
+   * memory only, holding no room, and get no claim in the database, where others read `lease_until`
+   * as the end of a claimed check. Should this instance alone lose the database, another may claim
+   * such a site meanwhile and both check it, until the write-back finds the claim is not this
+   * instance's.
    */
   #keepPassed(passed: readonly PassedOver[]): void {
     for (const p of passed) {
@@ -372,7 +279,7 @@ export class LeaseScheduler {
 
   /** The site's one gate entry: the one running or waiting, the one of its last claim, or a new one. */
   #entryFor(site: ScheduledSite): GateEntry {
-    const entry = this.#gate.busyWith(site.id) ?? this.#owned.get(site.id)?.entry ?? newEntry(site)
+    const entry = this.gate.busyWith(site.id) ?? this.#owned.get(site.id)?.entry ?? newEntry(site)
     entry.site = site
     return entry
   }
@@ -383,7 +290,7 @@ export class LeaseScheduler {
     this.#countMissed(claims, now)
     for (const claim of claims) {
       const entry = this.#entryFor(claim.site)
-      const own: Owned = { entry, until: claim.dueAt + this.#o.intervalMs, continued: false, lost: false }
+      const own: Owned = { entry, until: claim.dueAt + this.intervalMs, continued: false, lost: false }
       this.#owned.set(claim.site.id, own)
       this.#held.push({ own, dueAt: claim.dueAt })
     }
@@ -395,10 +302,7 @@ export class LeaseScheduler {
     this.#heldHead = 0
   }
 
-  #tick(): void {
-    if (this.#stopped) return
-    const now = this.#o.now()
-    this.#gate.shedExpired(now)
+  protected override handDue(now: number): void {
     if (this.#offline) this.#continueOffline(now)
     for (let held = this.#held[this.#heldHead]; held !== undefined && held.dueAt <= now; held = this.#held[this.#heldHead]) {
       this.#heldHead++
@@ -411,21 +315,19 @@ export class LeaseScheduler {
       entry.removed = false
       // Held past a whole interval (the machine stalled, or a take-over came late): by now the next
       // check is due and claimed, so this one is shed rather than run in the next one's interval.
-      if (now - held.dueAt >= this.#o.intervalMs) {
-        this.#shedHeld++
-        this.#window.add(now, 'shed')
+      if (now - held.dueAt >= this.intervalMs) {
+        this.shedBeforeGate(now)
         continue
       }
-      this.#gate.offer(entry, held.dueAt)
+      this.gate.offer(entry, held.dueAt)
     }
     if (this.#heldHead > 1024 && this.#heldHead * 2 > this.#held.length) this.#sortHeld()
     this.#forgetLapsed(now)
-    this.#behind.check(now, () => this.load())
   }
 
   /** Without the database nobody can claim: the sites this instance claimed last go on being checked here, at their phase. */
   #continueOffline(now: number): void {
-    const { intervalMs } = this.#o
+    const { intervalMs } = this
     let added = false
     for (const own of this.#owned.values()) {
       if (own.lost || own.until > now + this.#lookaheadMs) continue
@@ -457,24 +359,16 @@ export class LeaseScheduler {
   /**
    * Claims long over are only kept while the database is away, for {@link continueOffline}. Looked
    * for every few seconds, not every tick: `#owned` holds every site claimed in the last two
-   * intervals (30,000 at 30,000 sites a minute), and walking its entries four times a second made
-   * 6.7% of the main thread's allocations (bench/monitor, V8's sampling heap profiler).
+   * intervals, and walking all of it four times a second was a noticeable share of the main
+   * thread's allocations.
    */
   #forgetLapsed(now: number): void {
     if (this.#offline || now - this.#lastForgetAt < FORGET_EVERY_MS) return
     this.#lastForgetAt = now
-    const horizon = now - 2 * this.#o.intervalMs - 10_000
+    const horizon = now - 2 * this.intervalMs - 10_000
     this.#owned.forEach((own, id) => {
       if (own.until < horizon && !own.entry.running && own.entry.waiting === null) this.#owned.delete(id)
     })
-  }
-
-  #report(err: unknown, what: 'list' | 'round' | 'check'): void {
-    try {
-      this.#o.onError?.(err, what)
-    } catch {
-      // A failing error handler must not stop the scheduler.
-    }
   }
 }
 

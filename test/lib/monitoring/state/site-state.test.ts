@@ -1,8 +1,8 @@
 import t from 'tap'
-import { SiteStates } from '../../../lib/monitoring/site-state.js'
-import { removeSite } from '../../../lib/monitoring/remove-site.js'
-import { addSite, addSites } from '../../../lib/monitoring/add-sites.js'
-import { engines, migratedDb } from '../../helpers/db.js'
+import { SiteStates } from '../../../../lib/monitoring/state/site-state.js'
+import { removeSite } from '../../../../lib/monitoring/remove-site.js'
+import { addSite, addSites } from '../../../../lib/monitoring/add-sites.js'
+import { engines, migratedDb } from '../../../helpers/db.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
 const SEC = 1000

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { isBehind, LoadWindow } from '../../../lib/monitoring/schedule-load.js'
+import { isBehind, LoadWindow } from '../../../../lib/monitoring/schedule/schedule-load.js'
 
 t.test('behind means a check shed, or more than 1% of the started ones late, in the last minute', async (t) => {
   const cases: Array<[shed: number, late: number, started: number, behind: boolean]> = [

@@ -1,8 +1,8 @@
 import t from 'tap'
-import { outageTransitions, RecordingBacklog } from '../../../lib/monitoring/backlog.js'
-import type { SiteStatus } from '../../../lib/rules/consensus.js'
-import type { OutageSnapshot } from '../../../lib/rules/outages.js'
-import type { CheckRecord } from '../../../lib/store/checks.js'
+import { outageTransitions, RecordingBacklog } from '../../../../lib/monitoring/record/backlog.js'
+import type { SiteStatus } from '../../../../lib/rules/consensus.js'
+import type { OutageSnapshot } from '../../../../lib/rules/outages.js'
+import type { CheckRecord } from '../../../../lib/store/checks.js'
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z')
 const MIN = 60_000

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
-import type { Db } from '../store/db.js'
-import { listChangedStates, loadSiteStates, newestStateAt } from '../store/site-states.js'
-import { UPTIME_WINDOWS } from '../rules/uptime.js'
+import type { Db } from '../../store/db.js'
+import { listChangedStates, loadSiteStates, newestStateAt } from '../../store/site-states.js'
+import { UPTIME_WINDOWS } from '../../rules/uptime.js'
 import type { SiteStates } from './site-state.js'
 
 /** How often the in-memory state is brought in line with what the other instances wrote. */

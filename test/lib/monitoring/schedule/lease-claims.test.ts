@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap'
-import { claimDueChecks, keepOwnClaims, scheduleNewSites, takeOverClaims } from '../../../lib/monitoring/lease-claims.js'
-import { addSites } from '../../../lib/monitoring/add-sites.js'
-import { phaseOf } from '../../../lib/monitoring/phase-wheel.js'
-import { openDb, toDate, type Db } from '../../../lib/store/db.js'
-import { migratedDb } from '../../helpers/db.js'
+import { claimDueChecks, keepOwnClaims, scheduleNewSites, takeOverClaims } from '../../../../lib/monitoring/schedule/lease-claims.js'
+import { addSites } from '../../../../lib/monitoring/add-sites.js'
+import { phaseOf } from '../../../../lib/monitoring/schedule/phase-wheel.js'
+import { openDb, toDate, type Db } from '../../../../lib/store/db.js'
+import { migratedDb } from '../../../helpers/db.js'
 
 // Leases are how several instances share one MySQL database; SQLite keeps one instance and its phase wheel.
 const I = 60_000

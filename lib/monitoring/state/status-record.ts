@@ -1,0 +1,93 @@
+import type { StoredSiteState } from '../../store/site-states.js'
+import type { SiteStatus } from '../../rules/consensus.js'
+import { daysRemaining } from '../../rules/certificates.js'
+import { durationSeconds } from '../../rules/outages.js'
+import { uptimeSummary, type UptimeWindows } from '../../rules/uptime.js'
+
+/** The status endpoint's record (spec 2.1). */
+export interface StatusRecord {
+  domain: string
+  name: string
+  status: SiteStatus
+  blocked: boolean
+  partial: boolean
+  response_ms: number | null
+  checked_at: string | null
+  uptime_percent: UptimeWindows
+  last_outage: { started_at: string; ended_at: string | null; duration_seconds: number } | null
+  /** The certificate the newest check saw (the earliest-expiring one among its locations); null when none. */
+  tls: { expires_at: string; days_remaining: number; issuer: string | null } | null
+  url: string
+}
+
+/** What a badge needs to know about a site: no uptime arithmetic, so a badge hit stays cheap. */
+export interface CurrentStatus {
+  name: string
+  status: SiteStatus
+  blocked: boolean
+  partial: boolean
+}
+
+/** A newest check older than this many intervals means nobody knows: `unavailable`. */
+const FRESH_INTERVALS = 3
+
+/** A site's stored verdict, as its row keeps it. */
+export interface StoredVerdict {
+  status: SiteStatus
+  blocked: boolean
+  partial: boolean
+  response_ms: number | null
+  checked_at: Date | null
+}
+
+/**
+ * The verdict to show for a site now: the stored one while its newest check is at most three
+ * intervals old, otherwise `unavailable` with `blocked`, `partial` false and no response time.
+ * The status endpoint, badges, pages and the operator tool all show sites through this rule.
+ */
+export function currentVerdict(site: StoredVerdict, now: Date, intervalMs: number): Omit<StoredVerdict, 'checked_at'> {
+  return isFresh(site, now, intervalMs)
+    ? { status: site.status, blocked: site.blocked, partial: site.partial, response_ms: site.response_ms }
+    : { status: 'unavailable', blocked: false, partial: false, response_ms: null }
+}
+
+/** Whether the site's newest check is recent enough for its verdict to stand (see {@link currentVerdict}). */
+export function isFresh(site: StoredVerdict, now: Date, intervalMs: number): boolean {
+  return site.checked_at !== null && now.getTime() - site.checked_at.getTime() <= FRESH_INTERVALS * intervalMs
+}
+
+/** A site's status record at `now`: its current verdict, uptime, last outage and certificate. */
+export function statusRecord(
+  { site, outages, lastOutage }: StoredSiteState,
+  now: Date,
+  { intervalMs, publicUrl }: { intervalMs: number; publicUrl: string }
+): StatusRecord {
+  const verdict = currentVerdict(site, now, intervalMs)
+  return {
+    domain: site.domain,
+    name: site.name,
+    status: verdict.status,
+    blocked: verdict.blocked,
+    partial: verdict.partial,
+    response_ms: verdict.response_ms,
+    checked_at: site.checked_at?.toISOString() ?? null,
+    uptime_percent: uptimeSummary(outages, site.first_checked_at, now),
+    last_outage:
+      lastOutage === null
+        ? null
+        : {
+            started_at: lastOutage.started_at.toISOString(),
+            ended_at: lastOutage.ended_at?.toISOString() ?? null,
+            duration_seconds: durationSeconds(lastOutage.started_at, lastOutage.ended_at, now)
+          },
+    tls:
+      site.tls_expires_at === null
+        ? null
+        : {
+            expires_at: site.tls_expires_at.toISOString(),
+            days_remaining: daysRemaining(site.tls_expires_at, now),
+            issuer: site.tls_issuer
+          },
+    url: `${publicUrl}/sites/${site.domain}`
+  }
+}

@@ -1,0 +1,59 @@
+import { timestamp, type Json } from '../parts.js'
+
+/** The service's own answers: errors, health and the key's rate-limit budget. */
+export const serviceSchemas: Json = {
+  Error: {
+    type: 'object',
+    description: 'Every error: one field, a human-readable text. Tests match the status, not the text.',
+    required: ['error'],
+    properties: { error: { type: 'string', minLength: 1 } },
+    additionalProperties: false
+  },
+  Health: {
+    type: 'object',
+    required: ['status', 'database', 'schedule', 'instance', 'redis'],
+    properties: {
+      status: { const: 'ok' },
+      database: { const: 'ok' },
+      instance: { type: 'string', minLength: 1, description: 'INSTANCE_ID: which instance answered (default `hostname:pid`).' },
+      redis: {
+        type: ['string', 'null'],
+        enum: ['ok', 'unreachable', null],
+        description:
+          '`null` when REDIS_URL is unset; otherwise whether Redis answered a PING within half a second. Never makes the answer 503.'
+      },
+      schedule: {
+        type: 'string',
+        enum: ['ok', 'behind'],
+        description:
+          '`behind` when, over the last minute, a scheduled check was shed (it could not start within one interval of its due time) or more than 1% of those started were over 5 s late. The instance still serves.'
+      }
+    },
+    additionalProperties: false
+  },
+  HealthDegraded: {
+    type: 'object',
+    required: ['status', 'database', 'instance', 'redis', 'error'],
+    properties: {
+      status: { const: 'degraded' },
+      database: { const: 'unreachable' },
+      instance: { type: 'string', minLength: 1 },
+      redis: { type: ['string', 'null'], enum: ['ok', 'unreachable', null] },
+      error: { const: 'database unavailable' }
+    },
+    additionalProperties: false
+  },
+  RateLimit: {
+    type: 'object',
+    description: "The key's budget over the sliding 60-second window.",
+    required: ['limit', 'remaining', 'used', 'reset_seconds', 'reset_at'],
+    properties: {
+      limit: { type: 'integer', minimum: 1 },
+      remaining: { type: 'integer', minimum: 0 },
+      used: { type: 'integer', minimum: 0 },
+      reset_seconds: { type: 'integer', minimum: 0, description: 'Seconds until the full limit is back.' },
+      reset_at: timestamp
+    },
+    additionalProperties: false
+  }
+}
