@@ -94,7 +94,11 @@ export async function startTrackedService(
     CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${port}`,
     ...(typeof env === 'function' ? env({ http: port, closed }) : env)
   })
-  const service = await startService({ config, actors: { ...TEST_ACTORS, scheduledActors }, logger: createLogger({ level: 'info', stream: new LogCapture() }) })
+  const service = await startService({
+    config,
+    actors: { ...TEST_ACTORS, scheduledActors },
+    logger: createLogger({ level: 'info', stream: new LogCapture() })
+  })
   t.teardown(() => service.stop())
   return {
     service,

@@ -71,7 +71,12 @@ for (const engine of engines()) {
       CONNECT_TO
     })
     const start = (): Promise<RunningService> =>
-      startService({ config, actors: TEST_ACTORS, logger: createLogger({ level: 'info', stream: new LogCapture() }), extraCa: soon.cert + later.cert })
+      startService({
+        config,
+        actors: TEST_ACTORS,
+        logger: createLogger({ level: 'info', stream: new LogCapture() }),
+        extraCa: soon.cert + later.cert
+      })
     let service = await start()
     let stopped = false
     t.teardown(async () => {

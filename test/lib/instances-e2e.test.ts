@@ -113,8 +113,7 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
   })
   const names = ['i1', 'i2', 'i3']
   const instances: Array<Awaited<ReturnType<typeof startServe>>> = []
-  for (const name of names)
-    instances.push(await startServe(t, { env: env(name), cwd: dir }))
+  for (const name of names) instances.push(await startServe(t, { env: env(name), cwd: dir }))
   const uris = instances.map((i) => i.uri)
   const ports = uris.map((u) => Number(new URL(u).port))
   const haproxy = (await startHaproxy(t, ports)).uri

@@ -96,7 +96,12 @@ for (const engine of engines()) {
       await setup.destroy()
 
       const config = loadConfig({ PORT: '0', DATABASE_URL: database.url, CHECK_INTERVAL_S: '3600', CHECK_RETENTION_DAYS: '2' })
-      const service = await startService({ config, actors: TEST_ACTORS, logger: createLogger({ level: 'info', stream: new LogCapture() }), firstPruneMs: 100 })
+      const service = await startService({
+        config,
+        actors: TEST_ACTORS,
+        logger: createLogger({ level: 'info', stream: new LogCapture() }),
+        firstPruneMs: 100
+      })
       t.teardown(() => service.stop())
       const left = async (): Promise<number> => Number((await service.db('checks').count({ n: '*' }))[0]?.n)
       t.ok(await holds(async () => (await left()) === 2, 10_000), 'the first prune ran')
