@@ -36,7 +36,12 @@ t.test(
     const main = os.getPriority(0)
     const before = threadNices()
     const closed = await closedPort()
-    const stack = await checkStack(t, { proxies: [null, null, null], connectTo: `:443:127.0.0.1:${closed},:80:127.0.0.1:${closed}` })
+    const stack = await checkStack(t, {
+      proxies: [null, null, null],
+      connectTo: `:443:127.0.0.1:${closed},:80:127.0.0.1:${closed}`,
+      scheduledActors: true,
+      lightActors: true
+    })
     const { pools, scheduledPools, lightPools } = stack.pools
     const lowered = Math.min(19, main + ACTOR_NICENESS)
     const nice = (list: typeof pools) => Promise.all(list.map(async (pool) => ((await pool.run({ stats: true })) as ActorStats).nice))
