@@ -24,8 +24,8 @@
 // duplicates (a site checked more than once within one of its cycles, cycles as `phaseOf` in
 // lib/monitoring/schedule/phase-wheel.ts aligns them; and, whatever the phase, two checks of a site less than
 // half an interval apart), due times with no check within one interval of them (late by more than
-// one interval), and each instance's CPU and RSS. Until the scheduler leases are in, every instance
-// checks every site: the duplicates are reported as found, never assumed away.
+// one interval), and each instance's CPU and RSS. The instances share the schedule through leases;
+// duplicate checks are counted as found, never assumed away.
 //
 // Knobs: BENCH_SITES (30000), BENCH_INTERVAL_S (60), BENCH_RUN_S (150), BENCH_ROUNDS (5),
 // BENCH_SECONDS (5), BENCH_PIN (0), BENCH_STATUS (1; 0 skips part 1), BENCH_SCHEDULER (1; 0 skips
