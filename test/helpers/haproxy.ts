@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import type { Test } from 'tap'
 import { until } from './poll.js'
 import { recordOutputOf } from './suite-log.js'
-import { closedPort } from './targets.js'
+import { freePort } from './targets.js'
 
 const HAPROXY = '/usr/sbin/haproxy'
 
@@ -47,7 +47,7 @@ export async function startHaproxy(t: Test, backends: readonly number[]): Promis
   if (!existsSync(HAPROXY))
     throw new Error(`HAProxy is not installed at ${HAPROXY} (apt-get install haproxy; scripts/prerequisites.sh does)`)
   const dir = mkdtempSync(join(tmpdir(), 'site-status-haproxy-'))
-  const port = await closedPort()
+  const port = await freePort()
   const file = join(dir, 'haproxy.cfg')
   writeFileSync(file, haproxyConfig(port, backends))
   const child = spawn(HAPROXY, ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] })

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import mysql from 'mysql2/promise'
-import { closedPort } from './targets.js'
+import { freePort } from './targets.js'
 
 const run = promisify(execFile)
 
@@ -78,7 +78,7 @@ export async function startPrivateMariaDb({ databases = [] }: { databases?: stri
     rmSync(dir, { recursive: true, force: true })
     throw new Error(`mariadb-install-db failed: ${(err as Error).message.split('\n')[0]}`)
   }
-  const port = await closedPort()
+  const port = await freePort()
   const args = [
     '--no-defaults',
     `--datadir=${datadir}`,

@@ -241,8 +241,28 @@ export async function freePort(): Promise<number> {
   return port
 }
 
-/** A port nothing listens on: a free one, for a dial to be refused. */
-export const closedPort = freePort
+/**
+ * A port nothing listens on, for a dial to be refused. Drawn below the kernel's ephemeral range
+ * (/proc/sys/net/ipv4/ip_local_port_range, 32768 and up here), where no test's server listens (all
+ * listen on port 0): a free port from that range could be taken by another file's server meanwhile,
+ * and a dial meant to be refused would reach it.
+ */
+export async function closedPort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000)
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host: '127.0.0.1', port })
+      socket.once('connect', () => {
+        socket.destroy()
+        resolve(false)
+      })
+      socket.once('error', (err: NodeJS.ErrnoException) => {
+        resolve(err.code === 'ECONNREFUSED')
+      })
+    })
+    if (refused) return port
+  }
+}
 
 export interface Proxy {
   port: number

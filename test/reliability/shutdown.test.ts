@@ -20,7 +20,7 @@ import { incompleteCheck, readStoredRows, replayOutages, storedRowProblems } fro
 import { createTestDatabase, engines } from '../helpers/db.js'
 import { holds, until } from '../helpers/poll.js'
 import { recordOutputOf } from '../helpers/suite-log.js'
-import { closedPort } from '../helpers/targets.js'
+import { closedPort, freePort } from '../helpers/targets.js'
 
 const SERVE = join(ROOT, 'dist/lib/cli/index.js')
 const CLIENTS = 12
@@ -74,7 +74,7 @@ for (const engine of engines()) {
     t.teardown(() => {
       rmSync(dir, { recursive: true, force: true })
     })
-    const port = await closedPort()
+    const port = await freePort()
     const env = {
       DATABASE_URL: database.url,
       PORT: String(port),
