@@ -99,9 +99,17 @@ function headerValues(headers: Headers, name: string): string[] {
   return v === undefined ? [] : Array.isArray(v) ? v : [v]
 }
 
-/** The first signature matching this response, or null. `bodyText` is the capped body as latin1. */
-export function matchChallenge(status: number, headers: Headers, bodyText: string): ChallengeMatch | null {
-  for (const sig of CHALLENGE_SIGNATURES) {
+/**
+ * The first of `signatures` (in their order) matching this response, or null. `bodyText` is the
+ * capped body as latin1.
+ */
+export function matchChallenge(
+  status: number,
+  headers: Headers,
+  bodyText: string,
+  signatures: readonly ChallengeSignature[] = CHALLENGE_SIGNATURES
+): ChallengeMatch | null {
+  for (const sig of signatures) {
     if (!CHALLENGE_STATUSES.has(status) && !sig.extraStatuses?.includes(status)) continue
     if (sig.vendorOnly === true && !REFUSALS.has(status)) continue
     const header = sig.header
