@@ -73,11 +73,10 @@ export async function startService({
   /** A certificate authority (PEM) the location actors trust besides the system's (tests' own). */
   extraCa?: string
   /**
-   * Which actors start, and from which module: by default the build's actor, each kind of them,
-   * the light consumers' with their first check. Tests running the sources name the compiled actor
-   * and start only the kinds they use; `lightAtStart` starts the light consumers' with the others.
+   * Which actors start, and from which module: by default the build's actor, each kind of them.
+   * Tests running the sources name the compiled actor and start only the kinds they use.
    */
-  actors?: Pick<ProbingOptions, 'actorFile' | 'actorExecArgv' | 'scheduledActors' | 'lightActors'> & { lightAtStart?: boolean }
+  actors?: Pick<ProbingOptions, 'actorFile' | 'actorExecArgv' | 'scheduledActors' | 'lightActors'>
 }): Promise<RunningService> {
   // Before anything else: a second serve on one SQLite file must not touch it.
   const lock = lockSqliteFile(config.databaseUrl)
@@ -113,7 +112,7 @@ export async function startService({
     const { admission, checks } = probing
     pools = probing.pools
     // The first checks must not count actor start-up against their deadline.
-    await pools.ready({ light: actors.lightAtStart })
+    await pools.ready()
     monitoring = await startMonitoring({
       db,
       states,

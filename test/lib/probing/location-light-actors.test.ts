@@ -71,8 +71,8 @@ t.test('the light consumers’ actors start with the first light check and stop 
     userAgent: 'light-test',
     logger: createLogger({ level: 'silent' }),
     lightActors: true,
-    // Longer than three threads take to start from the TypeScript sources on a busy machine, so that
-    // the first to start is not stopped before the check reaches it (in production: 5 minutes).
+    // Longer than three threads take to start on a busy machine, so that the first to start is not
+    // stopped before the check reaches it (in production: 5 minutes).
     lightIdleMs: 10_000
   })
   t.teardown(() => pools.close())
