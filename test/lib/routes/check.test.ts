@@ -60,13 +60,13 @@ const downCases: Array<[string, string, RegExp, number]> = [
 ]
 for (const [title, domain, error, code] of downCases) {
   t.test(`${title} is down`, async (t) => {
-    const started = Date.now()
     const { status, body, res } = await stack.check(domain)
     t.equal(status, 200)
     matchesOpenApi(t, res)
     t.match(body, { status: 'down', locations_answered: 3, partial: false })
+    // Each location's own error, not `location: no answer`: every probe ended by its deadline, within
+    // the margin (the deadline's timing is http-probe's test, on a fake clock).
     for (const l of body.locations) t.match(l, { status: 'down', http_code: code, error })
-    t.ok(Date.now() - started < 6000, 'answered within the deadline and its margin')
   })
 }
 
