@@ -5,7 +5,7 @@ import { createProbing } from '../../lib/probing/build.js'
 import type { LocationPools } from '../../lib/probing/location-pool.js'
 import type { CheckResult } from '../../lib/probing/supervisor.js'
 import { createLogger } from '../../lib/logger.js'
-import { ACTOR_EXEC_ARGV, ACTOR_FILE } from './compiled.js'
+import { TEST_ACTORS } from './compiled.js'
 import { migratedDb } from './db.js'
 import { bearer, testServer } from './server.js'
 
@@ -30,7 +30,7 @@ export async function checkStack(
     connectTo,
     timeoutMs = 1500,
     cacheTtlS = 60,
-    actorFile = ACTOR_FILE,
+    actorFile = TEST_ACTORS.actorFile,
     keyLimit = 100_000,
     scheduledActors = false,
     lightActors = false
@@ -64,8 +64,8 @@ export async function checkStack(
   const { pools, checks } = createProbing(config, {
     logger: createLogger({ level: 'silent' }),
     userAgent: 'SiteStatusAPI/test',
+    ...TEST_ACTORS,
     actorFile,
-    actorExecArgv: ACTOR_EXEC_ARGV,
     scheduledActors,
     lightActors,
     onResult: (r) => results.push(r)

@@ -49,14 +49,15 @@ export const WEDGED_ACTOR_FILE = compiled('test/helpers/wedged-actor.js')
 export const CLI_FILE = 'dist/lib/cli/index.js'
 
 /**
- * Node options for actor threads started by a test: none. A thread inherits the test process's
- * (tsx and tap's loaders), of no use to compiled actors, and three threads then took 7 s to start
- * instead of 1.5 s.
+ * How a test starts actor threads: the compiled actor, with no Node options. A thread inherits the
+ * test process's (tsx and tap's loaders), of no use to compiled actors, and three threads then took
+ * 7 s to start instead of 1.5 s. Spread into `new LocationPools({ ... })`.
  */
-export const ACTOR_EXEC_ARGV: string[] = []
+export const TEST_POOL = { actorFile: ACTOR_FILE, execArgv: [] as string[] }
 
 /**
- * The actors of a test service: the compiled actor, one per location, which the scheduler's and
- * light consumers' probes share. A test about those lanes asks for their actors itself.
+ * The actors of a test service (createProbing's and startService's options): one per location,
+ * which the scheduler's and light consumers' probes share. A test about those lanes asks for their
+ * actors itself.
  */
-export const TEST_ACTORS = { actorFile: ACTOR_FILE, actorExecArgv: ACTOR_EXEC_ARGV, scheduledActors: false, lightActors: false }
+export const TEST_ACTORS = { actorFile: TEST_POOL.actorFile, actorExecArgv: TEST_POOL.execArgv, scheduledActors: false, lightActors: false }

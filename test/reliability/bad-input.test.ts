@@ -12,7 +12,7 @@ import { migratedDb } from '../helpers/db.js'
 import { bearer, testServer } from '../helpers/server.js'
 import { closedPort } from '../helpers/targets.js'
 import { FUZZ_SEED, fuzzCases, type FuzzCase } from '../helpers/fuzz-cases.js'
-import { ACTOR_EXEC_ARGV, ACTOR_FILE } from '../helpers/compiled.js'
+import { TEST_POOL } from '../helpers/compiled.js'
 
 /** Requests the fuzz run sends through inject; the issue asks for at least 10,000. */
 const INJECTED = 12_000
@@ -32,8 +32,7 @@ const env = {
 }
 const config = loadConfig(env)
 const pools = new LocationPools({
-  actorFile: ACTOR_FILE,
-  execArgv: ACTOR_EXEC_ARGV,
+  ...TEST_POOL,
   locations: config.locations,
   connectTo: config.connectTo,
   policy: { allowPrivate: true },

@@ -6,7 +6,7 @@ import { LocationPools } from '../../lib/probing/location-pool.js'
 import { POLICY_REFUSAL } from '../../lib/rules/target-policy.js'
 import { createLogger } from '../../lib/logger.js'
 import { closedPort, startProxy } from '../helpers/targets.js'
-import { ACTOR_EXEC_ARGV, ACTOR_FILE } from '../helpers/compiled.js'
+import { TEST_POOL } from '../helpers/compiled.js'
 
 // Behind a proxy each actor resolves every hop itself and judges the address before asking for a
 // tunnel to it. Every location here is proxied: no direct location can refuse on the others' behalf.
@@ -42,8 +42,7 @@ const locations = proxies.map((p, i) => ({
 
 const pools = (allowPrivate: boolean): LocationPools => {
   const p = new LocationPools({
-    actorFile: ACTOR_FILE,
-    execArgv: ACTOR_EXEC_ARGV,
+    ...TEST_POOL,
     locations,
     connectTo,
     policy: { allowPrivate, allowRanges: ['127.0.0.2/32'] },

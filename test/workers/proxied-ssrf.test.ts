@@ -8,7 +8,7 @@ import { PORT_ERROR, PORT_REFUSAL, POLICY_REFUSAL } from '../../lib/rules/target
 import { createLogger } from '../../lib/logger.js'
 import { startDnsServer } from '../helpers/dns-server.js'
 import { closedPort, listenOn, startInternalService, startProxy } from '../helpers/targets.js'
-import { ACTOR_EXEC_ARGV, ACTOR_FILE } from '../helpers/compiled.js'
+import { TEST_POOL } from '../helpers/compiled.js'
 
 // The attack: a public site (127.0.0.2 stands in for one: the only range the policy opens) redirects
 // the probe to an internal service (127.0.0.1), by a name only the proxy's network resolves, by a name
@@ -58,8 +58,7 @@ function pools(resolve: 'local' | 'proxy', allowPrivate = false): LocationPools 
     resolve
   }))
   const p = new LocationPools({
-    actorFile: ACTOR_FILE,
-    execArgv: ACTOR_EXEC_ARGV,
+    ...TEST_POOL,
     locations,
     connectTo,
     policy: { allowPrivate, allowRanges: ['127.0.0.2/32'] },

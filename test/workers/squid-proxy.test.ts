@@ -6,7 +6,7 @@ import { createLogger } from '../../lib/logger.js'
 import { startDnsServer } from '../helpers/dns-server.js'
 import { squidMissing, startSquid } from '../helpers/squid.js'
 import { closedPort, listenOn, startInternalService } from '../helpers/targets.js'
-import { ACTOR_EXEC_ARGV, ACTOR_FILE } from '../helpers/compiled.js'
+import { TEST_POOL } from '../helpers/compiled.js'
 
 // Locations with "resolve": "proxy" trust their proxy with the site's names: a real Squid running
 // the shipped deploy/squid.conf must refuse what the service's own policy would, by address after
@@ -43,8 +43,7 @@ if (missing !== null) {
     resolve: 'proxy'
   }))
   const pools = new LocationPools({
-    actorFile: ACTOR_FILE,
-    execArgv: ACTOR_EXEC_ARGV,
+    ...TEST_POOL,
     locations,
     connectTo: parseConnectTo(`:443::${closed},internal.corp:80::${innerPort},:80::${sitePort}`),
     policy: { allowPrivate: false, allowRanges: ['127.0.0.2/32'] },

@@ -13,7 +13,7 @@ import { checkStack } from '../../helpers/check-stack.js'
 import { holds } from '../../helpers/poll.js'
 import { bearer } from '../../helpers/server.js'
 import { closedPort, startHttpTarget, startProxy } from '../../helpers/targets.js'
-import { ACTOR_EXEC_ARGV, ACTOR_FILE, WEDGED_ACTOR_FILE } from '../../helpers/compiled.js'
+import { TEST_POOL, WEDGED_ACTOR_FILE } from '../../helpers/compiled.js'
 
 const web = await startHttpTarget()
 const live = await Promise.all([startProxy(), startProxy()])
@@ -62,8 +62,7 @@ t.test('a light key’s check answers from every location while a heavy key’s 
 t.test('the light consumers’ actors start with the first light check and stop when idle', async (t) => {
   const config = loadConfig({ CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${web.port}`, PROBE_TIMEOUT_MS: '1000' })
   const pools = new LocationPools({
-    actorFile: ACTOR_FILE,
-    execArgv: ACTOR_EXEC_ARGV,
+    ...TEST_POOL,
     locations: config.locations,
     connectTo: config.connectTo,
     policy: { allowPrivate: true },
