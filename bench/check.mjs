@@ -12,7 +12,7 @@
  * 1: pin the system under test to CPU 0 and the target and wrk to CPU 1 with taskset, the
  * per-core view), BENCH_DOCS (1: rewrite this mode's figures in docs/benchmarks.md), BENCH_PROFILE (1: --cpu-prof the process under test,
  * profiles go to bench/profiles/), BENCH_ACTOR (path of another location actor module for the
- * LocationPools runs, e.g. a patched copy of dist/workers/location-actor.js), BENCH_ONLY (ids of
+ * Locations runs, e.g. a patched copy of dist/workers/location-actor.js), BENCH_ONLY (ids of
  * the systems and scenarios to run: raw,rawFallback,blackbox,pools,api,rawTls,blackboxTls,poolsTls,slow,hang),
  * BENCH_SUT_NODE_ARGS (extra node flags for the process under test, e.g. "--single-threaded-gc" or
  * "--trace-gc", to try a V8 setting; NODE_OPTIONS refuses some of them).
@@ -40,10 +40,10 @@
  *   main     this file: starts the others, tells them what to run, collects figures. Mostly idle.
  *   target   child: the HTTP target, an HTTPS target (ECDSA certificate made here), a slow
  *            target (200 after 1 s) and a hanging one (accepts, never answers).          CPU 1
- *   sut      child: raw undici loops and LocationPools (3 actor threads per pool), driven
+ *   sut      child: raw undici loops and Locations (3 actor threads per pool), driven
  *            in-process.                                                                CPU 0
  *   service  child: the real service alone, as in production (startService: hapi, key auth,
- *            rate limit, CheckSupervisor, its own LocationPools) on an ephemeral port.   CPU 0
+ *            rate limit, CheckSupervisor, its own Locations) on an ephemeral port.   CPU 0
  *   blackbox prometheus-blackbox-exporter (installed with apt-get when missing).         CPU 0
  *   wrk      the load generator for blackbox /probe and our /api/v1/check.               CPU 1
  * The scenarios start a service (and a blackbox_exporter) of their own, so that each one's peak
@@ -78,7 +78,7 @@ const OPTS = {
   pin: num('BENCH_PIN', 0) === 1,
   docs: num('BENCH_DOCS', 1) === 1,
   profile: num('BENCH_PROFILE', 0) === 1,
-  /** Another location actor module for the LocationPools runs (to try a change without rebuilding). */
+  /** Another location actor module for the Locations runs (to try a change without rebuilding). */
   actor: process.env.BENCH_ACTOR || undefined,
   slow: num('BENCH_SLOW', 1) === 1,
   slowConnections: Math.max(1, Math.min(5000, num('BENCH_SLOW_CONNECTIONS', 2000))),
@@ -265,11 +265,11 @@ async function roleService() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Role: sut (raw undici and LocationPools, driven in-process)
+// Role: sut (raw undici and Locations, driven in-process)
 
 async function roleSut() {
   const { Agent, request } = await import('undici')
-  const { LocationPools } = await import('../dist/lib/probing/location-pool.js')
+  const { Locations } = await import('../dist/lib/probing/locations/index.js')
   const { loadConfig, parseConnectTo } = await import('../dist/config/index.js')
   const { createLogger } = await import('../dist/lib/logger.js')
 
@@ -303,12 +303,12 @@ async function roleSut() {
         actorFile
       }
       const locations = loadConfig({}).locations // the default: three direct locations
-      pools.http = new LocationPools({
+      pools.http = new Locations({
         ...common,
         locations,
         connectTo: parseConnectTo(`:80:${LOOPBACK}:${httpPort},:443:${LOOPBACK}:${closedPort}`)
       })
-      pools.https = new LocationPools({
+      pools.https = new Locations({
         ...common,
         locations,
         connectTo: parseConnectTo(`:80:${LOOPBACK}:${httpPort},:443:${LOOPBACK}:${httpsPort}`)
@@ -964,7 +964,7 @@ async function roleMain() {
     {
       id: 'pools',
       group: 'http',
-      label: 'ours: LocationPools.probeAll (3 locations)',
+      label: 'ours: Locations.probeAll (3 locations)',
       unit: 'probeAll',
       probesPerOp: 3,
       run: (s) => sut.call('pools', { variant: 'http', expectScheme: 'http', seconds: s, concurrency: C })
@@ -1004,7 +1004,7 @@ async function roleMain() {
           {
             id: 'poolsTls',
             group: 'https',
-            label: 'ours: LocationPools.probeAll, 443 = TLS target',
+            label: 'ours: Locations.probeAll, 443 = TLS target',
             unit: 'probeAll',
             probesPerOp: 3,
             run: (s) => sut.call('pools', { variant: 'https', expectScheme: 'https', seconds: s, concurrency: C })
@@ -1115,26 +1115,26 @@ async function roleMain() {
   }
   const goals = [
     {
-      what: 'ours (LocationPools) >= 1.5x blackbox_exporter',
+      what: 'ours (Locations) >= 1.5x blackbox_exporter',
       value: ratio('pools', 'blackbox'),
       paired: paired('pools', 'blackbox'),
       need: 1.5
     },
-    { what: 'ours (LocationPools) >= 0.6x raw undici', value: ratio('pools', 'raw'), paired: paired('pools', 'raw'), need: 0.6 },
+    { what: 'ours (Locations) >= 0.6x raw undici', value: ratio('pools', 'raw'), paired: paired('pools', 'raw'), need: 0.6 },
     { what: 'ours (HTTP API) >= 1.5x blackbox_exporter', value: ratio('api', 'blackbox'), paired: paired('api', 'blackbox'), need: 1.5 },
     { what: 'ours (HTTP API) >= 0.6x raw undici', value: ratio('api', 'raw'), paired: paired('api', 'raw'), need: 0.6 }
   ]
   // The same comparisons per CPU-second of the system under test: less sensitive to other load.
   const perCpu = (a, b) => (by[a] && by[b] ? by[b].cpuUsPerProbe / by[a].cpuUsPerProbe : NaN)
   const extra = [
-    { what: 'per CPU-second: ours (LocationPools) / blackbox_exporter', value: perCpu('pools', 'blackbox') },
-    { what: 'per CPU-second: ours (LocationPools) / raw undici', value: perCpu('pools', 'raw') },
+    { what: 'per CPU-second: ours (Locations) / blackbox_exporter', value: perCpu('pools', 'blackbox') },
+    { what: 'per CPU-second: ours (Locations) / raw undici', value: perCpu('pools', 'raw') },
     { what: 'raw undici refused dial + GET / raw undici GET', value: ratio('rawFallback', 'raw') },
-    { what: 'ours (LocationPools) / raw undici refused dial + GET', value: ratio('pools', 'rawFallback') },
+    { what: 'ours (Locations) / raw undici refused dial + GET', value: ratio('pools', 'rawFallback') },
     ...(OPTS.https
       ? [
-          { what: 'HTTPS: ours (LocationPools) / blackbox_exporter', value: ratio('poolsTls', 'blackboxTls') },
-          { what: 'HTTPS: ours (LocationPools) / raw undici', value: ratio('poolsTls', 'rawTls') }
+          { what: 'HTTPS: ours (Locations) / blackbox_exporter', value: ratio('poolsTls', 'blackboxTls') },
+          { what: 'HTTPS: ours (Locations) / raw undici', value: ratio('poolsTls', 'rawTls') }
         ]
       : [])
   ]

@@ -1,20 +1,14 @@
-import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { hostname } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import Joi from 'joi'
+import { ConfigError, oneLine } from './errors.js'
+import { DEFAULT_LOCATIONS, parseLocations, type LocationConfig } from './locations.js'
+import { parseNats, type NatsConfig } from './nats.js'
 
-/** One location: a label in the spec's form and, optionally, the regional forward proxy it egresses through. */
-export interface LocationConfig {
-  readonly label: string
-  readonly proxy: string | null
-  /**
-   * Who resolves the site's name behind a proxy: `local` (this machine resolves and vets it, the
-   * proxy is asked to CONNECT to the vetted address) or `proxy` (the proxy resolves: regional
-   * answers, safe only behind a proxy that itself denies non-public destinations).
-   */
-  readonly resolve: 'local' | 'proxy'
-}
+export { ConfigError } from './errors.js'
+export type { LocationConfig } from './locations.js'
+export type { NatsConfig } from './nats.js'
 
 /** One `CONNECT_TO` entry with curl's `--connect-to` meaning; null host/port matches any (HOST1/PORT1) or keeps the original (HOST2/PORT2). */
 export interface ConnectToRule {
@@ -63,35 +57,9 @@ export interface Config {
   readonly redisUrl: string | null
   /** METRICS_TOKEN: a bearer token that may read `/metrics` (and nothing else); null when unset or empty. */
   readonly metricsToken: string | null
+  /** NATS_URL and NATS_CREDENTIALS: how the agent locations are reached; null when unset. */
+  readonly nats: NatsConfig | null
 }
-
-export class ConfigError extends Error {
-  override name = 'ConfigError'
-}
-
-const DEFAULT_LOCATIONS: LocationConfig[] = [1, 2, 3].map((n) => ({ label: `Local ${n}, Local`, proxy: null, resolve: 'local' as const }))
-
-const locationSchema = Joi.object({
-  label: Joi.string()
-    .trim()
-    .max(100)
-    .pattern(/^[^,]+ \d+, [^,]+$/)
-    .required()
-    .messages({ 'string.pattern.base': 'label "{#value}" must have the form "City 1, Country"' }),
-  proxy: Joi.string()
-    .uri({ scheme: ['http', 'https'] })
-    .allow(null),
-  resolve: Joi.string().valid('local', 'proxy')
-}).unknown(false)
-
-/** A location as LOCATIONS gives it, before the defaults are filled in. */
-interface LocationInput {
-  label: string
-  proxy?: string | null
-  resolve?: 'local' | 'proxy'
-}
-
-const locationsSchema = Joi.array().items(locationSchema).min(1).max(50).unique('label')
 
 const FLAG_VALUES = new Set(['1', '0', 'true', 'false', ''])
 
@@ -237,31 +205,6 @@ const envSchema = Joi.object({
   METRICS_TOKEN: metricsTokenSchema
 }).unknown(true)
 
-function parseLocations(raw: string | undefined): LocationConfig[] {
-  if (raw === undefined) return DEFAULT_LOCATIONS
-  let text = raw.trim()
-  // Inline JSON starts with `[` (or `{`, so that a lone object is reported as "not an array" rather than as a missing file).
-  if (!text.startsWith('[') && !text.startsWith('{')) {
-    try {
-      text = readFileSync(text, 'utf8')
-    } catch (err) {
-      throw new ConfigError(`LOCATIONS: cannot read file "${raw}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
-    }
-  }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    throw new ConfigError(
-      'LOCATIONS: not valid JSON (expected an array like [{"label":"Frankfurt 1, Germany","proxy":"http://10.0.0.5:3128"}])'
-    )
-  }
-  // Joi's results are typed `any`; the schema above is what makes them this shape.
-  const result = locationsSchema.validate(parsed) as Joi.ValidationResult<LocationInput[]>
-  if (result.error) throw new ConfigError(`LOCATIONS: ${result.error.message}`)
-  return result.value.map((l) => ({ label: l.label, proxy: l.proxy ?? null, resolve: l.resolve ?? 'local' }))
-}
-
 function parsePort(text: string, variable: string): number | null {
   if (text === '') return null
   const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN
@@ -320,13 +263,6 @@ export function parseDnsServers(raw: string): string[] {
   return servers
 }
 
-/** Messages quote operator input; escape line breaks and other control characters so the error stays one line. */
-function oneLine(text: string): string {
-  const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => named[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-}
-
 /**
  * Reads and validates the environment once. Every problem is reported together, on one line that
  * names each variable, so that a bad deployment fails at start instead of at first use.
@@ -339,7 +275,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let locations: LocationConfig[] = DEFAULT_LOCATIONS
   let connectTo: ConnectToRule[] = []
   let dnsServers: string[] = []
+  let nats: NatsConfig | null = null
   for (const step of [
+    () => {
+      nats = parseNats(env.NATS_URL, env.NATS_CREDENTIALS)
+    },
     () => {
       locations = parseLocations(env.LOCATIONS)
     },
@@ -356,6 +296,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       if (!(err instanceof ConfigError)) throw err
       problems.push(err.message)
     }
+  }
+  const natsGiven = (env.NATS_URL ?? '').trim() !== ''
+  if (!natsGiven && locations.some((l) => l.agent !== undefined) && !problems.some((p) => p.startsWith('NATS_'))) {
+    problems.push('NATS_URL: required when a location names an agent')
   }
   if (problems.length > 0 || result.error) throw new ConfigError(oneLine(`invalid configuration: ${problems.join('; ')}`))
   const v = result.value
@@ -394,6 +338,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     instanceId: (v.INSTANCE_ID as string | undefined) ?? `${hostname()}:${process.pid}`,
     // Empty is unset, as for METRICS_TOKEN: a compose file's `REDIS_URL=${REDIS_URL:-}` means none.
     redisUrl: typeof v.REDIS_URL === 'string' && v.REDIS_URL !== '' ? v.REDIS_URL : null,
-    metricsToken: typeof v.METRICS_TOKEN === 'string' && v.METRICS_TOKEN !== '' ? v.METRICS_TOKEN : null
+    metricsToken: typeof v.METRICS_TOKEN === 'string' && v.METRICS_TOKEN !== '' ? v.METRICS_TOKEN : null,
+    nats
   })
 }

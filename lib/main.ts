@@ -6,12 +6,11 @@ import { onAnnounced } from './events/outbox.js'
 import { EventStreams } from './events/streams.js'
 import type { Admission } from './probing/admission.js'
 import { createProbing, type ProbingOptions } from './probing/build.js'
-import type { LocationPools } from './probing/location-pool.js'
+import type { Locations } from './probing/locations/index.js'
 import { startMonitoring, type Monitoring } from './monitoring/monitor.js'
 import { CheckRecorder } from './monitoring/record/recorder.js'
 import { ServiceMetrics } from './metrics/service-metrics.js'
 import { SiteStates } from './monitoring/state/site-state.js'
-import { safeErrorSummary } from './errors.js'
 import { buildServer } from './server.js'
 import { openDb, type Db } from './store/db.js'
 import { lockSqliteFile } from './store/instance-lock.js'
@@ -57,8 +56,6 @@ const DRAIN_TIMEOUT_MS = 7000
 const FLUSH_TIMEOUT_MS = 1500
 /** How long webhook deliveries in flight may take to finish after a stop; the rest are sent later. */
 const WEBHOOK_GRACE_MS = 3000
-/** A signal-initiated stop that has not finished by then exits 1 rather than hang. */
-export const STOP_DEADLINE_MS = 9500
 
 export async function startService({
   config,
@@ -84,7 +81,7 @@ export async function startService({
   const db = openDb(config.databaseUrl)
   // Never awaited: an instance starts, and serves, whether or not Redis answers yet.
   const redis = config.redisUrl === null ? null : new SharedRedis({ url: config.redisUrl, logger })
-  let pools: LocationPools | undefined
+  let pools: Locations | undefined
   let monitoring: Monitoring | undefined
   let webhooks: WebhookDispatcher | undefined
   const outbound = createPost({ policy: targetPolicy(config), dnsServers: config.dnsServers, userAgent: userAgent(config.publicUrl) })
@@ -110,7 +107,7 @@ export async function startService({
       }
     })
     const { admission, checks } = probing
-    pools = probing.pools
+    pools = probing.locations
     // The first checks must not count actor start-up against their deadline.
     await pools.ready()
     monitoring = await startMonitoring({
@@ -154,6 +151,7 @@ export async function startService({
       checks,
       states,
       schedule,
+      locations: () => probing.locations.health(),
       webhooks: {
         box,
         wake: () => {
@@ -176,7 +174,13 @@ export async function startService({
             },
       sitesChanged
     })
-    metrics.watch({ admission, webhooks: dispatcher, scheduler: running.scheduler, recordingBacklog: () => recorder.pending() })
+    metrics.watch({
+      locations: probing.locations,
+      admission,
+      webhooks: dispatcher,
+      scheduler: running.scheduler,
+      recordingBacklog: () => recorder.pending()
+    })
     // A committed event wakes the dispatcher at once, instead of at its next round.
     const unsubscribe = events.subscribe(() => {
       dispatcher.wake()
@@ -243,28 +247,4 @@ async function drain(server: Server, timeoutMs: number): Promise<void> {
   }
 }
 
-/** SIGTERM and SIGINT drain the service and exit 0; a failure to drain, or a drain past the deadline, exits 1. */
-export function stopOnSignals(service: RunningService, logger: Logger, deadlineMs = STOP_DEADLINE_MS): void {
-  const onSignal = (signal: NodeJS.Signals): void => {
-    logger.info({ signal }, 'stopping')
-    setTimeout(() => {
-      logger.error({ deadlineMs }, 'stop did not finish in time; exiting')
-      logger.flush()
-      process.exit(1)
-    }, deadlineMs).unref()
-    service.stop().then(
-      () => {
-        logger.info('stopped')
-        logger.flush()
-        process.exit(0)
-      },
-      (err: unknown) => {
-        logger.error({ err: safeErrorSummary(err) }, 'stop failed')
-        logger.flush()
-        process.exit(1)
-      }
-    )
-  }
-  process.once('SIGTERM', onSignal)
-  process.once('SIGINT', onSignal)
-}
+export { STOP_DEADLINE_MS, stopOnSignals } from './stop-on-signals.js'

@@ -14,6 +14,7 @@ import { ServiceMetrics } from './metrics/service-metrics.js'
 import { errorPage, registerPages } from './pages/views.js'
 import { addBudgetHeaders, chargeAfterBody, RateLimiter, type Limiter } from './rate-limit.js'
 import type { ScheduleHealth } from './routes/health.js'
+import type { LocationHealth } from './probing/locations/index.js'
 import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
 import { createResolver, type Resolve } from './net/resolver.js'
@@ -33,6 +34,8 @@ export interface ServerDeps {
   states?: SiteStates
   /** Whether the scheduler keeps up, told by /healthz. */
   schedule?: () => ScheduleHealth
+  /** What each location is made of, told by /healthz. */
+  locations?: () => LocationHealth[]
   /**
    * Called after the sites API added or removed a site; resolves once the scheduler and `states`
    * hold the change. Without one (no scheduler), `states` is refreshed directly.
@@ -171,6 +174,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
       checks: deps.checks,
       states: deps.states,
       schedule: deps.schedule,
+      locations: deps.locations,
       webhooks: {
         box: deps.webhooks?.box ?? new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile }),
         policy: targetPolicy(config),

@@ -4,7 +4,7 @@ import { workerData } from 'node:worker_threads'
 import { createResolver, type DnsSettings } from '../lib/net/resolver.js'
 import { checkHost } from '../lib/net/host-check.js'
 import { isAllowedAddress, judgesAddresses, type PolicyRefusalCode, type TargetPolicy } from '../lib/rules/target-policy.js'
-import { FairStarts, SCHEDULED_LANE } from '../lib/probing/fair-starts.js'
+import { FairStarts, SCHEDULED_LANE } from './fair-starts.js'
 import { probe, type ProbeResult } from './http-probe.js'
 import { applyConnectTo, createLocationDispatcher, openConnections, type ConnectToRule } from './location-dispatcher.js'
 import { lowerThreadPriority, threadPriority } from './thread-priority.js'
@@ -30,10 +30,10 @@ export interface ActorSettings {
 }
 
 /**
- * A probe of one domain; a readiness and liveness check (`ping`) that only proves the actor's event
+ * A probe of one domain (`userAgent`: the one an agent's central names, instead of the actor's); a readiness and liveness check (`ping`) that only proves the actor's event
  * loop runs; or (`stats`) what the actor holds: the TCP connections it dialled and has not closed.
  */
-export type ProbeTask = { domain: string; lane?: string } | { ping: true } | { stats: true }
+export type ProbeTask = { domain: string; lane?: string; userAgent?: string } | { ping: true } | { stats: true }
 
 /**
  * Probes started between two looks at the thread's I/O. A start costs about 50-200 µs (its dials),
@@ -114,8 +114,6 @@ const onDeadline = (expire: () => void): void => {
 export default async function run(task: ProbeTask): Promise<ProbeResult | ActorStats | 'pong'> {
   if ('ping' in task) return 'pong'
   if ('stats' in task) return { connections: openConnections(), nice: threadPriority() } satisfies ActorStats
-  const { domain } = task
-  return starts.run(task.lane ?? '', () =>
-    probe({ domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent: settings.userAgent, checkTarget, onDeadline })
-  )
+  const { domain, userAgent = settings.userAgent } = task
+  return starts.run(task.lane ?? '', () => probe({ domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent, checkTarget, onDeadline }))
 }

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici'
 import { mayBeChallenge } from './challenge-signatures.js'
-import type { ProbeOptions } from './http-probe.js'
+import type { ProbeOptions } from './probe-types.js'
 import { applyConnectTo, hostPort, socketPhases } from './location-dispatcher.js'
 import { peerCertificate, type SeenCertificate } from './peer-certificate.js'
 import { deadlineError } from './probe-errors.js'

@@ -8,6 +8,7 @@ import { openDb, type Db } from '../store/db.js'
 import { InstanceLockedError } from '../store/instance-lock.js'
 import { migrateLatest } from '../store/migrate.js'
 import { CommandError, UsageError, println, type CliIo } from './io.js'
+import { AGENT_HELP, agentCommand } from './agent.js'
 import { KEYS_HELP, keysCommand } from './keys.js'
 import { SITES_HELP, sitesCommand } from './sites.js'
 
@@ -17,6 +18,7 @@ usage: site-status COMMAND [...]
 
 commands:
   serve      run the server (what npm start runs); applies pending migrations first
+  agent      serve one agent location's probes over NATS (site-status agent --help)
   migrate    bring the database schema up to date
   keys       create, list and revoke API keys (site-status keys --help)
   sites      add, remove, list and import tracked sites (site-status sites --help)
@@ -25,7 +27,9 @@ Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...): see th
 
 ${KEYS_HELP}
 
-${SITES_HELP}`
+${SITES_HELP}
+
+${AGENT_HELP}`
 
 /** A database command opens the database once, bringing its schema up to date first. */
 function opener(io: CliIo): { open: () => Promise<{ db: Db; config: Config }>; close: () => Promise<void> } {
@@ -88,6 +92,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     switch (command) {
       case 'serve':
         return await serveCommand(args, io)
+      case 'agent':
+        return await agentCommand(args, io)
       case 'migrate':
         return await migrateCommand(args, io)
       case 'keys':

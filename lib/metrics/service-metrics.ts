@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
 import type { SiteStates } from '../monitoring/state/site-state.js'
 import type { SchedulerStats } from '../monitoring/schedule/site-scheduler.js'
 import type { AdmissionStats } from '../probing/admission.js'
+import type { LocationHealth } from '../probing/locations/index.js'
 import type { CheckResult } from '../probing/supervisor.js'
 import type { DeliveryOutcomes } from '../webhooks/dispatcher.js'
 import { collectedMetric, type Sample } from './collected.js'
@@ -22,6 +23,8 @@ export interface MetricSources {
   scheduler?: { stats(): SchedulerStats }
   /** Checks waiting to be recorded. */
   recordingBacklog?: () => number
+  /** The locations: their agents, and agents' answers that came too late. */
+  locations?: { health(): LocationHealth[]; lateAnswers(): number }
 }
 
 const CHECK_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -110,6 +113,22 @@ export class ServiceMetrics {
     this.#gauge('site_status_recording_backlog', 'Checks waiting to be written to the database.', () => {
       const pending = this.#sources.recordingBacklog?.()
       return pending === undefined ? [] : [{ labels: {}, value: pending }]
+    })
+    const agentLocations = (): LocationHealth[] => this.#sources.locations?.health().filter((l) => l.kind === 'agent') ?? []
+    this.#gauge('site_status_location_agents', 'Agents answering for each agent location now (0: its checks go unanswered).', () =>
+      agentLocations().map((l) => ({ labels: { location: l.label }, value: l.agents ?? 0 }))
+    )
+    this.#gauge('site_status_location_agent_last_seen_seconds', 'When an agent of the location last answered, in Unix seconds.', () =>
+      agentLocations().flatMap((l) =>
+        typeof l.last_seen === 'string' ? [{ labels: { location: l.label }, value: Date.parse(l.last_seen) / 1000 }] : []
+      )
+    )
+    this.#gauge('site_status_location_agent_info', 'The versions the agents of each location run (1 per version).', () =>
+      agentLocations().flatMap((l) => (l.versions ?? []).map((version) => ({ labels: { location: l.label, version }, value: 1 })))
+    )
+    this.#counter('site_status_agent_late_answers_total', "Agents' answers that came after the central stopped waiting; dropped.", () => {
+      const late = this.#sources.locations?.lateAnswers()
+      return late === undefined ? [] : [{ labels: {}, value: late }]
     })
     this.#gauge('site_status_sites', 'Sites tracked.', () => {
       const states = this.#sources.states

@@ -4,7 +4,8 @@ import { createResolver, dnsTimeoutFor, type DnsSettings, type Resolve } from '.
 import type { TargetPolicy } from '../rules/target-policy.js'
 import { userAgent } from '../rules/user-agent.js'
 import { Admission } from './admission.js'
-import { ANSWER_MARGIN_MS, LocationPools } from './location-pool.js'
+import { AgentLink } from './locations/agent.js'
+import { ANSWER_MARGIN_MS, Locations } from './locations/index.js'
 import { CheckSupervisor, type Outcome, type Prober, type SupervisorOptions } from './supervisor.js'
 import { SharedCheckRuns } from '../sharing/check-runs.js'
 import type { SharedRedis } from '../sharing/redis.js'
@@ -15,8 +16,8 @@ export interface Probing {
   policy: TargetPolicy
   /** The resolver settings of the supervisor's policy look-up and of every actor. */
   dns: DnsSettings
-  /** The location actors. Start-up awaits `pools.ready()`; stop calls `stopping()` then `close()`. */
-  pools: LocationPools
+  /** The locations, local and agents'. Start-up awaits `locations.ready()`; stop calls `stopping()` then `close()`. */
+  locations: Locations
   /** MAX_CHECKS_IN_FLIGHT's gate and its occupancy. */
   admission: Admission
   checks: CheckSupervisor
@@ -29,20 +30,20 @@ export interface ProbingOptions {
   /** The supervisor's look-up for the target policy; default: a resolver with {@link Probing.dns}. */
   lookup?: Resolve
   /** Wraps the pool as the supervisor asks it (tests count the probe runs). */
-  prober?: (pools: LocationPools) => Prober
-  /** The actor module; default the build's (location-pool.ts `ACTOR_FILE`). Fault tests give ones that hang or wedge. */
+  prober?: (locations: Locations) => Prober
+  /** The actor module; default the build's (locations/local.ts `ACTOR_FILE`). Fault tests give ones that hang or wedge. */
   actorFile?: string
-  /** The actors' threads' Node options (LocationPools' `execArgv`); default this process's own. */
+  /** The actors' threads' Node options (Locations' `execArgv`); default this process's own. */
   actorExecArgv?: string[]
-  /** A second actor per location for the scheduler's probes (LocationPools' `scheduledActors`); default true. */
+  /** A second actor per location for the scheduler's probes (Locations' `scheduledActors`); default true. */
   scheduledActors?: boolean
-  /** A third actor per location for light consumers' checks (LocationPools' `lightActors`); default true. */
+  /** A third actor per location for light consumers' checks (Locations' `lightActors`); default true. */
   lightActors?: boolean
   /**
-   * Actors already running, asked instead of starting new ones; they keep their own settings and
+   * Locations already running, asked instead of starting new ones; they keep their own settings and
    * their owner closes them (a test that judges many configurations with one set of actors).
    */
-  pools?: LocationPools
+  locations?: Locations
   /** Default: the service's own, naming PUBLIC_URL. */
   userAgent?: string
   /** With REDIS_URL: on-demand results and probe runs are shared with the other instances on it. */
@@ -67,15 +68,20 @@ export function targetPolicy(config: Config): TargetPolicy {
 export function createProbing(config: Config, opts: ProbingOptions): Probing {
   const policy = targetPolicy(config)
   const dns: DnsSettings = Object.freeze({ servers: config.dnsServers, timeoutMs: dnsTimeoutFor(config.probeTimeoutMs) })
-  const pools =
-    opts.pools ??
-    new LocationPools({
+  const userAgentText = opts.userAgent ?? userAgent(config.publicUrl)
+  const agents =
+    opts.locations === undefined && config.nats !== null && config.locations.some((l) => l.agent !== undefined)
+      ? new AgentLink({ nats: config.nats, logger: opts.logger, instanceId: config.instanceId })
+      : undefined
+  const locations =
+    opts.locations ??
+    new Locations({
       locations: config.locations,
       connectTo: config.connectTo,
       policy,
       dns,
       timeoutMs: config.probeTimeoutMs,
-      userAgent: opts.userAgent ?? userAgent(config.publicUrl),
+      userAgent: userAgentText,
       // Pings and liveness checks come on top of one probe per admitted check.
       concurrency: config.maxChecksInFlight + 16,
       logger: opts.logger,
@@ -83,7 +89,8 @@ export function createProbing(config: Config, opts: ProbingOptions): Probing {
       execArgv: opts.actorExecArgv,
       extraCa: opts.extraCa,
       scheduledActors: opts.scheduledActors ?? true,
-      lightActors: opts.lightActors ?? true
+      lightActors: opts.lightActors ?? true,
+      agents
     })
   const admission = new Admission({
     capacity: config.maxChecksInFlight,
@@ -95,7 +102,7 @@ export function createProbing(config: Config, opts: ProbingOptions): Probing {
   const shared = opts.redis && new SharedCheckRuns<Outcome>({ redis: opts.redis, ttlMs: config.cacheTtlS * 1000, runMs })
   const checks = new CheckSupervisor({
     shared,
-    prober: opts.prober?.(pools) ?? pools,
+    prober: opts.prober?.(locations) ?? locations,
     admission,
     cacheTtlS: config.cacheTtlS,
     policy,
@@ -104,5 +111,5 @@ export function createProbing(config: Config, opts: ProbingOptions): Probing {
     lookupTimeoutMs: dns.timeoutMs,
     onResult: opts.onResult
   })
-  return { policy, dns, pools, admission, checks }
+  return { policy, dns, locations, admission, checks }
 }

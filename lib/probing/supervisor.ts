@@ -3,8 +3,8 @@ import type { ConnectToRule } from '../../config/index.js'
 import { isRefusal, type Admission, type Refusal, type Ticket } from './admission.js'
 import { applyConnectTo } from '../rules/connect-to.js'
 import { decide, type SiteStatus } from '../rules/consensus.js'
-import type { LocationAnswer, LocationResult } from './location-pool.js'
-import { FairStarts, SCHEDULED_LANE } from './fair-starts.js'
+import type { LocationAnswer, LocationResult } from './locations/index.js'
+import { FairStarts, SCHEDULED_LANE } from '../../workers/fair-starts.js'
 import { checkHost } from '../net/host-check.js'
 import type { Resolve } from '../net/resolver.js'
 import { isPolicyRefusal, NON_PUBLIC_ERROR, POLICY_ERRORS, type TargetPolicy } from '../rules/target-policy.js'
@@ -69,14 +69,14 @@ export interface Prober {
 
 /**
  * A key holding at most this many on-demand checks (the new one included) is a light consumer: its
- * checks are probed by actors of their own (LocationPools' `lightActors`), apart from the actors
+ * checks are probed by actors of their own (Locations' `lightActors`), apart from the actors
  * busy with the heavy consumers' backlogs.
  */
 export const LIGHT_KEY_CHECKS = 2
 
 /**
  * The lane a check's work is taken in, on the main thread and in the actors
- * (lib/probing/fair-starts.ts): the scheduler's, which goes first, or the key's own, so that one
+ * (workers/fair-starts.ts): the scheduler's, which goes first, or the key's own, so that one
  * key's backlog does not hold up another's check.
  */
 export function laneOf(source: 'demand' | 'schedule', key: string | undefined): string {

@@ -1,6 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi'
 import type { RedisPing } from '../net/redis-ping.js'
 import { pingDatabase, type Db } from '../store/db.js'
+import type { LocationHealth } from '../probing/locations/index.js'
 
 /** What a client is told to wait before asking again while the database is unreachable. */
 const RETRY_AFTER_S = '5'
@@ -12,19 +13,23 @@ export type ScheduleHealth = 'ok' | 'behind'
  * 200 while the database answers, whatever the schedule: an instance that is behind still serves,
  * and a load balancer must not take it out (that would move its load onto the others). Redis is
  * reported (`null` when REDIS_URL is unset) but never makes it 503: without Redis every instance
- * still serves, with limits in its own memory.
+ * still serves, with limits in its own memory. `locations` says how each location reaches sites and,
+ * for one served by agents, how many answer now: a location with none leaves it at 200 too (the
+ * service serves; that location's checks are unconfirmed until an agent is back).
  */
 export function healthRoutes({
   db,
   schedule,
   instance,
-  redis
+  redis,
+  locations
 }: {
   db: Db
   schedule?: () => ScheduleHealth
   /** INSTANCE_ID: which instance behind the load balancer answered. */
   instance: string
   redis?: RedisPing | null
+  locations?: () => LocationHealth[]
 }): ServerRoute[] {
   return [
     {
@@ -34,10 +39,11 @@ export function healthRoutes({
       handler: async (_request, h) => {
         const [up, redisUp] = await Promise.all([pingDatabase(db), redis ? redis.ping() : null])
         const shared = redisUp === null ? null : redisUp ? 'ok' : 'unreachable'
+        const where = locations === undefined ? {} : { locations: locations() }
         return up
-          ? h.response({ status: 'ok', database: 'ok', schedule: schedule?.() ?? 'ok', instance, redis: shared })
+          ? h.response({ status: 'ok', database: 'ok', schedule: schedule?.() ?? 'ok', instance, redis: shared, ...where })
           : h
-              .response({ status: 'degraded', database: 'unreachable', instance, redis: shared, error: 'database unavailable' })
+              .response({ status: 'degraded', database: 'unreachable', instance, redis: shared, ...where, error: 'database unavailable' })
               .code(503)
               .header('Retry-After', RETRY_AFTER_S)
       }

@@ -11,6 +11,7 @@ import { checkRoutes } from './check.js'
 import { eventRoutes } from './events.js'
 import { fallbackRoutes } from './fallback.js'
 import { healthRoutes, type ScheduleHealth } from './health.js'
+import type { LocationHealth } from '../probing/locations/index.js'
 import { metricsRoutes } from './metrics.js'
 import type { RedisPing } from '../net/redis-ping.js'
 import { openApiRoutes } from './openapi.js'
@@ -36,6 +37,8 @@ export interface RouteDeps {
   states?: SiteStates
   /** Whether the scheduler keeps up, for /healthz; without one (no scheduler) it is `ok`. */
   schedule?: () => ScheduleHealth
+  /** What each location is made of (agents counted), for /healthz; without it, /healthz leaves it out. */
+  locations?: () => LocationHealth[]
   /** INSTANCE_ID, named by /healthz. */
   instance: string
   /** /healthz's Redis probe; null when REDIS_URL is unset. */

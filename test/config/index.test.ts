@@ -80,7 +80,8 @@ t.test('an empty environment gives the documented defaults', async (t) => {
       webhookKeyFile: resolve('data/webhook.key'),
       instanceId: `${hostname()}:${process.pid}`,
       redisUrl: null,
-      metricsToken: null
+      metricsToken: null,
+      nats: null
     }
   )
 })
@@ -454,4 +455,67 @@ t.test('a refused METRICS_TOKEN is not repeated in the error', async (t) => {
   const token = 'secret but spaced out'
   const message = configError(t, { METRICS_TOKEN: token })
   t.notOk(message.includes(token), message)
+})
+
+t.test('agent locations and NATS_URL', async (t) => {
+  const agents = JSON.stringify([{ label: 'Local 1, Local' }, { label: 'Frankfurt 1, Germany', agent: 'fra1' }])
+  const c = loadConfig({ LOCATIONS: agents, NATS_URL: 'nats://central:s%40cret@10.0.0.9:4222,nats://central:s%40cret@10.0.0.10' })
+  t.strictSame(
+    c.locations[1],
+    { label: 'Frankfurt 1, Germany', proxy: null, resolve: 'local', agent: 'fra1' },
+    'a location may name its agent'
+  )
+  t.strictSame(
+    c.nats,
+    { servers: ['10.0.0.9:4222', '10.0.0.10:4222'], tls: false, user: 'central', pass: 's@cret', token: null, credentialsFile: null },
+    'a cluster, one user'
+  )
+  t.match(loadConfig({ NATS_URL: 'tls://t0ken@nats.internal:4443' }).nats, {
+    servers: ['nats.internal:4443'],
+    tls: true,
+    token: 't0ken',
+    user: null
+  })
+  const seed = join(t.testdir({ 'agent.nk': 'SUAEXAMPLE\n' }), 'agent.nk')
+  t.match(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222', NATS_CREDENTIALS: seed }).nats, { credentialsFile: seed, user: null })
+
+  const refused: Array<[string, Record<string, string>, RegExp]> = [
+    [
+      'an agent location without NATS_URL',
+      { LOCATIONS: agents },
+      /^invalid configuration: NATS_URL: required when a location names an agent$/
+    ],
+    [
+      'an agent name that cannot be a subject',
+      { LOCATIONS: '[{"label":"Paris 1, France","agent":"Par.1"}]', NATS_URL: 'nats://n:4222' },
+      /LOCATIONS: .*agent "Par\.1" must be/
+    ],
+    [
+      'an agent beside a proxy',
+      { LOCATIONS: '[{"label":"Paris 1, France","agent":"par1","proxy":"http://p:3128"}]', NATS_URL: 'nats://n:4222' },
+      /LOCATIONS: /
+    ],
+    ['a URL of another scheme', { NATS_URL: 'http://central:pw@nats:4222' }, /^invalid configuration: NATS_URL: must be nats:\/\//],
+    [
+      'servers with different credentials',
+      { NATS_URL: 'nats://a:b@n1,nats://a:c@n2' },
+      /NATS_URL: every server must use the same scheme and credentials/
+    ],
+    [
+      'a credentials file that is not there',
+      { NATS_URL: 'nats://n:4222', NATS_CREDENTIALS: '/nonexistent/agent.creds' },
+      /NATS_CREDENTIALS: no such file/
+    ],
+    ['credentials beside a user', { NATS_URL: 'nats://u:p@n:4222', NATS_CREDENTIALS: seed }, /NATS_CREDENTIALS: give either it or a user/]
+  ]
+  for (const [title, env, message] of refused) {
+    t.throws(() => loadConfig(env), { name: 'ConfigError', message }, title)
+  }
+  let error: unknown
+  try {
+    loadConfig({ NATS_URL: 'http://central:hunter2@nats:4222' })
+  } catch (err) {
+    error = err
+  }
+  t.notMatch((error as Error).message, /hunter2/, 'a refused URL is not repeated')
 })

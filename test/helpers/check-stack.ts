@@ -2,7 +2,7 @@ import type { Test } from 'tap'
 import type { Server, ServerInjectResponse } from '@hapi/hapi'
 import { loadConfig } from '../../config/index.js'
 import { createProbing } from '../../lib/probing/build.js'
-import type { LocationPools } from '../../lib/probing/location-pool.js'
+import type { Locations } from '../../lib/probing/locations/index.js'
 import type { CheckResult } from '../../lib/probing/supervisor.js'
 import { createLogger } from '../../lib/logger.js'
 import { TEST_ACTORS } from './compiled.js'
@@ -11,7 +11,7 @@ import { bearer, testServer } from './server.js'
 
 export interface CheckStack {
   server: Server
-  pools: LocationPools
+  pools: Locations
   key: string
   /** Another key of the same service (checks pass it as `bearer(key)` in their headers). */
   issueKey: (options?: { name?: string; limit?: number | null }) => Promise<string>
@@ -42,9 +42,9 @@ export async function checkStack(
     /** A compiled actor module (test/helpers/compiled.ts); default the product's. */
     actorFile?: string
     keyLimit?: number
-    /** The scheduler's actors of their own (LocationPools' `scheduledActors`). */
+    /** The scheduler's actors of their own (Locations' `scheduledActors`). */
     scheduledActors?: boolean
-    /** The light consumers' actors of their own, started with the others (LocationPools' `lightActors`). */
+    /** The light consumers' actors of their own, started with the others (Locations' `lightActors`). */
     lightActors?: boolean
   }
 ): Promise<CheckStack> {
@@ -61,7 +61,7 @@ export async function checkStack(
   }
   const config = loadConfig(env)
   const results: CheckResult[] = []
-  const { pools, checks } = createProbing(config, {
+  const { locations: pools, checks } = createProbing(config, {
     logger: createLogger({ level: 'silent' }),
     userAgent: 'SiteStatusAPI/test',
     ...TEST_ACTORS,

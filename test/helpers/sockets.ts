@@ -1,3 +1,4 @@
+import type { Piscina } from 'piscina'
 import type { Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ActorStats } from '../../workers/location-actor.js'
@@ -19,7 +20,11 @@ export async function settle(counts: () => number[], ms = 3000): Promise<{ seen:
 
 /** The TCP connections each location's actor dialled and still holds (the actors' `stats` task). */
 export async function actorConnections(stack: CheckStack): Promise<number[]> {
-  const { pools, scheduledPools, lightPools } = stack.pools
+  const [pools, scheduledPools, lightPools] = (['demand', 'scheduled', 'light'] as const).map((cls) => stack.pools.actors(cls)) as [
+    Piscina[],
+    Piscina[],
+    Piscina[]
+  ]
   // An actor whose thread has not started (a light consumers' one before its first check) holds none.
   const held = async (pool: (typeof pools)[number]) =>
     pool.threads.length === 0 ? 0 : ((await pool.run({ stats: true })) as ActorStats).connections

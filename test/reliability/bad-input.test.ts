@@ -3,7 +3,7 @@ import http from 'node:http'
 import net, { type AddressInfo } from 'node:net'
 import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi'
 import { loadConfig } from '../../config/index.js'
-import { LocationPools } from '../../lib/probing/location-pool.js'
+import { Locations } from '../../lib/probing/locations/index.js'
 import { SiteStates } from '../../lib/monitoring/state/site-state.js'
 import { CheckSupervisor } from '../../lib/probing/supervisor.js'
 import { createLogger } from '../../lib/logger.js'
@@ -31,7 +31,7 @@ const env = {
   LOG_LEVEL: 'warn'
 }
 const config = loadConfig(env)
-const pools = new LocationPools({
+const pools = new Locations({
   ...TEST_POOL,
   locations: config.locations,
   connectTo: config.connectTo,

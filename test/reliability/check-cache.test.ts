@@ -4,7 +4,7 @@
  */
 import t, { type Test } from 'tap'
 import FakeTimers, { type Clock } from '@sinonjs/fake-timers'
-import type { LocationResult } from '../../lib/probing/location-pool.js'
+import type { LocationResult } from '../../lib/probing/locations/index.js'
 import { CheckSupervisor, type Prober } from '../../lib/probing/supervisor.js'
 
 const prober: Prober = {

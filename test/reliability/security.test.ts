@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../config/index.js'
 import { createProbing } from '../../lib/probing/build.js'
-import type { LocationPools } from '../../lib/probing/location-pool.js'
+import type { Locations } from '../../lib/probing/locations/index.js'
 import { createLogger } from '../../lib/logger.js'
 import { migratedDb } from '../helpers/db.js'
 import { cliEnv, lines, ROOT, runCli, startServe } from '../helpers/cli.js'
@@ -216,7 +216,7 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
   }
   const config = loadConfig(env)
   const logger = createLogger({ level: 'silent' })
-  const { pools } = createProbing(config, { logger, userAgent: 'security-test', ...TEST_ACTORS })
+  const { locations: pools } = createProbing(config, { logger, userAgent: 'security-test', ...TEST_ACTORS })
   t.teardown(() => pools.close())
   await pools.ready()
   const { db } = await migratedDb('sqlite', t)
@@ -224,13 +224,13 @@ t.test('the target policy table holds through redirects and through CONNECT_TO',
   /** A check path on the same actors, its supervisor judging by `CONNECT_TO` (and `lookup`) instead. */
   const serve = async (connectTo: string, lookup?: (host: string) => Promise<string[]>) => {
     let probes = 0
-    const counted = (actors: LocationPools) => ({
+    const counted = (actors: Locations) => ({
       probeAll: (domain: string) => {
         probes++
         return actors.probeAll(domain)
       }
     })
-    const { checks } = createProbing(loadConfig({ ...env, CONNECT_TO: connectTo }), { logger, lookup, pools, prober: counted })
+    const { checks } = createProbing(loadConfig({ ...env, CONNECT_TO: connectTo }), { logger, lookup, locations: pools, prober: counted })
     const { server, issueKey } = await testServer({ db, env, checks })
     const key = await issueKey({ limit: 1_000_000 })
     const check = async (domain: string) => {

@@ -2,7 +2,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { parseConnectTo } from '../../config/index.js'
-import { LocationPools } from '../../lib/probing/location-pool.js'
+import { Locations } from '../../lib/probing/locations/index.js'
 import { POLICY_REFUSAL } from '../../lib/rules/target-policy.js'
 import { createLogger } from '../../lib/logger.js'
 import { closedPort, startProxy } from '../helpers/targets.js'
@@ -40,8 +40,8 @@ const locations = proxies.map((p, i) => ({
   resolve: 'local' as const
 }))
 
-const pools = (allowPrivate: boolean): LocationPools => {
-  const p = new LocationPools({
+const pools = (allowPrivate: boolean): Locations => {
+  const p = new Locations({
     ...TEST_POOL,
     locations,
     connectTo,

@@ -1,7 +1,7 @@
 import http from 'node:http'
 import t from 'tap'
 import { parseConnectTo, type LocationConfig } from '../../config/index.js'
-import { LocationPools } from '../../lib/probing/location-pool.js'
+import { Locations } from '../../lib/probing/locations/index.js'
 import { CheckSupervisor, TargetPolicyError } from '../../lib/probing/supervisor.js'
 import { createResolver } from '../../lib/net/resolver.js'
 import { PORT_ERROR, PORT_REFUSAL, POLICY_REFUSAL } from '../../lib/rules/target-policy.js'
@@ -51,13 +51,13 @@ const connectTo = parseConnectTo(
   [`:443::${closed}`, `redis:80::${innerPort}`, `sneaky.test:80::${innerPort}`, `:80::${sitePort}`, `:22::${innerPort}`].join(',')
 )
 
-function pools(resolve: 'local' | 'proxy', allowPrivate = false): LocationPools {
+function pools(resolve: 'local' | 'proxy', allowPrivate = false): Locations {
   const locations: LocationConfig[] = proxies.map((p, i) => ({
     label: `Proxy ${i + 1}, Testland`,
     proxy: `http://127.0.0.1:${p.port}`,
     resolve
   }))
-  const p = new LocationPools({
+  const p = new Locations({
     ...TEST_POOL,
     locations,
     connectTo,

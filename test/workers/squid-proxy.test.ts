@@ -1,7 +1,7 @@
 import http from 'node:http'
 import t from 'tap'
 import { parseConnectTo, type LocationConfig } from '../../config/index.js'
-import { LocationPools } from '../../lib/probing/location-pool.js'
+import { Locations } from '../../lib/probing/locations/index.js'
 import { createLogger } from '../../lib/logger.js'
 import { startDnsServer } from '../helpers/dns-server.js'
 import { squidMissing, startSquid } from '../helpers/squid.js'
@@ -42,7 +42,7 @@ if (missing !== null) {
     proxy: `http://127.0.0.1:${squid.port}`,
     resolve: 'proxy'
   }))
-  const pools = new LocationPools({
+  const pools = new Locations({
     ...TEST_POOL,
     locations,
     connectTo: parseConnectTo(`:443::${closed},internal.corp:80::${innerPort},:80::${sitePort}`),

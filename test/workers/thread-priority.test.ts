@@ -1,3 +1,4 @@
+import type { Piscina } from 'piscina'
 /**
  * The API first: the scheduler's location actors run below the main thread's priority, and only
  * they do (workers/thread-priority.ts); the scheduler's probes go to them, on-demand probes to the
@@ -9,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import type { ActorStats } from '../../workers/location-actor.js'
 import { ACTOR_NICENESS } from '../../workers/thread-priority.js'
-import { SCHEDULED_LANE } from '../../lib/probing/fair-starts.js'
+import { SCHEDULED_LANE } from '../../workers/fair-starts.js'
 import { checkStack } from '../helpers/check-stack.js'
 import { closedPort } from '../helpers/targets.js'
 
@@ -42,7 +43,11 @@ t.test(
       scheduledActors: true,
       lightActors: true
     })
-    const { pools, scheduledPools, lightPools } = stack.pools
+    const [pools, scheduledPools, lightPools] = (['demand', 'scheduled', 'light'] as const).map((cls) => stack.pools.actors(cls)) as [
+      Piscina[],
+      Piscina[],
+      Piscina[]
+    ]
     const lowered = Math.min(19, main + ACTOR_NICENESS)
     const nice = (list: typeof pools) => Promise.all(list.map(async (pool) => ((await pool.run({ stats: true })) as ActorStats).nice))
     t.same(await nice(scheduledPools), [lowered, lowered, lowered], `each of the scheduler's actors says its nice value is ${lowered}`)

@@ -6,7 +6,7 @@ import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type S
 import type { SiteStatus } from '../../rules/consensus.js'
 import { outageStep, type OutageSnapshot } from '../../rules/outages.js'
 import { UPTIME_WINDOWS, type OutageSpan } from '../../rules/uptime.js'
-import type { LocationResult } from '../../probing/location-pool.js'
+import type { LocationResult } from '../../probing/locations/index.js'
 import type { RecordedCheck } from '../record/record-check.js'
 import { SerialisedRecords } from './serialised-records.js'
 import { currentVerdict, isFresh, statusRecord, type CurrentStatus, type StatusRecord } from './status-record.js'

@@ -1,5 +1,28 @@
 import { timestamp, type Json } from '../parts.js'
 
+/** How one location reaches sites, and for one served by agents, how many answer now. */
+const locationHealth: Json = {
+  type: 'array',
+  description: 'Every location, in LOCATIONS order: how it reaches sites; for one served by agents, how many answer now.',
+  items: {
+    type: 'object',
+    required: ['label', 'kind'],
+    properties: {
+      label: { type: 'string', minLength: 1 },
+      kind: { type: 'string', enum: ['local', 'proxy', 'agent'] },
+      agent: { type: 'string', pattern: '^[a-z0-9-]{1,32}$', description: 'The agent location (`site-status agent --location`).' },
+      agents: {
+        type: 'integer',
+        minimum: 0,
+        description: 'Agents that answered the last services ping (every few seconds); 0: none, its checks go unanswered (unconfirmed).'
+      },
+      last_seen: { type: ['string', 'null'], format: 'date-time', description: 'When an agent of it last answered a probe or a ping.' },
+      versions: { type: 'array', items: { type: 'string' }, description: 'The versions its agents run.' }
+    },
+    additionalProperties: false
+  }
+}
+
 /** The service's own answers: errors, health and the key's rate-limit budget. */
 export const serviceSchemas: Json = {
   Error: {
@@ -27,7 +50,8 @@ export const serviceSchemas: Json = {
         enum: ['ok', 'behind'],
         description:
           '`behind` when, over the last minute, a scheduled check was shed (it could not start within one interval of its due time) or more than 1% of those started were over 5 s late. The instance still serves.'
-      }
+      },
+      locations: locationHealth
     },
     additionalProperties: false
   },
@@ -39,6 +63,7 @@ export const serviceSchemas: Json = {
       database: { const: 'unreachable' },
       instance: { type: 'string', minLength: 1 },
       redis: { type: ['string', 'null'], enum: ['ok', 'unreachable', null] },
+      locations: locationHealth,
       error: { const: 'database unavailable' }
     },
     additionalProperties: false

@@ -49,7 +49,7 @@ t.test('an actor thread killed mid-probe: that location did not answer, the pool
   const pending = stack.check('hang.site.test')
   t.ok(await holds(() => live[0].open() >= 2 && web.open() >= 3, 2500), 'the probes hold connections through the proxies to the target')
   // A key with one check in flight is a light consumer: the light consumers' actors probe it.
-  await stack.pools.lightPools[0]?.threads[0]?.terminate()
+  await stack.pools.actors('light')[0]?.threads[0]?.terminate()
   const { status, body } = await pending
   t.equal(status, 200, 'the request still answers')
   t.match(body.locations[0], { status: 'error', error: 'location: worker failed' })
@@ -71,7 +71,9 @@ t.test('an actor that never answers is reported after the deadline and its margi
   })
   // The two live locations' actors: each has answered once its count of completed tasks moves.
   const completed = (): number[] =>
-    [1, 2].map((i) => total([...new Set([stack.pools.pools[i], stack.pools.lightPools[i]])].map((pool) => pool?.completed ?? 0)))
+    [1, 2].map((i) =>
+      total([...new Set([stack.pools.actors('demand')[i], stack.pools.actors('light')[i]])].map((pool) => pool?.completed ?? 0))
+    )
   const before = completed()
   const clock = fakeClock(t)
   const checking = watch(stack.check('ok.site.test'))
@@ -83,8 +85,8 @@ t.test('an actor that never answers is reported after the deadline and its margi
   clock.stop()
   t.match(body, { status: 'up', locations_answered: 2 })
   t.match(body.locations[0], { status: 'error', error: 'location: no answer in 5000 ms' })
-  const thread = stack.pools.lightPools[0]?.threads[0]
+  const thread = stack.pools.actors('light')[0]?.threads[0]
   await noLeaks(t, stack, openAtServers, 'after the silent check')
   await stack.pools.livenessChecked()
-  t.equal(stack.pools.lightPools[0]?.threads[0], thread, 'an actor that still answers pings keeps its thread')
+  t.equal(stack.pools.actors('light')[0]?.threads[0], thread, 'an actor that still answers pings keeps its thread')
 })

@@ -56,7 +56,7 @@ t.test('a wedged actor thread is replaced: the next check answers from every loc
     actorFile: WEDGED_ACTOR_FILE
   })
   // A key with one check in flight is a light consumer: the light consumers' actors probe it.
-  const pool = stack.pools.lightPools[0]
+  const pool = stack.pools.actors('light')[0]
   const wedged = pool?.threads[0]
   const { body } = await stack.check('wedge.site.test')
   t.match(body, { status: 'up', locations_answered: 2 })

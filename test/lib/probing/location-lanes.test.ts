@@ -1,5 +1,5 @@
 /**
- * An actor starts a busy lane's probes in turn with the others' (lib/probing/fair-starts.ts): a check
+ * An actor starts a busy lane's probes in turn with the others' (workers/fair-starts.ts): a check
  * sent behind another key's hundreds reaches its target long before the last of them, through the
  * real pool, actor thread and target.
  */

@@ -1,13 +1,14 @@
+import type { Piscina } from 'piscina'
 /**
  * A light consumer's check (a key holding few checks) is probed by actors of their own
- * (LocationPools' `lightActors`): even an on-demand actor whose thread is wedged by a heavy
+ * (Locations' `lightActors`): even an on-demand actor whose thread is wedged by a heavy
  * consumer's check does not hold it up (docs/decisions.md, Probing). Their threads start with the
  * first such check, which the on-demand actors take meanwhile, and stop when idle.
  */
 import t from 'tap'
 import { loadConfig } from '../../../config/index.js'
 import { createLogger } from '../../../lib/logger.js'
-import { LocationPools } from '../../../lib/probing/location-pool.js'
+import { Locations } from '../../../lib/probing/locations/index.js'
 import { LIGHT_KEY_CHECKS } from '../../../lib/probing/supervisor.js'
 import { checkStack } from '../../helpers/check-stack.js'
 import { holds } from '../../helpers/poll.js'
@@ -61,7 +62,7 @@ t.test('a light key’s check answers from every location while a heavy key’s 
 
 t.test('the light consumers’ actors start with the first light check and stop when idle', async (t) => {
   const config = loadConfig({ CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${web.port}`, PROBE_TIMEOUT_MS: '1000' })
-  const pools = new LocationPools({
+  const pools = new Locations({
     ...TEST_POOL,
     locations: config.locations,
     connectTo: config.connectTo,
@@ -77,10 +78,10 @@ t.test('the light consumers’ actors start with the first light check and stop 
   t.teardown(() => pools.close())
   // As the service runs from the build (from the sources, ready() starts them too).
   await pools.ready({ light: false })
-  const threads = (list: typeof pools.pools) => list.map((pool) => pool.threads.length)
-  t.same(threads(pools.pools), [1, 1, 1], 'the on-demand actors run once ready')
-  t.same(threads(pools.lightPools), [0, 0, 0], 'the light consumers’ have not started')
-  const completed = (list: typeof pools.pools) => list.map((pool) => pool.completed)
+  const threads = (list: Piscina[]) => list.map((pool) => pool.threads.length)
+  t.same(threads(pools.actors('demand')), [1, 1, 1], 'the on-demand actors run once ready')
+  t.same(threads(pools.actors('light')), [0, 0, 0], 'the light consumers’ have not started')
+  const completed = (list: Piscina[]) => list.map((pool) => pool.completed)
   const statuses = async () => (await pools.probeAll('ok.site.test', 'key:1', true)).map((a) => a.status)
   t.same(
     await Promise.all([statuses(), statuses()]),
@@ -91,15 +92,15 @@ t.test('the light consumers’ actors start with the first light check and stop 
     'the first light check, and one sent with it, are answered by every location'
   )
   // Each on-demand actor has run its start-up ping and these two probes.
-  t.same(completed(pools.pools), [3, 3, 3], 'by the on-demand actors, without waiting for the light consumers’ to start')
-  t.same(threads(pools.lightPools), [1, 1, 1], 'the first light check started them')
-  t.ok(await holds(() => completed(pools.lightPools).every((n) => n === 1), 30_000), 'they answer their start-up ping')
+  t.same(completed(pools.actors('demand')), [3, 3, 3], 'by the on-demand actors, without waiting for the light consumers’ to start')
+  t.same(threads(pools.actors('light')), [1, 1, 1], 'the first light check started them')
+  t.ok(await holds(() => completed(pools.actors('light')).every((n) => n === 1), 30_000), 'they answer their start-up ping')
   t.same(await statuses(), ['up', 'up', 'up'])
-  t.same(completed(pools.lightPools), [2, 2, 2], 'once started, they take the light checks')
-  t.same(completed(pools.pools), [3, 3, 3], 'the on-demand actors no more')
-  t.ok(await holds(() => threads(pools.lightPools).every((n) => n === 0), 30_000), 'idle, their threads stop')
-  t.same(threads(pools.pools), [1, 1, 1], 'the on-demand actors’ do not')
+  t.same(completed(pools.actors('light')), [2, 2, 2], 'once started, they take the light checks')
+  t.same(completed(pools.actors('demand')), [3, 3, 3], 'the on-demand actors no more')
+  t.ok(await holds(() => threads(pools.actors('light')).every((n) => n === 0), 30_000), 'idle, their threads stop')
+  t.same(threads(pools.actors('demand')), [1, 1, 1], 'the on-demand actors’ do not')
   t.same(await statuses(), ['up', 'up', 'up'], 'the next light check is answered')
-  t.same(completed(pools.pools), [4, 4, 4], 'by the on-demand actors')
-  t.same(threads(pools.lightPools), [1, 1, 1], 'and starts them again')
+  t.same(completed(pools.actors('demand')), [4, 4, 4], 'by the on-demand actors')
+  t.same(threads(pools.actors('light')), [1, 1, 1], 'and starts them again')
 })

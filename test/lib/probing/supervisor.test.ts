@@ -9,8 +9,8 @@ import {
   type Prober
 } from '../../../lib/probing/supervisor.js'
 import { Admission } from '../../../lib/probing/admission.js'
-import { SCHEDULED_LANE } from '../../../lib/probing/fair-starts.js'
-import type { LocationAnswer, LocationErrorCode, LocationResult } from '../../../lib/probing/location-pool.js'
+import { SCHEDULED_LANE } from '../../../workers/fair-starts.js'
+import type { LocationAnswer, LocationErrorCode, LocationResult } from '../../../lib/probing/locations/index.js'
 import { PORT_ERROR, PORT_REFUSAL } from '../../../lib/rules/target-policy.js'
 
 /** A prober that answers `up` from three locations after `delayMs`, counting its runs. */

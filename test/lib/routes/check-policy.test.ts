@@ -37,7 +37,7 @@ async function target(address: string): Promise<{ port: number; hits: string[]; 
 async function stack(t: Test, env: Record<string, string>, lookup?: (host: string) => Promise<string[]>) {
   const config = loadConfig({ PROBE_TIMEOUT_MS: '2000', CACHE_TTL_S: '0', ...env })
   let probes = 0
-  const { pools, checks } = createProbing(config, {
+  const { locations: pools, checks } = createProbing(config, {
     logger: createLogger({ level: 'silent' }),
     userAgent: 'policy-test',
     ...TEST_ACTORS,

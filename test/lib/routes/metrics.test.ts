@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { gunzipSync } from 'node:zlib'
 import t from 'tap'
-import type { LocationResult } from '../../../lib/probing/location-pool.js'
+import type { LocationResult } from '../../../lib/probing/locations/index.js'
 import { parseExposition, samplesOf } from '../../helpers/exposition.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
 import { PROMTOOL, prometheusMissing } from '../../helpers/prometheus.js'

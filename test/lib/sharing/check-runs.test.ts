@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
-import type { LocationResult } from '../../../lib/probing/location-pool.js'
+import type { LocationResult } from '../../../lib/probing/locations/index.js'
 import { CheckSupervisor, type Outcome, type Prober } from '../../../lib/probing/supervisor.js'
 import { SharedCheckRuns } from '../../../lib/sharing/check-runs.js'
 import type { Db } from '../../../lib/store/db.js'

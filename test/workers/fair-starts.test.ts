@@ -1,6 +1,6 @@
 import t from 'tap'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { FairStarts, SCHEDULED_LANE } from '../../../lib/probing/fair-starts.js'
+import { FairStarts, SCHEDULED_LANE } from '../../workers/fair-starts.js'
 
 /** Records the order in which probes start; each probe resolves with its own name. */
 function recorder() {
