@@ -1,0 +1,195 @@
+/**
+ * A real NATS server (Debian's `nats-server`) on a free loopback port, that a test may stop, kill
+ * and start again on the same port with the same configuration. Fails (never skips) when the binary
+ * is missing; scripts/prerequisites.sh installs it. The machine's own NATS on port 4222 is never used.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import net from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Test } from 'tap'
+import { holds } from './poll.js'
+import { recordOutputOf } from './suite-log.js'
+import { freePort } from './targets.js'
+
+export const NATS_SERVER = '/usr/sbin/nats-server'
+const SHIPPED = fileURLToPath(new URL('../../deploy/nats.conf', import.meta.url))
+const SHIPPED_LISTEN = /^listen: 0\.0\.0\.0:4222$/m
+const PASSWORD_VARIABLE = /^\s*password: \$([A-Z][A-Z0-9_]*)$/gm
+
+/** A subject list, or allow and deny lists; a subject may carry a queue group (`'subject queue'`). */
+export type NatsSubjects = string | string[] | { allow?: string[]; deny?: string[] }
+
+/** One user of the server's `authorization` block, in NATS's own configuration terms. */
+export interface NatsUser {
+  user: string
+  password: string
+  permissions?: {
+    publish?: NatsSubjects
+    subscribe?: NatsSubjects
+    /** Publishing on the reply subjects of received requests; with no `publish`, nothing else. */
+    allow_responses?: boolean | { max?: number; expires?: string }
+  }
+}
+
+export interface NatsOptions {
+  /**
+   * Runs the shipped deploy/nats.conf, listening on the test's port instead of 0.0.0.0:4222. Each
+   * of its password variables ($NATS_..._PASSWORD) is set in the server's environment: from `env`
+   * when given there, else to a fresh random password (see `env` of the result).
+   */
+  shipped?: boolean
+  /** Without `shipped`: the users of an `authorization` block; none, no authorization at all. */
+  users?: NatsUser[]
+  /** Variables for the server's environment (the configuration reads `$NAME` from there). */
+  env?: Record<string, string>
+}
+
+/** A private nats-server; its process ends at the test's teardown. */
+export interface PrivateNats {
+  /** `nats://127.0.0.1:<port>`, without credentials (see natsUrlWithAuth). */
+  url: string
+  port: number
+  /** The variables the server was started with: with `shipped`, every password of the shipped file. */
+  env: Readonly<Record<string, string>>
+  /** Stops the server (SIGTERM) and resolves once it has exited; clients see the connection close. */
+  stop(): Promise<void>
+  /** Kills the server (SIGKILL) and resolves once it has exited, as a crash would. */
+  kill(): Promise<void>
+  /** Starts it again on the same port and configuration; resolves once it accepts clients. */
+  start(): Promise<void>
+  running(): boolean
+}
+
+/**
+ * `url` with a user and password in it, as NATS_URL carries them. nats.js 2.29 ignores credentials
+ * in a server URL: whoever connects from such a URL passes them as `user` and `pass` itself.
+ */
+export function natsUrlWithAuth(url: string, user: string, pass: string): string {
+  const { protocol, host } = new URL(url)
+  return `${protocol}//${encodeURIComponent(user)}:${encodeURIComponent(pass)}@${host}`
+}
+
+/** The shipped configuration listening on `port`, and the password variables it reads. */
+function shippedConfig(port: number): { text: string; variables: string[] } {
+  const shipped = readFileSync(SHIPPED, 'utf8')
+  const variables = [...shipped.matchAll(PASSWORD_VARIABLE)].map((m) => m[1]!)
+  if (!SHIPPED_LISTEN.test(shipped) || variables.length === 0) {
+    throw new Error('deploy/nats.conf changed shape: update test/helpers/nats.ts')
+  }
+  return { text: shipped.replace(SHIPPED_LISTEN, `listen: 127.0.0.1:${port}`), variables }
+}
+
+/** NATS's configuration format reads JSON, so users and permissions are written as such. */
+function writtenConfig(port: number, users: NatsUser[] | undefined): string {
+  const lines = [`listen: 127.0.0.1:${port}`]
+  if (users !== undefined && users.length > 0) lines.push(`authorization: ${JSON.stringify({ users })}`)
+  return `${lines.join('\n')}\n`
+}
+
+/** Whether a server listens on `port` and greets with its INFO line, as it does every client. */
+function greets(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port })
+    let received = ''
+    const settle = (ok: boolean): void => {
+      socket.destroy()
+      resolve(ok)
+    }
+    socket.setTimeout(2000, () => {
+      settle(false)
+    })
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString()
+      if (received.includes('\r\n')) settle(received.startsWith('INFO {'))
+    })
+    socket.on('error', () => {
+      settle(false)
+    })
+    socket.on('close', () => {
+      settle(false)
+    })
+  })
+}
+
+export async function startNats(t: Test, { shipped = false, users, env = {} }: NatsOptions = {}): Promise<PrivateNats> {
+  if (!existsSync(NATS_SERVER)) {
+    throw new Error(`${NATS_SERVER} is missing: run scripts/prerequisites.sh (it installs Debian's nats-server)`)
+  }
+  if (shipped && users !== undefined) throw new Error('startNats: `users` belong to a written configuration, not to `shipped`')
+  const port = await freePort()
+  const vars: Record<string, string> = {}
+  let config: string
+  if (shipped) {
+    const { text, variables } = shippedConfig(port)
+    // Letters and digits after a letter: nats-server parses a variable's value as configuration.
+    for (const name of variables) vars[name] = `p${randomBytes(12).toString('hex')}`
+    config = text
+  } else {
+    config = writtenConfig(port, users)
+  }
+  Object.assign(vars, env)
+  const dir = mkdtempSync(join(tmpdir(), 'site-status-nats-'))
+  const file = join(dir, 'nats.conf')
+  writeFileSync(file, config)
+
+  let child: ChildProcess | null = null
+  let exited: Promise<void> = Promise.resolve()
+  let lastLines: string[] = []
+  // A test process that dies must not leave a server behind.
+  const killOnExit = (): void => {
+    child?.kill('SIGKILL')
+  }
+  process.once('exit', killOnExit)
+
+  const start = async (): Promise<void> => {
+    if (child !== null) throw new Error('the private nats-server is already running')
+    const proc = spawn(NATS_SERVER, ['-c', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...vars } })
+    child = proc
+    lastLines = []
+    for (const stream of [proc.stdout, proc.stderr]) {
+      recordOutputOf(stream)
+      stream.on('data', (chunk: Buffer) => {
+        lastLines = [...lastLines, ...chunk.toString().split('\n').filter(Boolean)].slice(-5)
+      })
+    }
+    // 'close', not 'exit': by then its last lines (a configuration error) have been read too.
+    exited = new Promise<void>((resolve) =>
+      proc.once('close', () => {
+        if (child === proc) child = null
+        resolve()
+      })
+    )
+    const up = await holds(async () => child !== proc || (await greets(port)), 10_000)
+    if (child !== proc) throw new Error(`nats-server exited while starting: ${lastLines.join(' | ')}`)
+    if (!up) throw new Error(`nats-server did not accept clients on port ${port} within 10 s: ${lastLines.join(' | ')}`)
+  }
+
+  const end = async (signal: NodeJS.Signals): Promise<void> => {
+    const proc = child
+    if (proc === null) return
+    proc.kill(signal)
+    const killer = setTimeout(() => proc.kill('SIGKILL'), 10_000)
+    await exited
+    clearTimeout(killer)
+  }
+
+  t.teardown(async () => {
+    process.removeListener('exit', killOnExit)
+    await end('SIGKILL')
+    rmSync(dir, { recursive: true, force: true })
+  })
+  await start()
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    env: vars,
+    stop: () => end('SIGTERM'),
+    kill: () => end('SIGKILL'),
+    start,
+    running: () => child !== null
+  }
+}
