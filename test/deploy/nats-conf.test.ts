@@ -4,6 +4,7 @@
  */
 import t from 'tap'
 import { connect, ErrorCode, Events, RequestStrategy, StringCodec, type NatsConnection } from 'nats'
+import { probeQueue } from '../../lib/net/agent-protocol.js'
 import { startNats } from '../helpers/nats.js'
 import { holds } from '../helpers/poll.js'
 
@@ -36,10 +37,10 @@ function violationsOf(nc: NatsConnection): Array<{ operation: string; subject: s
   return seen
 }
 
-/** Answers fra1's probe requests in queue group probe.fra1, as an agent without the services API would. */
+/** Answers fra1's probe requests in queue group probe-fra1, as an agent without the services API would. */
 function answerProbes(agent: NatsConnection): void {
   agent.subscribe('site-status.probe.fra1', {
-    queue: 'probe.fra1',
+    queue: probeQueue('fra1'),
     callback: (_err, msg) => {
       msg.respond(sc.encode(`probed ${msg.string()}`))
     }
@@ -124,7 +125,7 @@ t.test('an agent on the services API answers requests and the PING, INFO and STA
   const service = await agent.services.add({ name: AGENT, version: '1.0.0' })
   service.addEndpoint('probe', {
     subject: 'site-status.probe.fra1',
-    queue: 'probe.fra1',
+    queue: probeQueue('fra1'),
     handler: (_err, msg) => {
       msg.respond(sc.encode(`probed ${msg.string()}`))
     }
