@@ -6,6 +6,7 @@ import { dnsTimeoutFor } from '../net/resolver.js'
 import type { TargetPolicy } from '../rules/target-policy.js'
 import { classesOfService } from '../probing/locations/classes.js'
 import { LocalLocation } from '../probing/locations/local.js'
+import { ANSWER_MARGIN_MS } from '../probing/locations/location.js'
 import type { AgentConfig } from './config.js'
 import { packageVersion } from './version.js'
 
@@ -101,20 +102,29 @@ export async function startAgent({
       msg.respondError(503, 'agent at capacity')
       return
     }
+    // A probe ends by its own deadline; one that has not by then points at a wedged actor, which
+    // the location checks and replaces, as the central does for its own.
+    const overdue = setTimeout(() => {
+      location.missed(request.class)
+    }, config.probeTimeoutMs + ANSWER_MARGIN_MS)
     const running = location
       .probe({ domain: request.domain, lane: request.lane, cls: request.class, userAgent: request.user_agent })
       .then(({ code, ...rest }) => {
         probed++
-        msg.respond(JSON.stringify({ result: { ...rest, code: code ?? null }, agent: service.info().id }))
+        msg.respond(JSON.stringify({ result: { ...rest, code: code ?? null }, agent: id }))
       })
       .catch((err: unknown) => {
         logger.error({ err: { message: (err as Error).message } }, 'probe request failed')
       })
-      .finally(() => inFlight.delete(running))
+      .finally(() => {
+        clearTimeout(overdue)
+        inFlight.delete(running)
+      })
     inFlight.add(running)
   }
 
   let service: Service
+  let id = ''
   try {
     service = await conn.services.add({
       name: AGENT_SERVICE,
@@ -123,6 +133,7 @@ export async function startAgent({
       metadata: { location: config.location, instance: config.instanceId },
       queue: probeQueue(config.location)
     })
+    id = service.info().id
     service.addEndpoint('probe', {
       subject: probeSubject(config.location),
       queue: probeQueue(config.location),
@@ -146,11 +157,11 @@ export async function startAgent({
       else if (status.type === Events.Reconnect) logger.info('NATS connection back')
     }
   })()
-  logger.info({ location: config.location, id: service.info().id, version }, 'agent serving')
+  logger.info({ location: config.location, id, version }, 'agent serving')
 
   let stopping: Promise<void> | undefined
   return {
-    id: service.info().id,
+    id,
     counts: () => ({ probed, refused }),
     stop: () => {
       stopping ??= (async () => {

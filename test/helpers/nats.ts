@@ -46,6 +46,8 @@ export interface NatsOptions {
   users?: NatsUser[]
   /** Variables for the server's environment (the configuration reads `$NAME` from there). */
   env?: Record<string, string>
+  /** Without `shipped`: TLS required of every client, with this certificate and key (files). */
+  tls?: { certFile: string; keyFile: string }
 }
 
 /** A private nats-server; its process ends at the test's teardown. */
@@ -84,9 +86,10 @@ function shippedConfig(port: number): { text: string; variables: string[] } {
 }
 
 /** NATS's configuration format reads JSON, so users and permissions are written as such. */
-function writtenConfig(port: number, users: NatsUser[] | undefined): string {
+function writtenConfig(port: number, users: NatsUser[] | undefined, tls: NatsOptions['tls']): string {
   const lines = [`listen: 127.0.0.1:${port}`]
   if (users !== undefined && users.length > 0) lines.push(`authorization: ${JSON.stringify({ users })}`)
+  if (tls !== undefined) lines.push(`tls: ${JSON.stringify({ cert_file: tls.certFile, key_file: tls.keyFile })}`)
   return `${lines.join('\n')}\n`
 }
 
@@ -115,7 +118,7 @@ function greets(port: number): Promise<boolean> {
   })
 }
 
-export async function startNats(t: Test, { shipped = false, users, env = {} }: NatsOptions = {}): Promise<PrivateNats> {
+export async function startNats(t: Test, { shipped = false, users, env = {}, tls }: NatsOptions = {}): Promise<PrivateNats> {
   if (!existsSync(NATS_SERVER)) {
     throw new Error(`${NATS_SERVER} is missing: run scripts/prerequisites.sh (it installs Debian's nats-server)`)
   }
@@ -129,7 +132,7 @@ export async function startNats(t: Test, { shipped = false, users, env = {} }: N
     for (const name of variables) vars[name] = `p${randomBytes(12).toString('hex')}`
     config = text
   } else {
-    config = writtenConfig(port, users)
+    config = writtenConfig(port, users, tls)
   }
   Object.assign(vars, env)
   const dir = mkdtempSync(join(tmpdir(), 'site-status-nats-'))

@@ -1,0 +1,108 @@
+/**
+ * One `site-status agent` process from the build on a private nats-server: it holds its own target
+ * policy whatever the central allows, reads each request strictly (refused ones are logged and
+ * never probed), signs in with an nkey seed file, and reaches NATS over TLS when the URL says so.
+ */
+import t from 'tap'
+import http from 'node:http'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { connect, nkeys } from 'nats'
+import { natsUsers, startAgentProcess } from '../../helpers/agents.js'
+import { startNats, natsUrlWithAuth, type NatsUser } from '../../helpers/nats.js'
+import { holds } from '../../helpers/poll.js'
+import { closedPort, makeCert, serveOnLoopback } from '../../helpers/targets.js'
+import { startTrackedService, type TargetPorts } from '../../helpers/tracked-service.js'
+
+t.test('an agent holds its own target policy and reads requests strictly', async (t) => {
+  const password = `p${randomBytes(12).toString('hex')}`
+  // This agent signs in with an nkey seed file (NATS_CREDENTIALS) instead of a password.
+  const pair = nkeys.createUser()
+  const seedFile = join(t.testdir({ 'lon1.nk': new TextDecoder().decode(pair.getSeed()) }), 'lon1.nk')
+  const [central, lon1] = natsUsers(password, ['lon1']) as [NatsUser, NatsUser]
+  const { user: _user, password: _password, ...byKey } = lon1
+  const nats = await startNats(t, { users: [central, { ...byKey, nkey: pair.getPublicKey() } as unknown as NatsUser] })
+  let ports: TargetPorts | undefined
+  const tracked = await startTrackedService(t, {
+    engine: 'sqlite',
+    site: { domain: 'shop.test', name: 'Shop' },
+    env: (p) => {
+      ports = p
+      return {
+        LOCATIONS: JSON.stringify([{ label: 'Local 1, Local' }, { label: 'London 1, United Kingdom', agent: 'lon1' }]),
+        NATS_URL: natsUrlWithAuth(nats.url, 'central', password),
+        CACHE_TTL_S: '0'
+      }
+    }
+  })
+  const { http: web, closed } = ports as TargetPorts
+  // No ALLOW_PRIVATE_TARGETS: the agent refuses loopback, whatever the central allows.
+  const agent = await startAgentProcess(t, 'lon1', {
+    NATS_URL: nats.url,
+    NATS_CREDENTIALS: seedFile,
+    CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${web}`
+  })
+  const res = await fetch(`${tracked.service.server.info.uri}/api/v1/check`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tracked.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ domain: 'private.site.test' })
+  })
+  const body = await res.json()
+  t.equal(res.status, 200, 'the check answers')
+  t.match(body.locations, [
+    { location: 'Local 1, Local', status: 'up' },
+    { location: 'London 1, United Kingdom', status: 'error', error: "agent: the agent's target policy refused the target" }
+  ])
+  t.equal(body.locations_answered, 1, 'the refusing location counts neither up nor down')
+  t.equal(tracked.hosts.filter((h) => h === 'private.site.test').length, 1, 'only the local location reached the target')
+
+  // Requests the central would never send, straight onto the location's subject.
+  const nc = await connect({ servers: nats.url.replace('nats://', ''), user: 'central', pass: password })
+  t.teardown(() => nc.close())
+  const bad = [
+    { v: 1, domain: '127.0.0.1', class: 'demand', user_agent: 'x' },
+    { v: 1, domain: 'Private.Site.Test', class: 'demand', user_agent: 'x' },
+    { v: 1, domain: 'private.site.test', class: 'demand', user_agent: 'x', address: '127.0.0.1' },
+    { v: 2, domain: 'private.site.test', class: 'demand', user_agent: 'x' },
+    'not json'
+  ]
+  const before = tracked.hosts.length
+  for (const payload of bad) {
+    const reply = await nc.request('site-status.probe.lon1', typeof payload === 'string' ? payload : JSON.stringify(payload), {
+      timeout: 5000
+    })
+    t.equal(reply.headers?.get('Nats-Service-Error-Code'), '400', `refused: ${JSON.stringify(payload)}`)
+  }
+  t.equal(tracked.hosts.length, before, 'none was probed')
+  const logged = () => agent.output().split('refused an invalid probe request').length - 1
+  t.ok(await holds(() => logged() === bad.length, 5000), 'each is logged')
+})
+
+t.test('an agent reaches NATS over TLS when NATS_URL says tls://', async (t) => {
+  const password = `p${randomBytes(12).toString('hex')}`
+  const cert = makeCert()
+  const dir = t.testdir({ 'cert.pem': cert.cert, 'key.pem': cert.key })
+  const nats = await startNats(t, {
+    users: natsUsers(password, ['tls1']),
+    tls: { certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem') }
+  })
+  const web = http.createServer((_req, res) => res.writeHead(200).end('ok'))
+  const port = await serveOnLoopback(t, web)
+  const closed = await closedPort()
+  const agent = await startAgentProcess(t, 'tls1', {
+    NATS_URL: natsUrlWithAuth(nats.url, 'agent-tls1', password).replace('nats://', 'tls://'),
+    // The test's own CA, as an operator's private one would be given.
+    NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem'),
+    ALLOW_PRIVATE_TARGETS: '1',
+    CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${port}`
+  })
+  t.match(agent.output(), /"agent serving"/, 'it connects')
+  const nc = await connect({ servers: `127.0.0.1:${nats.port}`, user: 'central', pass: password, tls: { ca: cert.cert } })
+  t.teardown(() => nc.close())
+  const reply = await nc.request(
+    'site-status.probe.tls1',
+    JSON.stringify({ v: 1, domain: 'tls.site.test', class: 'demand', user_agent: 'tls-test' }),
+    { timeout: 10_000 }
+  )
+  t.match(JSON.parse(new TextDecoder().decode(reply.data)), { result: { status: 'up', http_code: 200 } }, 'and serves probes')
+})
