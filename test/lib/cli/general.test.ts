@@ -8,7 +8,7 @@ import { createTestDatabase, engines } from '../../helpers/db.js'
 
 /** Nothing listens on port 1: a database URL that can never be reached. */
 const UNREACHABLE = 'mysql://root@127.0.0.1:1/x'
-const TOP_COMMANDS = ['serve', 'migrate', 'keys', 'sites']
+const TOP_COMMANDS = ['serve', 'agent', 'migrate', 'keys', 'sites']
 const KEYS_SUBCOMMANDS = ['keys create --name NAME [--limit N] [--scopes LIST]', 'keys list', 'keys revoke ID']
 const SITES_SUBCOMMANDS = ['sites add DOMAIN [--name NAME]', 'sites remove DOMAIN', 'sites list', 'sites import FILE']
 
@@ -37,7 +37,8 @@ t.test('help', async (t) => {
         [...SITES_SUBCOMMANDS, 'FILE - reads standard input']
       ],
       [['migrate', '--help'], ['usage: site-status migrate']],
-      [['serve', '--help'], ['usage: site-status serve']]
+      [['serve', '--help'], ['usage: site-status serve']],
+      [['agent', '--help'], ['usage: site-status agent --location ID']]
     ]
     for (const [args, mentions] of cases) {
       const res = await runCli(args, { env })
@@ -169,3 +170,29 @@ t.test(
     t.match(res.stdout, /usage: site-status COMMAND/, 'and prints its help')
   }
 )
+
+t.test('site-status agent refuses a bad start with one line, naming what is wrong', async (t) => {
+  const nats = 'nats://agent-fra1:hunter2@127.0.0.1:1'
+  const cases: Array<[string[], Record<string, string>, RegExp, number]> = [
+    [['agent'], { NATS_URL: nats }, /^site-status: agent needs --location ID \(see site-status --help\)$/, 2],
+    [['agent', '--location', 'Fra.1'], { NATS_URL: nats }, /^site-status: --location: "Fra\.1" must be 1 to 32 lower-case/, 1],
+    [['agent', '--location', 'fra1'], {}, /^site-status: invalid configuration: NATS_URL: required by the agent$/, 1],
+    [
+      ['agent', '--location', 'fra1'],
+      { NATS_URL: nats, PROBE_TIMEOUT_MS: 'soon' },
+      /^site-status: invalid configuration: PROBE_TIMEOUT_MS: /,
+      1
+    ],
+    [['agent', '--location', 'fra1'], { NATS_URL: 'http://x:4222' }, /^site-status: invalid configuration: NATS_URL: must be nats:\/\//, 1],
+    // Not the agent's variable: left alone.
+    [['agent', '--location', 'fra1'], { NATS_URL: nats, PORT: 'none' }, /^site-status: cannot reach NATS at NATS_URL$/, 1]
+  ]
+  for (const [args, env, message, code] of cases) {
+    const res = await spawnCli(args, { env })
+    t.equal(res.code, code, `${args.join(' ')} ${JSON.stringify(env)}: exits ${code}`)
+    t.equal(lines(res.stderr).length, 1, 'one stderr line')
+    t.match(res.stderr.trimEnd(), message)
+    t.notMatch(res.stderr, /hunter2/, 'never the password')
+    t.notOk(hasStackTrace(res.stderr), 'no stack trace')
+  }
+})
