@@ -81,7 +81,7 @@ export async function startService({
   const db = openDb(config.databaseUrl)
   // Never awaited: an instance starts, and serves, whether or not Redis answers yet.
   const redis = config.redisUrl === null ? null : new SharedRedis({ url: config.redisUrl, logger })
-  let pools: Locations | undefined
+  let locations: Locations | undefined
   let monitoring: Monitoring | undefined
   let webhooks: WebhookDispatcher | undefined
   const outbound = createPost({ policy: targetPolicy(config), dnsServers: config.dnsServers, userAgent: userAgent(config.publicUrl) })
@@ -107,9 +107,9 @@ export async function startService({
       }
     })
     const { admission, checks } = probing
-    pools = probing.locations
+    locations = probing.locations
     // The first checks must not count actor start-up against their deadline.
-    await pools.ready()
+    await locations.ready()
     monitoring = await startMonitoring({
       db,
       states,
@@ -192,7 +192,7 @@ export async function startService({
     let stopping: Promise<void> | undefined
     const stop = (): Promise<void> => {
       stopping ??= (async () => {
-        pools?.stopping(STOP_GRACE_MS)
+        locations?.stopping(STOP_GRACE_MS)
         // No new scheduled checks from now on; the ones running end within the grace, while the
         // listener closes and the requests in flight finish.
         const scheduled = monitoring?.stop()
@@ -210,7 +210,7 @@ export async function startService({
         if (!(await recorder.flush(FLUSH_TIMEOUT_MS))) logger.warn({ pending: recorder.pending() }, 'checks not recorded at stop')
         recorder.close()
         await monitoring?.retire()
-        await pools?.close()
+        await locations?.close()
         await db.destroy()
         lock?.release()
         await redis?.close()
@@ -223,7 +223,7 @@ export async function startService({
     await outbound.close().catch(() => {})
     await monitoring?.stop().catch(() => {})
     await feed?.stop().catch(() => {})
-    await pools?.close().catch(() => {})
+    await locations?.close().catch(() => {})
     await db.destroy().catch(() => {})
     lock?.release()
     await redis?.close().catch(() => {})
