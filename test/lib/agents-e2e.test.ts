@@ -10,7 +10,11 @@
 import t, { type Test } from 'tap'
 import http from 'node:http'
 import { randomBytes } from 'node:crypto'
+import { createLogger } from '../../lib/logger.js'
+import { startService } from '../../lib/main.js'
+import { TEST_ACTORS } from '../helpers/compiled.js'
 import { engines } from '../helpers/db.js'
+import { LogCapture } from '../helpers/server.js'
 import { natsUsers, startAgentProcess, type AgentProcess } from '../helpers/agents.js'
 import { startNats, natsUrlWithAuth, type PrivateNats } from '../helpers/nats.js'
 import { holds, until } from '../helpers/poll.js'
@@ -140,7 +144,22 @@ for (const engine of engines()) {
     const metrics = await fetch(`${s.base}/metrics`, { headers: { authorization: `Bearer ${s.tracked.key}` } }).then((r) => r.text())
     t.match(metrics, `site_status_location_agents{location="${LABELS.fra1}"} 2`, '/metrics counts the agents')
     t.match(metrics, /site_status_location_agent_info\{location="Frankfurt 1, Germany",version="[^"]+"\} 1/)
-    if (engine !== 'sqlite') return
+    if (engine === 'mysql') {
+      // A second instance on the same database talks to the same agents.
+      const second = await startService({
+        config: { ...s.tracked.config, instanceId: 'second' },
+        actors: TEST_ACTORS,
+        logger: createLogger({ level: 'info', stream: new LogCapture() })
+      })
+      t.teardown(() => second.stop())
+      const res = await fetch(`${second.server.info.uri}/api/v1/check`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.tracked.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ domain: 'second.site.test' })
+      })
+      t.match(await res.json(), { status: 'up', locations_answered: 3 }, 'a second instance is answered by the same agents')
+      return
+    }
 
     // kill -9 of one of fra1's agents while probes hang at every location.
     const hanging: Array<Promise<Answer>> = []
