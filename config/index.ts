@@ -275,7 +275,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   let locations: LocationConfig[] = DEFAULT_LOCATIONS
   let connectTo: ConnectToRule[] = []
   let dnsServers: string[] = []
-  let nats: NatsConfig | null = null
+  // Assigned in a step below: typed so, not narrowed to its initial null.
+  let nats = null as NatsConfig | null
   for (const step of [
     () => {
       nats = parseNats(env.NATS_URL, env.NATS_CREDENTIALS)
@@ -297,8 +298,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push(err.message)
     }
   }
-  const natsGiven = (env.NATS_URL ?? '').trim() !== ''
-  if (!natsGiven && locations.some((l) => l.agent !== undefined) && !problems.some((p) => p.startsWith('NATS_'))) {
+  if (nats === null && locations.some((l) => l.agent !== undefined) && !problems.some((p) => p.startsWith('NATS_'))) {
     problems.push('NATS_URL: required when a location names an agent')
   }
   if (problems.length > 0 || result.error) throw new ConfigError(oneLine(`invalid configuration: ${problems.join('; ')}`))

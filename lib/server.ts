@@ -19,7 +19,7 @@ import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
 import { createResolver, type Resolve } from './net/resolver.js'
 import { createRedisPing, type RedisPing } from './net/redis-ping.js'
-import { targetPolicy } from './probing/build.js'
+import { targetPolicy } from './rules/target-policy.js'
 import { SecretBox } from './webhooks/secret-box.js'
 
 /** Everything the server needs, passed in so tests can build one around their own database and clock. */

@@ -2,8 +2,8 @@ import { Events, type NatsConnection, type Service, type ServiceMsg } from 'nats
 import type { Logger } from 'pino'
 import { AGENT_SERVICE, probeQueue, probeSubject, readProbeRequest } from '../net/agent-protocol.js'
 import { connectNats } from '../net/nats.js'
-import { dnsTimeoutFor } from '../net/resolver.js'
-import type { TargetPolicy } from '../rules/target-policy.js'
+import { probeDns } from '../net/resolver.js'
+import { targetPolicy } from '../rules/target-policy.js'
 import { classesOfService } from '../probing/locations/classes.js'
 import { LocalLocation } from '../probing/locations/local.js'
 import { ANSWER_MARGIN_MS } from '../probing/locations/location.js'
@@ -53,11 +53,7 @@ export async function startAgent({
   logger: Logger
   actors?: AgentActors
 }): Promise<RunningAgent> {
-  const policy: TargetPolicy = Object.freeze({
-    allowPrivate: config.allowPrivateTargets,
-    allowRanges: config.allowedTargetRanges,
-    denyRanges: config.deniedTargetRanges
-  })
+  const policy = targetPolicy(config)
   const location = new LocalLocation({
     label: config.location,
     settings: {
@@ -65,7 +61,7 @@ export async function startAgent({
       resolveAtProxy: false,
       connectTo: config.connectTo,
       policy,
-      dns: Object.freeze({ servers: config.dnsServers, timeoutMs: dnsTimeoutFor(config.probeTimeoutMs) }),
+      dns: probeDns(config),
       timeoutMs: config.probeTimeoutMs,
       userAgent: DEFAULT_USER_AGENT
     },
@@ -111,7 +107,7 @@ export async function startAgent({
       .probe({ domain: request.domain, lane: request.lane, cls: request.class, userAgent: request.user_agent })
       .then(({ code, ...rest }) => {
         probed++
-        msg.respond(JSON.stringify({ result: { ...rest, code: code ?? null }, agent: id }))
+        msg.respond(JSON.stringify({ result: { ...rest, code: code ?? null } }))
       })
       .catch((err: unknown) => {
         logger.error({ err: { message: (err as Error).message } }, 'probe request failed')

@@ -1,6 +1,7 @@
 import { Resolver } from 'node:dns/promises'
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
+import type { Config } from '../../config/index.js'
 
 /** Resolves a host name to its addresses (IPv4 first), or rejects with a DNS error code. */
 export type Resolve = (host: string) => Promise<string[]>
@@ -38,6 +39,11 @@ const LOOPBACK = ['127.0.0.1', '::1'] as const
 /** The look-up budget a probe deadline leaves to DNS: half, so that a hung resolver still leaves an answer in time. */
 export function dnsTimeoutFor(probeTimeoutMs: number): number {
   return Math.max(50, Math.floor(probeTimeoutMs / 2))
+}
+
+/** DNS_SERVERS and PROBE_TIMEOUT_MS as the resolver settings of the probing side (the central's and an agent's). */
+export function probeDns(config: Pick<Config, 'dnsServers' | 'probeTimeoutMs'>): DnsSettings {
+  return Object.freeze({ servers: config.dnsServers, timeoutMs: dnsTimeoutFor(config.probeTimeoutMs) })
 }
 
 /** `/etc/hosts` as a table of lower-case names to addresses, as getaddrinfo would read it. */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { Config } from '../../config/index.js'
-import { createResolver, dnsTimeoutFor, type DnsSettings, type Resolve } from '../net/resolver.js'
-import type { TargetPolicy } from '../rules/target-policy.js'
+import { createResolver, probeDns, type DnsSettings, type Resolve } from '../net/resolver.js'
+import { targetPolicy, type TargetPolicy } from '../rules/target-policy.js'
 import { userAgent } from '../rules/user-agent.js'
 import { Admission } from './admission.js'
 import { AgentLink } from './locations/agent.js'
@@ -52,22 +52,13 @@ export interface ProbingOptions {
   extraCa?: string
 }
 
-/** ALLOW_PRIVATE_TARGETS and DENY_TARGETS as the one value every part of the probing side judges by. */
-export function targetPolicy(config: Config): TargetPolicy {
-  return Object.freeze({
-    allowPrivate: config.allowPrivateTargets,
-    allowRanges: config.allowedTargetRanges,
-    denyRanges: config.deniedTargetRanges
-  })
-}
-
 /**
  * Builds the probing side from the configuration: the target policy and resolver settings, the
  * location actors, admission and the supervisor. Nothing runs yet but the actors' threads starting.
  */
 export function createProbing(config: Config, opts: ProbingOptions): Probing {
   const policy = targetPolicy(config)
-  const dns: DnsSettings = Object.freeze({ servers: config.dnsServers, timeoutMs: dnsTimeoutFor(config.probeTimeoutMs) })
+  const dns = probeDns(config)
   const userAgentText = opts.userAgent ?? userAgent(config.publicUrl)
   const agents =
     opts.locations === undefined && config.nats !== null && config.locations.some((l) => l.agent !== undefined)

@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net'
 import { networkInterfaces } from 'node:os'
+import type { Config } from '../../config/index.js'
 
 /** Body text of the 400 answered when a target is refused. */
 export const NON_PUBLIC_ERROR = 'domain resolves to a non-public address'
@@ -46,6 +47,15 @@ export interface TargetPolicy {
   readonly allowRanges?: readonly string[]
   /** CIDRs never reached, public or not, whatever `allowPrivate` says (DENY_TARGETS). */
   readonly denyRanges?: readonly string[]
+}
+
+/** ALLOW_PRIVATE_TARGETS and DENY_TARGETS as the one value every part of the probing side judges by. */
+export function targetPolicy(config: Pick<Config, 'allowPrivateTargets' | 'allowedTargetRanges' | 'deniedTargetRanges'>): TargetPolicy {
+  return Object.freeze({
+    allowPrivate: config.allowPrivateTargets,
+    allowRanges: config.allowedTargetRanges,
+    denyRanges: config.deniedTargetRanges
+  })
 }
 
 const rangeLists = new Map<string, BlockList>()

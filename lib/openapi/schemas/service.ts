@@ -1,3 +1,4 @@
+import { AGENT_LOCATION } from '../../../config/locations.js'
 import { timestamp, type Json } from '../parts.js'
 
 /** How one location reaches sites, and for one served by agents, how many answer now. */
@@ -10,7 +11,7 @@ const locationHealth: Json = {
     properties: {
       label: { type: 'string', minLength: 1 },
       kind: { type: 'string', enum: ['local', 'proxy', 'agent'] },
-      agent: { type: 'string', pattern: '^[a-z0-9-]{1,32}$', description: 'The agent location (`site-status agent --location`).' },
+      agent: { type: 'string', pattern: AGENT_LOCATION.source, description: 'The agent location (`site-status agent --location`).' },
       agents: {
         type: 'integer',
         minimum: 0,

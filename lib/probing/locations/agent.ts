@@ -30,7 +30,7 @@ export const NATS_READY_MS = 5000
 
 const VERDICTS = new Set(['up', 'down', 'blocked', 'error'])
 
-type Answer = { ok: true; result: ProbeResult; agent: string } | { ok: false; code: LocationFailureCode; error: string }
+type Answer = { ok: true; result: ProbeResult } | { ok: false; code: LocationFailureCode; error: string }
 
 interface Seen {
   /** Agent id -> its version, from the latest survey. */
@@ -231,7 +231,7 @@ export class AgentLink {
       settle(fail(serviceError === '503' ? 'agent_busy' : 'agent_rejected'))
       return
     }
-    let body: { result?: unknown; agent?: unknown }
+    let body: { result?: unknown }
     try {
       body = JSON.parse(new TextDecoder().decode(msg.data)) as typeof body
     } catch {
@@ -239,7 +239,7 @@ export class AgentLink {
       return
     }
     const result = readResult(body.result)
-    settle(result === null ? fail('agent_bad_answer') : { ok: true, result, agent: typeof body.agent === 'string' ? body.agent : '' })
+    settle(result === null ? fail('agent_bad_answer') : { ok: true, result })
   }
 
   #sighted(agent: string): void {
