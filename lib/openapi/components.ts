@@ -67,6 +67,13 @@ const responses: Json = {
   Conflict: error(
     "The request conflicts with what is stored: the site is already tracked, the webhook is disabled, or the delivery's event was pruned. The text says why."
   ),
+  BatchOverBudget: {
+    description:
+      "The key's remaining budget does not cover the whole batch (5 units per distinct domain); nothing was charged. `fits` says how many domains it covers now. Also: the key's limit is reached.",
+    headers: { 'Retry-After': ref('headers', 'Retry-After'), ...budgetHeaders(true) },
+    content: { 'application/json': { schema: ref('schemas', 'BatchOverBudget') } }
+  },
+  BatchPayloadTooLarge: error('The request body is over 32 KiB.'),
   InternalError: error('An unexpected fault; the body says only "internal server error".'),
   ServiceUnavailable: error('The database is unreachable.', { 'Retry-After': ref('headers', 'Retry-After') }),
   OverCapacity: error(

@@ -109,6 +109,30 @@ export const paths: Json = {
       }
     }
   },
+  '/api/v1/checks': {
+    post: {
+      operationId: 'checkDomains',
+      tags: ['api'],
+      summary: 'Check up to 100 domains now from every location (costs 5 per distinct domain)',
+      security: scope('check'),
+      description:
+        "Each domain is checked as `POST /api/v1/check` checks it, sharing its reuse and single flight. The batch is charged whole, up front, 5 units per distinct valid domain; a domain refused by the target policy is an error line and its units are refunded. A batch never fails whole for one domain. Its domains wait for this key's share of the checks in flight (MAX_KEY_SHARE) instead of being refused; other keys keep theirs. With `Accept: application/x-ndjson` the answer streams one JSON line per domain as each completes, then a summary line; a client that goes away stops the probing only it was waiting for. Otherwise one JSON object once all are done.",
+      requestBody: { required: true, content: json(ref('schemas', 'BatchCheckRequest')) },
+      responses: {
+        200: {
+          description: 'Every domain answered: one line each as it completes and a summary last (NDJSON), or all at once (JSON).',
+          headers: budgetHeaders(true),
+          content: {
+            'application/json': { schema: ref('schemas', 'BatchCheckResults') },
+            'application/x-ndjson': { schema: ref('schemas', 'BatchCheckLine') }
+          }
+        },
+        ...scopedErrors('BadRequest', 'UnsupportedMediaType'),
+        413: ref('responses', 'BatchPayloadTooLarge'),
+        429: ref('responses', 'BatchOverBudget')
+      }
+    }
+  },
   '/api/v1/status/{domain}': {
     get: {
       operationId: 'getStatus',

@@ -72,5 +72,82 @@ export const checkSchemas: Json = {
       blocked: { type: 'boolean' }
     },
     additionalProperties: false
+  },
+  BatchCheckRequest: {
+    type: 'object',
+    required: ['domains'],
+    properties: {
+      domains: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 100,
+        items: { type: 'string', maxLength: 2048 },
+        description: 'Hostnames or http(s) URLs, as for a single check; duplicates after normalisation are checked once.',
+        examples: [['example.com', 'example.org']]
+      }
+    },
+    additionalProperties: false
+  },
+  BatchCheckError: {
+    type: 'object',
+    description: "One domain of a batch that was not checked; the batch's other domains are unaffected.",
+    required: ['domain', 'error', 'code'],
+    properties: {
+      domain: { type: 'string', description: 'The normalised domain, or the entry as sent when it is not a valid domain.' },
+      error: { type: 'string' },
+      code: {
+        type: 'string',
+        enum: ['invalid_domain', 'non_public_target', 'check_failed'],
+        description:
+          'invalid_domain: not a hostname or URL (never charged); non_public_target: refused by the target policy (its 5 units refunded); check_failed: the service failed to check it (refunded).'
+      }
+    },
+    additionalProperties: false
+  },
+  BatchCheckSummary: {
+    type: 'object',
+    required: ['domains', 'checked', 'cached', 'errors'],
+    properties: {
+      domains: { type: 'integer', minimum: 0, description: 'Distinct entries after normalisation: one line each.' },
+      checked: { type: 'integer', minimum: 0, description: 'Check results, reused ones included.' },
+      cached: { type: 'integer', minimum: 0, description: 'Of those, results reused from the last CACHE_TTL_S seconds.' },
+      errors: { type: 'integer', minimum: 0, description: 'Error lines.' }
+    },
+    additionalProperties: false
+  },
+  BatchCheckLine: {
+    description: 'One line of the NDJSON stream: a check result, an error for one domain, or the last line, the summary.',
+    oneOf: [
+      ref('schemas', 'CheckResult'),
+      ref('schemas', 'BatchCheckError'),
+      {
+        type: 'object',
+        required: ['summary'],
+        properties: { summary: ref('schemas', 'BatchCheckSummary') },
+        additionalProperties: false
+      }
+    ]
+  },
+  BatchCheckResults: {
+    type: 'object',
+    required: ['results', 'summary'],
+    properties: {
+      results: {
+        type: 'array',
+        description: 'In the order the domains completed.',
+        items: { oneOf: [ref('schemas', 'CheckResult'), ref('schemas', 'BatchCheckError')] }
+      },
+      summary: ref('schemas', 'BatchCheckSummary')
+    },
+    additionalProperties: false
+  },
+  BatchOverBudget: {
+    type: 'object',
+    required: ['error', 'fits'],
+    properties: {
+      error: { type: 'string' },
+      fits: { type: 'integer', minimum: 0, description: "How many of the batch's domains the key's budget would cover now." }
+    },
+    additionalProperties: false
   }
 }
