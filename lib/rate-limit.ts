@@ -23,10 +23,12 @@ export interface RateLimitState {
  */
 export interface Limiter {
   take(key: string, limit: number, cost: number): RateLimitState | Promise<RateLimitState>
+  /** Gives back `units` of an admitted entry (default: all of it). */
   refund(
     key: string,
     limit: number,
-    admitted: Pick<RateLimitState, 'admittedAt' | 'cost' | 'token'>
+    admitted: Pick<RateLimitState, 'admittedAt' | 'cost' | 'token'>,
+    units?: number
   ): RateLimitState | Promise<RateLimitState>
   peek(key: string, limit: number): RateLimitState | Promise<RateLimitState>
   /** Requests refused since start (for /metrics). */
@@ -125,17 +127,23 @@ export class RateLimiter implements Limiter {
   /**
    * Gives back what an admitted request consumed, when the service could not serve it after all (a
    * check refused for capacity): the very units admitted at `admittedAt`, so that the window stays
-   * exact. Returns the key's budget afterwards; nothing changes when they already aged out.
+   * exact; `units` of them only (a batch's domains that could not be checked), or all. Returns the
+   * key's budget afterwards; nothing changes when they already aged out.
    */
-  refund(key: string, limit: number, { admittedAt, cost }: Pick<RateLimitState, 'admittedAt' | 'cost'>): RateLimitState {
-    if (admittedAt === undefined || cost === undefined) return this.peek(key, limit)
+  refund(key: string, limit: number, { admittedAt, cost }: Pick<RateLimitState, 'admittedAt' | 'cost'>, units = cost): RateLimitState {
+    if (admittedAt === undefined || cost === undefined || units === undefined) return this.peek(key, limit)
     const now = this.#now()
     const w = this.#window(key, now)
     for (let i = w.times.length - 1; i >= w.head; i--) {
       if (w.times[i] !== admittedAt || w.costs[i] !== cost) continue
-      w.times.splice(i, 1)
-      w.costs.splice(i, 1)
-      w.used -= cost
+      const back = Math.min(units, cost)
+      if (back < cost) {
+        w.costs[i] = cost - back
+      } else {
+        w.times.splice(i, 1)
+        w.costs.splice(i, 1)
+      }
+      w.used -= back
       break
     }
     return this.#state(w, limit, now, true, 0)
@@ -245,14 +253,30 @@ function decide(request: Request, state: RateLimitState, cost: number): Boom.Boo
 }
 
 /**
- * Gives a request's cost back to its key (see {@link RateLimiter.refund}); the budget headers then
- * show the refunded state. Does nothing for a request that consumed nothing.
+ * Charges `cost` units to the request's key when the cost depends on its body (a batch's distinct
+ * domains): the route itself costs nothing, and this charge is the one the budget headers show and
+ * {@link refundRequest} gives back. A refused charge consumes nothing.
  */
-export async function refundRequest(request: Request, limiter: Limiter): Promise<void> {
+export async function chargeRequest(request: Request, limiter: Limiter, cost: number): Promise<RateLimitState> {
+  const { keyId, limit } = request.auth.credentials as unknown as RateLimitCredentials
+  const state = await limiter.take(String(keyId), limit, cost)
+  ;(request.plugins as WithState)[STATE] = state
+  return state
+}
+
+/**
+ * Gives a request's cost back to its key (see {@link RateLimiter.refund}), or `units` of it; the
+ * budget headers then show the refunded state. Does nothing for a request that consumed nothing.
+ */
+export async function refundRequest(request: Request, limiter: Limiter, units?: number): Promise<void> {
   const state = (request.plugins as WithState)[STATE]
   if (state?.admittedAt === undefined || state.cost === undefined) return
   const { keyId } = request.auth.credentials as unknown as RateLimitCredentials
-  ;(request.plugins as WithState)[STATE] = await limiter.refund(String(keyId), state.limit, state)
+  const after = await limiter.refund(String(keyId), state.limit, state, units)
+  // What is left of the entry stays refundable.
+  const left = units === undefined ? 0 : state.cost - Math.min(units, state.cost)
+  ;(request.plugins as WithState)[STATE] =
+    left > 0 ? { ...after, admittedAt: state.admittedAt, cost: left, token: after.token ?? state.token } : after
 }
 
 /**

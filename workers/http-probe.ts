@@ -43,6 +43,12 @@ export async function probe(opts: ProbeOptions): Promise<ProbeResult> {
     if (onDeadline === undefined) expire()
     else onDeadline(expire)
   }, opts.timeoutMs)
+  opts.cancelWith?.(() => {
+    if (run.expired) return
+    run.expired = true
+    clearTimeout(timer)
+    expire()
+  })
   let outcome: Outcome
   try {
     outcome = await chain(run, `https://${opts.domain}/`)

@@ -30,10 +30,13 @@ export interface ActorSettings {
 }
 
 /**
- * A probe of one domain (`userAgent`: the one an agent's central names, instead of the actor's); a readiness and liveness check (`ping`) that only proves the actor's event
- * loop runs; or (`stats`) what the actor holds: the TCP connections it dialled and has not closed.
+ * A probe of one domain (`userAgent`: the one an agent's central names, instead of the actor's;
+ * `id`: a probe that may be cancelled by that id); a readiness and liveness check (`ping`) that only
+ * proves the actor's event loop runs; (`stats`) what the actor holds: the TCP connections it dialled
+ * and has not closed; or (`cancel`) the end of a probe nobody waits for any longer.
  */
-export type ProbeTask = { domain: string; lane?: string; userAgent?: string } | { ping: true } | { stats: true }
+export type ProbeTask =
+  { domain: string; lane?: string; userAgent?: string; id?: number } | { ping: true } | { stats: true } | { cancel: number }
 
 /**
  * Probes started between two looks at the thread's I/O. A start costs about 50-200 µs (its dials),
@@ -110,10 +113,43 @@ const onDeadline = (expire: () => void): void => {
   void expiries.run('deadline', passed).then(expire)
 }
 
-// A ping and the stats skip the turns: they prove the thread's loop runs, not its backlog.
-export default async function run(task: ProbeTask): Promise<ProbeResult | ActorStats | 'pong'> {
+/** Cancellable probes under way or waiting for their turn, by id: each one's cancel. */
+const cancels = new Map<number, () => void>()
+
+// A ping, the stats and a cancel skip the turns: they prove the thread's loop runs, not its backlog.
+export default async function run(task: ProbeTask): Promise<ProbeResult | ActorStats | 'pong' | 'cancelled'> {
   if ('ping' in task) return 'pong'
   if ('stats' in task) return { connections: openConnections(), nice: threadPriority() } satisfies ActorStats
-  const { domain, userAgent = settings.userAgent } = task
-  return starts.run(task.lane ?? '', () => probe({ domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent, checkTarget, onDeadline }))
+  if ('cancel' in task) {
+    cancels.get(task.cancel)?.()
+    return 'cancelled'
+  }
+  const { domain, userAgent = settings.userAgent, id } = task
+  const options = { domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent, checkTarget, onDeadline }
+  if (id === undefined) return starts.run(task.lane ?? '', () => probe(options))
+  // A cancelled probe still waiting for its turn is never started; one under way ends as at its
+  // deadline. Its answer is thrown away: whoever cancelled it no longer waits for it.
+  let end: (() => void) | null = null
+  let cancelled = false
+  cancels.set(id, () => {
+    cancelled = true
+    end?.()
+  })
+  try {
+    return await starts.run(task.lane ?? '', () =>
+      cancelled ? Promise.resolve(CANCELLED) : probe({ ...options, cancelWith: (cancel) => (end = cancel) })
+    )
+  } finally {
+    cancels.delete(id)
+  }
+}
+
+const CANCELLED: ProbeResult = {
+  status: 'error',
+  http_code: 0,
+  response_ms: 0,
+  error: 'probe cancelled',
+  code: null,
+  final_url: null,
+  timings: { dns: 0, connect: 0, tls: 0, first_byte: 0, total: 0 }
 }

@@ -57,6 +57,11 @@ export interface ProbeOptions {
    * after the deadline counts meanwhile. Default: at once.
    */
   onDeadline?: (expire: () => void) => void
+  /**
+   * Handed the probe's cancel once it has started: calling it ends the probe as its deadline would
+   * (a probe whose checker is gone). Default: the probe cannot be cancelled.
+   */
+  cancelWith?: (cancel: () => void) => void
   /** Asked before every hop: a refusal stops the probe there. */
   checkTarget?: (host: string, port: number) => Promise<PolicyRefusalCode | null>
   now?: () => number

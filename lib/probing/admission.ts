@@ -39,13 +39,20 @@ interface Slot extends Ticket {
   startedAt: number
 }
 
+/** A check waiting for a slot: `admit` hands it one. */
+interface Waiter {
+  key: string | undefined
+  admit(ticket: Ticket): void
+}
+
 /**
  * Admission control for checks: the one shared limit of the probing side (decisions.md, "Probing at
  * scale"). The capacity is split once: the scheduler gets its own slots (a quarter, at most 500), so
  * scheduled checks never wait behind on-demand ones and are never refused; on-demand checks share the
- * rest and are refused at once when it is full, never queued. One key may hold at most `keyShare` of
- * the on-demand slots, so that a consumer flooding hanging domains leaves room for the others. A slot
- * is held until the check ends, not until its client goes away: an abandoned check still costs its slot.
+ * rest; a single check is refused at once when it is full, never queued, and a batch's checks wait
+ * for a slot (each batch's own domains, so the waiting is bounded by what was admitted to the budget).
+ * One key may hold at most `keyShare` of the on-demand slots, so that a consumer flooding hanging
+ * domains leaves room for the others. A slot is held until the check's probe run ends.
  */
 export class Admission {
   readonly capacity: number
@@ -57,6 +64,8 @@ export class Admission {
   /** On-demand slots in the order they were taken: the first is the one that frees up soonest. */
   readonly #demand = new Set<Slot>()
   readonly #byKey = new Map<string, Set<Slot>>()
+  /** Checks waiting for a slot, in the order they came. */
+  readonly #waiters = new Set<Waiter>()
   #scheduled = 0
   #refusedInstance = 0
   #refusedKey = 0
@@ -74,16 +83,54 @@ export class Admission {
 
   /** Takes an on-demand slot for `key` (none: counted against the instance only), or says why not. */
   admitDemand(key: string | undefined): Ticket | Refusal {
+    const outcome = this.#take(key)
+    if (isRefusal(outcome)) {
+      if (outcome.scope === 'key') this.#refusedKey++
+      else this.#refusedInstance++
+    }
+    return outcome
+  }
+
+  /**
+   * Takes an on-demand slot for `key` as soon as one is free for it: a batch's checks wait here
+   * instead of being refused. Waiters are served first come, first served, as slots are released,
+   * each within its key's share, so another key's checks keep the rest of the slots. Rejects with
+   * the signal's reason when it aborts first.
+   */
+  waitDemand(key: string | undefined, signal?: AbortSignal): Promise<Ticket> {
+    if (signal?.aborted) return Promise.reject(signal.reason as Error)
+    // Behind a waiter of the same key, a new check waits its turn.
+    if (![...this.#waiters].some((w) => w.key === key)) {
+      const outcome = this.#take(key)
+      if (!isRefusal(outcome)) return Promise.resolve(outcome)
+    }
+    return new Promise<Ticket>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#waiters.delete(waiter)
+        reject(signal?.reason as Error)
+      }
+      const waiter: Waiter = {
+        key,
+        admit: (ticket) => {
+          signal?.removeEventListener('abort', onAbort)
+          resolve(ticket)
+        }
+      }
+      this.#waiters.add(waiter)
+      signal?.addEventListener('abort', onAbort, { once: true })
+    })
+  }
+
+  /** Checks waiting for a slot ({@link waitDemand}). */
+  get waiting(): number {
+    return this.#waiters.size
+  }
+
+  #take(key: string | undefined): Ticket | Refusal {
     // The key's own share first: a key over it is told so, whatever the others are doing.
     let mine = key === undefined ? undefined : this.#byKey.get(key)
-    if (mine !== undefined && mine.size >= this.keySlots) {
-      this.#refusedKey++
-      return { scope: 'key', retryAfterS: this.#retryAfter(mine) }
-    }
-    if (this.#demand.size >= this.demandSlots) {
-      this.#refusedInstance++
-      return { scope: 'instance', retryAfterS: this.#retryAfter(this.#demand) }
-    }
+    if (mine !== undefined && mine.size >= this.keySlots) return { scope: 'key', retryAfterS: this.#retryAfter(mine) }
+    if (this.#demand.size >= this.demandSlots) return { scope: 'instance', retryAfterS: this.#retryAfter(this.#demand) }
     let released = false
     const slot: Slot = {
       startedAt: this.#now(),
@@ -91,9 +138,11 @@ export class Admission {
         if (released) return
         released = true
         this.#demand.delete(slot)
-        if (key === undefined || mine === undefined) return
-        mine.delete(slot)
-        if (mine.size === 0 && this.#byKey.get(key) === mine) this.#byKey.delete(key)
+        if (key !== undefined && mine !== undefined) {
+          mine.delete(slot)
+          if (mine.size === 0 && this.#byKey.get(key) === mine) this.#byKey.delete(key)
+        }
+        if (this.#waiters.size > 0) this.#serveWaiters()
       }
     }
     if (key !== undefined && mine === undefined) {
@@ -103,6 +152,17 @@ export class Admission {
     mine?.add(slot)
     this.#demand.add(slot)
     return slot
+  }
+
+  /** A slot was released: the first waiters it (or any other still free) can take, in order. */
+  #serveWaiters(): void {
+    for (const waiter of this.#waiters) {
+      if (this.#demand.size >= this.demandSlots) return
+      const outcome = this.#take(waiter.key)
+      if (isRefusal(outcome)) continue
+      this.#waiters.delete(waiter)
+      waiter.admit(outcome)
+    }
   }
 
   /** On-demand checks `key` holds now. */

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import type { ConnectToRule } from '../../config/index.js'
-import { isRefusal, type Admission, type Refusal, type Ticket } from './admission.js'
+import { isRefusal, type Admission, type Ticket } from './admission.js'
+import { CapacityError, TargetPolicyError } from './check-errors.js'
 import { applyConnectTo } from '../rules/connect-to.js'
 import { decide, type SiteStatus } from '../rules/consensus.js'
 import type { LocationAnswer, LocationResult } from './locations/index.js'
@@ -8,6 +9,8 @@ import { FairStarts, SCHEDULED_LANE } from '../../workers/fair-starts.js'
 import { checkHost } from '../net/host-check.js'
 import type { Resolve } from '../net/resolver.js'
 import { isPolicyRefusal, NON_PUBLIC_ERROR, POLICY_ERRORS, type TargetPolicy } from '../rules/target-policy.js'
+
+export { CapacityError, TargetPolicyError } from './check-errors.js'
 
 /** The check endpoint's answer: the spec's fields first, then what API consumers also want. */
 export interface CheckResult {
@@ -23,28 +26,6 @@ export interface CheckResult {
   blocked: boolean
 }
 
-/** The target policy refused the domain (or a redirect hop): the check answers 400 with this text. */
-export class TargetPolicyError extends Error {
-  readonly code = 'non_public_target'
-  constructor(message = NON_PUBLIC_ERROR) {
-    super(message)
-  }
-}
-
-/** The instance is at its check capacity, or the key at its share of it: the check answers 503. */
-export class CapacityError extends Error {
-  readonly code = 'over_capacity'
-  readonly retryAfterS: number
-  constructor(refusal: Refusal) {
-    super(
-      refusal.scope === 'key'
-        ? 'this key has too many checks in flight; retry after the Retry-After delay'
-        : 'too many checks in flight; retry after the Retry-After delay'
-    )
-    this.retryAfterS = refusal.retryAfterS
-  }
-}
-
 const UNCOUNTED: Ticket = { release: () => {} }
 
 /**
@@ -56,6 +37,12 @@ export const CHECKS_PER_TURN = 64
 
 const ready = (): Promise<void> => Promise.resolve()
 
+/** The result of an outcome, or the policy's refusal thrown. */
+function resultOf(outcome: Outcome): CheckResult {
+  if (!outcome.ok) throw new TargetPolicyError(outcome.error)
+  return outcome.result
+}
+
 /** A kept outcome as a later check answers it: the same result, marked cached. */
 function reused(outcome: Outcome): Outcome {
   return outcome.ok ? { ...outcome, result: { ...outcome.result, cached: true } } : outcome
@@ -64,7 +51,7 @@ function reused(outcome: Outcome): Outcome {
 /** Anything that can ask every location about a domain: the Piscina actors in production. */
 export interface Prober {
   /** `lane`: whose check it is, {@link SCHEDULED_LANE} or a key's (see {@link laneOf}). */
-  probeAll(domain: string, lane?: string, light?: boolean): Promise<LocationAnswer[]>
+  probeAll(domain: string, lane?: string, light?: boolean, signal?: AbortSignal): Promise<LocationAnswer[]>
 }
 
 /**
@@ -123,8 +110,22 @@ export interface SharedRuns<T> {
   run(domain: string, probe: () => Promise<{ value: T; share: boolean }>): Promise<{ value: T; ran: boolean }>
 }
 
-/** A check's result, with whether it was cut short by the stop; or the policy's refusal (the 400's text). */
+/**
+ * A check's result, with whether it was cut short (by the stop, or cancelled: nobody waited any
+ * longer); or the policy's refusal (the 400's text).
+ */
 export type Outcome = { ok: true; result: CheckResult; cut: boolean } | { ok: false; error: string }
+
+/** A probe run under way, and who waits for it. */
+interface Run {
+  outcome: Promise<Outcome>
+  /** Batch checks waiting for it that may still give up ({@link CheckSupervisor.checkWhenFree}). */
+  waiters: number
+  /** Someone who never gives up waits for it too: a single check or the scheduler. */
+  held: boolean
+  /** Ends the run once nobody waits for it; only a run a batch started has one. */
+  abort: AbortController | null
+}
 
 /**
  * Runs on-demand checks: reuses a result younger than the cache TTL, lets concurrent checks of
@@ -134,7 +135,7 @@ export class CheckSupervisor {
   readonly #opts: SupervisorOptions
   readonly #policy: TargetPolicy
   readonly #cache: LRUCache<string, Outcome> | null
-  readonly #inFlight = new Map<string, Promise<Outcome>>()
+  readonly #inFlight = new Map<string, Run>()
   readonly #now: () => Date
   readonly #turns = new FairStarts({ perTurn: CHECKS_PER_TURN, priority: SCHEDULED_LANE })
   #purgedAt = performance.now()
@@ -171,6 +172,57 @@ export class CheckSupervisor {
     return outcome.ok ? outcome.result : null
   }
 
+  /**
+   * A batch's check: as {@link check}, but a new probe run waits for a slot of the key's share
+   * instead of being refused, and the wait ends when `signal` aborts (rejecting with its reason).
+   * A run that nobody else waits for then ends too: its probes are cancelled, nothing is kept.
+   */
+  async checkWhenFree(domain: string, { key, signal }: { key?: string; signal: AbortSignal }): Promise<CheckResult> {
+    const cached = this.#cache?.get(domain)
+    if (cached) return resultOf(reused(cached))
+    let run = this.#inFlight.get(domain)
+    if (run === undefined) {
+      const admission = this.#opts.admission
+      const ticket = admission === undefined ? UNCOUNTED : await admission.waitDemand(key, signal)
+      // Another check may have started the run, or kept its result, while this one waited.
+      run = this.#inFlight.get(domain)
+      const kept = run === undefined ? this.#cache?.get(domain) : undefined
+      if (run !== undefined || kept !== undefined) ticket.release()
+      if (kept !== undefined) return resultOf(reused(kept))
+      run ??= this.#start(domain, 'demand', key, ticket, new AbortController())
+    }
+    return this.#await(domain, run, signal)
+  }
+
+  /** Waits for a run on behalf of a check that may give up; the last to give up ends the run. */
+  #await(domain: string, run: Run, signal: AbortSignal): Promise<CheckResult> {
+    if (signal.aborted) return Promise.reject(signal.reason as Error)
+    run.waiters++
+    return new Promise<CheckResult>((resolve, reject) => {
+      const giveUp = (): void => {
+        if (--run.waiters === 0 && !run.held && run.abort !== null) {
+          run.abort.abort()
+          if (this.#inFlight.get(domain) === run) this.#inFlight.delete(domain)
+        }
+        reject(signal.reason as Error)
+      }
+      signal.addEventListener('abort', giveUp, { once: true })
+      run.outcome.then(
+        (outcome) => {
+          if (signal.aborted) return
+          signal.removeEventListener('abort', giveUp)
+          run.waiters--
+          if (outcome.ok) resolve(outcome.result)
+          else reject(new TargetPolicyError(outcome.error))
+        },
+        (err: unknown) => {
+          signal.removeEventListener('abort', giveUp)
+          reject(err instanceof Error ? err : new Error(String(err)))
+        }
+      )
+    })
+  }
+
   async #outcome(domain: string, key: string | undefined): Promise<Outcome> {
     const cached = this.#cache?.get(domain)
     if (cached) return reused(cached)
@@ -183,23 +235,38 @@ export class CheckSupervisor {
    * With other instances to share with, an on-demand check first looks for their result or run.
    */
   #shared(domain: string, source: 'demand' | 'schedule', key: string | undefined): Promise<Outcome> {
-    let running = this.#inFlight.get(domain)
-    if (!running) {
-      const shared = this.#opts.shared
-      if (source === 'demand' && shared) {
-        running = this.#runShared(shared, domain, key).finally(() => {
-          this.#inFlight.delete(domain)
-        })
-      } else {
-        const ticket = this.#admit(source, key)
-        running = this.#run(domain, source, key).finally(() => {
-          ticket.release()
-          this.#inFlight.delete(domain)
-        })
-      }
-      this.#inFlight.set(domain, running)
+    let run = this.#inFlight.get(domain)
+    if (run === undefined) {
+      // Sharing with other instances, a slot is taken only to probe (see #runShared).
+      const ticket = source === 'demand' && this.#opts.shared ? null : this.#admit(source, key)
+      run = this.#start(domain, source, key, ticket, null)
     }
-    return running
+    run.held = true
+    return run.outcome
+  }
+
+  /**
+   * Starts a probe run of `domain` holding `ticket` (null: sharing with other instances, it takes
+   * one only if it probes itself); the run is the domain's until it ends or is abandoned.
+   */
+  #start(
+    domain: string,
+    source: 'demand' | 'schedule',
+    key: string | undefined,
+    ticket: Ticket | null,
+    abort: AbortController | null
+  ): Run {
+    const shared = this.#opts.shared
+    const signal = abort?.signal
+    const outcome =
+      source === 'demand' && shared ? this.#runShared(shared, domain, key, ticket, signal) : this.#run(domain, source, key, signal)
+    const run: Run = { outcome, waiters: 0, held: false, abort }
+    run.outcome = outcome.finally(() => {
+      ticket?.release()
+      if (this.#inFlight.get(domain) === run) this.#inFlight.delete(domain)
+    })
+    this.#inFlight.set(domain, run)
+    return run
   }
 
   /**
@@ -208,19 +275,25 @@ export class CheckSupervisor {
    * slot of this instance's capacity is taken only to probe. A result cut short by the stop is not
    * handed to the others.
    */
-  async #runShared(shared: SharedRuns<Outcome>, domain: string, key: string | undefined): Promise<Outcome> {
+  async #runShared(
+    shared: SharedRuns<Outcome>,
+    domain: string,
+    key: string | undefined,
+    ticket: Ticket | null,
+    signal: AbortSignal | undefined
+  ): Promise<Outcome> {
     const hit = await shared.cached(domain)
     if (hit) {
       this.#remember(domain, hit.value, hit.ttlMs)
       return reused(hit.value)
     }
     const { value, ran } = await shared.run(domain, async () => {
-      const ticket = this.#admit('demand', key)
+      const held = ticket ?? this.#admit('demand', key)
       try {
-        const outcome = await this.#run(domain, 'demand', key)
+        const outcome = await this.#run(domain, 'demand', key, signal)
         return { value: outcome, share: !outcome.ok || !outcome.cut }
       } finally {
-        ticket.release()
+        held.release()
       }
     })
     if (!ran) this.#remember(domain, value)
@@ -244,13 +317,15 @@ export class CheckSupervisor {
   }
 
   /** Runs a check just admitted: called right after its slot was taken, which the key's count includes. */
-  async #run(domain: string, source: 'demand' | 'schedule', key: string | undefined): Promise<Outcome> {
-    const outcome = await this.#probe(domain, laneOf(source, key), this.#light(source, key))
+  async #run(domain: string, source: 'demand' | 'schedule', key: string | undefined, signal?: AbortSignal): Promise<Outcome> {
+    const outcome = await this.#probe(domain, laneOf(source, key), this.#light(source, key), signal)
+    // A check cut short (the service stopping, or nobody waiting any longer) says nothing about the
+    // site: neither kept nor recorded.
+    if (outcome.ok && outcome.cut) return outcome
     // Only on-demand results are kept for reuse: holding every scheduled result for a minute would
     // keep tens of thousands of objects alive at scale for checks that mostly never come.
     if (source === 'demand') this.#remember(domain, outcome)
-    // A check cut short because the service is stopping says nothing about the site: not recorded.
-    if (outcome.ok && !outcome.cut) this.#opts.onResult?.(outcome.result, source)
+    if (outcome.ok) this.#opts.onResult?.(outcome.result, source)
     return outcome
   }
 
@@ -275,7 +350,7 @@ export class CheckSupervisor {
    * The check's work on this thread, handing it over and answering it, is done in its lane's turn:
    * a flood of one key's checks (thousands timing out together) does not hold up another's.
    */
-  async #probe(domain: string, lane: string, light: boolean): Promise<Outcome> {
+  async #probe(domain: string, lane: string, light: boolean, signal: AbortSignal | undefined): Promise<Outcome> {
     await this.#turns.run(lane, ready)
     const { connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
     const dial = applyConnectTo(connectTo, domain, 443)
@@ -284,13 +359,13 @@ export class CheckSupervisor {
     // it as down, and a direct location judges the very address it dials.
     if (!verdict.ok && verdict.reason === 'non_public') return { ok: false, error: NON_PUBLIC_ERROR }
     const checkedAt = this.#now()
-    const answers = await prober.probeAll(domain, lane, light)
+    const answers = await prober.probeAll(domain, lane, light, signal)
     await this.#turns.run(lane, ready)
     let cut = false
     const locations: LocationResult[] = []
     for (const { code, ...result } of answers) {
       if (isPolicyRefusal(code)) return { ok: false, error: POLICY_ERRORS[code] }
-      cut ||= code === 'location_stopping'
+      cut ||= code === 'location_stopping' || code === 'location_cancelled'
       locations.push(result)
     }
     const consensus = decide(locations)

@@ -7,6 +7,7 @@ import type { CheckSupervisor } from '../probing/supervisor.js'
 import type { Limiter } from '../rate-limit.js'
 import type { Db } from '../store/db.js'
 import { badgeRoutes } from './badge.js'
+import { batchCheckRoutes } from './batch-check.js'
 import { checkRoutes } from './check.js'
 import { eventRoutes } from './events.js'
 import { fallbackRoutes } from './fallback.js'
@@ -62,6 +63,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...healthRoutes(deps),
     ...rateLimitRoutes(deps),
     ...(deps.checks ? checkRoutes({ checks: deps.checks, limiter: deps.limiter }) : []),
+    ...(deps.checks ? batchCheckRoutes({ checks: deps.checks, limiter: deps.limiter }) : []),
     ...(deps.states ? statusRoutes({ states: deps.states, now: deps.now }) : []),
     ...outageRoutes(deps),
     ...(deps.events ? eventRoutes({ streams: deps.events, limiter: deps.limiter }) : []),

@@ -10,8 +10,9 @@ const WINDOW_MS = 60_000
  * expire a window after the newest admission, so an idle key leaves nothing behind. Time is
  * Redis's own (TIME), so instances with skewed clocks still share one window.
  *
- * KEYS: entries, totals. ARGV: mode (`take`, `peek`, `refund`), limit, cost, window ms, the entry
- * to refund. Returns { allowed, used, resetMs, retryAfterMs, now, member }.
+ * KEYS: entries, totals. ARGV: mode (`take`, `peek`, `refund`), limit, cost (to refund: the units
+ * given back, 0 for all), window ms, the entry to refund. Returns { allowed, used, resetMs,
+ * retryAfterMs, now, member } (member: the entry admitted, or what is left of the one refunded).
  */
 const SCRIPT = `
 local entries, totals = KEYS[1], KEYS[2]
@@ -40,8 +41,17 @@ if mode == 'take' then
     redis.call('PEXPIRE', totals, window)
   end
 elseif mode == 'refund' then
-  if redis.call('ZREM', entries, ARGV[5]) == 1 then
-    used = used - costOf(ARGV[5])
+  local score = redis.call('ZSCORE', entries, ARGV[5])
+  if score then
+    local whole = costOf(ARGV[5])
+    local back = whole
+    if cost > 0 and cost < whole then back = cost end
+    redis.call('ZREM', entries, ARGV[5])
+    if back < whole then
+      member = string.match(ARGV[5], '^(%d+):') .. ':' .. (whole - back)
+      redis.call('ZADD', entries, score, member)
+    end
+    used = used - back
     changed = true
   end
 end
@@ -160,10 +170,21 @@ export class SharedRateLimiter implements Limiter {
     return this.#refused + this.#fallback.refused
   }
 
-  async refund(key: string, limit: number, admitted: Pick<RateLimitState, 'admittedAt' | 'cost' | 'token'>): Promise<RateLimitState> {
+  async refund(
+    key: string,
+    limit: number,
+    admitted: Pick<RateLimitState, 'admittedAt' | 'cost' | 'token'>,
+    units?: number
+  ): Promise<RateLimitState> {
     // Units admitted by the in-memory window while Redis was away are given back there.
-    if (admitted.token === undefined) return this.#fallback.refund(key, limit, admitted)
-    return (await this.#run('refund', key, limit, 0, admitted.token)) ?? this.#fallback.peek(key, limit)
+    if (admitted.token === undefined) return this.#fallback.refund(key, limit, admitted, units)
+    const state = await this.#run('refund', key, limit, units ?? 0, admitted.token)
+    if (state === null) return this.#fallback.peek(key, limit)
+    // The script names what is left of a partly refunded entry: that, not the old one, stays refundable.
+    const { allowed, remaining, resetMs, retryAfterMs, token } = state
+    const budget: RateLimitState = { allowed, limit, remaining, resetMs, retryAfterMs }
+    if (token === undefined || admitted.cost === undefined || units === undefined) return budget
+    return { ...budget, admittedAt: admitted.admittedAt, cost: admitted.cost - units, token }
   }
 
   async peek(key: string, limit: number): Promise<RateLimitState> {

@@ -111,6 +111,14 @@ export function openApiProblems(res: ServerInjectResponse): string[] {
     const validate = schemaAt(`${at}/content/${escape(type)}/schema`)
     if (!validate(JSON.parse(res.payload))) problems.push(`body: ${ajv.errorsText(validate.errors)}`)
   }
+  // NDJSON: the schema is each line's, and the body ends with a newline.
+  if (type === 'application/x-ndjson') {
+    const validate = schemaAt(`${at}/content/${escape(type)}/schema`)
+    if (!res.payload.endsWith('\n')) problems.push('an NDJSON body must end with a newline')
+    for (const [i, line] of res.payload.split('\n').slice(0, -1).entries()) {
+      if (!validate(JSON.parse(line))) problems.push(`line ${i + 1}: ${ajv.errorsText(validate.errors)}`)
+    }
+  }
   return problems
 }
 

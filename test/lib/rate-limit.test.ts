@@ -126,6 +126,20 @@ t.test('a refund gives back exactly the units admitted then, and the window stay
   t.equal(second.admittedAt, 1_010_000)
 })
 
+t.test('a part of an admission can be refunded: the rest keeps its admission time', async (t) => {
+  const c = clock()
+  const limiter = new RateLimiter(c)
+  const batch = limiter.take('k', 100, 50)
+  t.equal(limiter.refund('k', 100, batch, 15).remaining, 65, '15 of the 50 units are back')
+  t.equal(limiter.refund('k', 100, { ...batch, cost: 35 }, 35).remaining, 100, 'and the rest, named by what is left')
+  const again = limiter.take('k', 100, 40)
+  limiter.refund('k', 100, again, 10)
+  c.advance(59_999)
+  t.equal(limiter.peek('k', 100).remaining, 70)
+  c.advance(1)
+  t.equal(limiter.peek('k', 100).remaining, 100, 'what was not refunded ages out when the admission does')
+})
+
 t.test('a refund of nothing, or of units that already aged out, changes nothing', async (t) => {
   const c = clock()
   const limiter = new RateLimiter(c)

@@ -135,13 +135,18 @@ export class Locations {
    * Asks every location at once. A local location whose actor crashes, or that has not answered by
    * the probe deadline plus a margin, is reported as `error` (it did not answer); an agent location
    * ends its own request a hop's margin later. The others are not held up. `lane` is whose check it
-   * is (workers/fair-starts.ts); `light`: the check of a consumer with few checks in flight.
+   * is (workers/fair-starts.ts); `light`: the check of a consumer with few checks in flight;
+   * `signal`: aborted when nobody waits for the check any longer, which ends it at once.
    */
-  probeAll(domain: string, lane?: string, light = false): Promise<LocationAnswer[]> {
+  probeAll(domain: string, lane?: string, light = false, signal?: AbortSignal): Promise<LocationAnswer[]> {
     const labels = this.#labels
     const locations = this.all
     if (this.#cutAll)
       return Promise.resolve(labels.map((label) => ({ location: label, ...notAnswered('location_stopping', STOPPING_ERROR) })))
+    if (signal?.aborted)
+      return Promise.resolve(
+        labels.map((label) => ({ location: label, ...notAnswered('location_cancelled', 'location: check cancelled') }))
+      )
     const cls = classOf(lane, light)
     return new Promise((resolve) => {
       const results = new Array<LocationAnswer | undefined>(labels.length)
@@ -152,6 +157,7 @@ export class Locations {
         if (--left > 0) return
         clearTimeout(timer)
         this.#cuts.delete(cut)
+        signal?.removeEventListener('abort', cancelled)
         resolve(results as LocationAnswer[])
       }
       // Whoever has not answered by now gets `error`: the rest of the answer does not wait.
@@ -171,8 +177,14 @@ export class Locations {
         giveUp('location_stopping', STOPPING_ERROR, false)
       }
       this.#cuts.add(cut)
+      // Cancelled: every location is told (the request carries the signal) and nobody is waited for.
+      const cancelled = (): void => {
+        giveUp('location_cancelled', 'location: check cancelled', false)
+      }
+      signal?.addEventListener('abort', cancelled, { once: true })
+      const request = { domain, lane, cls, ...(signal === undefined ? {} : { signal }) }
       for (let i = 0; i < labels.length; i++) {
-        void (locations[i] as Location).probe({ domain, lane, cls }).then((result) => {
+        void (locations[i] as Location).probe(request).then((result) => {
           answer(i, result)
         })
       }

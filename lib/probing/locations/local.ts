@@ -53,6 +53,8 @@ export class LocalLocation implements Location {
   /** The light consumers' actor starting again, while it does. */
   #lightStarting: Promise<void> | null = null
   #closed = false
+  /** The id of the last cancellable probe handed to an actor. */
+  #lastId = 0
 
   constructor(opts: LocalActorsOptions) {
     this.label = opts.label
@@ -100,14 +102,22 @@ export class LocalLocation implements Location {
     await Promise.all([...starting].map((pool) => pool.run({ ping: true } satisfies ProbeTask)))
   }
 
-  probe({ domain, lane, cls, userAgent }: ProbeRequest): Promise<Omit<LocationAnswer, 'location'>> {
+  probe({ domain, lane, cls, userAgent, signal }: ProbeRequest): Promise<Omit<LocationAnswer, 'location'>> {
     // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
-    return this.#actorFor(cls)
-      .run({ domain, lane, ...(userAgent === undefined ? {} : { userAgent }) } satisfies ProbeTask)
+    // A probe that may be cancelled carries an id, and a cancel task names it to the same actor.
+    const actor = this.#actorFor(cls)
+    const id = signal === undefined ? undefined : ++this.#lastId
+    const cancel = (): void => {
+      actor.run({ cancel: id as number } satisfies ProbeTask).catch(() => {})
+    }
+    signal?.addEventListener('abort', cancel, { once: true })
+    return actor
+      .run({ domain, lane, ...(userAgent === undefined ? {} : { userAgent }), ...(id === undefined ? {} : { id }) } satisfies ProbeTask)
       .then(
         (result: ProbeResult) => result,
         () => notAnswered('location_failed', 'location: worker failed')
       )
+      .finally(() => signal?.removeEventListener('abort', cancel))
   }
 
   /**

@@ -7,8 +7,8 @@ export const ANSWER_MARGIN_MS = 2000
 export const STOPPING_ERROR = 'location: service stopping'
 
 /**
- * Why a location gave no answer of its own: its actor failed, missed the deadline, or the service
- * is stopping; or, for a location served by agents, no agent serves it, the agent gave no answer in
+ * Why a location gave no answer of its own: its actor failed, missed the deadline, the service
+ * is stopping, or nobody waited for the check any longer (cancelled); or, for a location served by agents, no agent serves it, the agent gave no answer in
  * time (it died or was cut off), NATS cannot be reached, the agent refused the request as invalid
  * or was at its capacity, or the agent's own target policy refused the target.
  */
@@ -16,6 +16,7 @@ export type LocationFailureCode =
   | 'location_failed'
   | 'location_no_answer'
   | 'location_stopping'
+  | 'location_cancelled'
   | 'agent_none'
   | 'agent_no_answer'
   | 'agent_unreachable'
@@ -48,6 +49,11 @@ export interface ProbeRequest {
   cls: ServiceClass
   /** The User-Agent to send instead of the location's own (an agent probes with its central's). */
   userAgent?: string
+  /**
+   * Aborted when nobody waits for the probe any longer: a local actor then ends it (an agent's runs
+   * to its own deadline; only the wait for it ends).
+   */
+  signal?: AbortSignal
 }
 
 /** What a location is made of, as /healthz and /metrics show it. */

@@ -97,3 +97,57 @@ t.test('Retry-After says when the oldest check in the way reaches its deadline',
   advance(5000)
   t.match(admission.admitDemand('d'), { scope: 'instance', retryAfterS: 1 }, 'never 0, even past the deadline')
 })
+
+t.test("a batch's checks wait for a slot of the key's share, first come first served; other keys keep theirs", async (t) => {
+  // 12 slots: 3 scheduled, 9 on demand, 4 per key.
+  const { admission } = gate(12)
+  const order: string[] = []
+  const wait = (key: string, name: string, signal?: AbortSignal) =>
+    admission.waitDemand(key, signal).then((ticket) => {
+      order.push(name)
+      return ticket
+    })
+  const held = await Promise.all(['a1', 'a2', 'a3', 'a4'].map((n) => wait('a', n)))
+  const later = ['a5', 'a6', 'a7'].map((n) => wait('a', n))
+  await Promise.resolve()
+  t.equal(admission.waiting, 3, "over the key's share, the batch waits")
+  t.equal(admission.stats().refusedKey, 0, 'nothing is refused')
+  t.notOk(isRefusal(admission.admitDemand('b')), 'another key is admitted at once')
+  t.ok(isRefusal(admission.admitDemand('a')), 'a single check of the waiting key is still refused')
+
+  held[1]?.release()
+  held[0]?.release()
+  const [a5, a6] = await Promise.all([later[0], later[1]])
+  t.same(order.slice(4), ['a5', 'a6'], 'released slots go to the waiters in order')
+  t.equal(admission.waiting, 1)
+  const gone = new AbortController()
+  const abandoned = wait('a', 'a8', gone.signal)
+  gone.abort(new Error('hung up'))
+  await t.rejects(abandoned, { message: 'hung up' }, 'a waiter whose client went away stops waiting')
+  t.equal(admission.waiting, 1, 'and leaves the queue')
+  a5?.release()
+  await later[2]
+  t.same(order.slice(4), ['a5', 'a6', 'a7'])
+  a6?.release()
+  t.equal(admission.heldBy('a'), 3)
+})
+
+t.test('waiters of several keys are served as slots free, each within its share', async (t) => {
+  // 8 slots: 2 scheduled, 6 on demand, 3 per key.
+  const { admission } = gate(8)
+  const a = await Promise.all([1, 2, 3].map(() => admission.waitDemand('a')))
+  const b = await Promise.all([1, 2, 3].map(() => admission.waitDemand('b')))
+  const served: string[] = []
+  const waiting = [
+    admission.waitDemand('a').then((x) => (served.push('a'), x)),
+    admission.waitDemand('c').then((x) => (served.push('c'), x))
+  ]
+  t.equal(admission.waiting, 2, 'the instance is full')
+  b[0]?.release()
+  await waiting[1]
+  t.same(served, ['c'], "a slot freed by b goes to c: a is at its share, c's turn is not held up by a's")
+  a[0]?.release()
+  await waiting[0]
+  t.same(served, ['c', 'a'])
+  t.equal(admission.waiting, 0)
+})

@@ -99,6 +99,12 @@ t.test('the shared window: refunds, costs over the limit, and keys that expire',
   t.equal((await limiter.refund('k', 10, first)).remaining, 5, 'and are not given twice')
   t.equal((await limiter.take('k', 10, 5)).allowed, true)
   t.equal((await limiter.take('k', 10, 0)).allowed, true, 'cost 0 is always admitted')
+  const part = await limiter.take('other', 100, 50)
+  const left = await limiter.refund('other', 100, part, 15)
+  t.match(left, { remaining: 65, cost: 35, admittedAt: part.admittedAt }, 'a part of an admission is refunded')
+  t.not(left.token, part.token, 'what is left is an entry of its own')
+  t.equal((await limiter.refund('other', 100, part, 15)).remaining, 65, 'the old entry is gone: nothing is given twice')
+  t.equal((await limiter.refund('other', 100, left)).remaining, 100, 'and the rest by what is left')
   const over = await limiter.take('k', 10, 11)
   t.match(over, { allowed: false, retryAfterMs: 60_000 }, 'a cost above the whole limit never fits: a minute to wait')
   const peek = await limiter.peek('k', 10)
@@ -110,7 +116,12 @@ t.test('the shared window: refunds, costs over the limit, and keys that expire',
     check.disconnect()
   })
   const keys = (await check.keys('*')).sort()
-  t.same(keys, ['site-status:rl:k:entries', 'site-status:rl:k:totals'], 'everything lives under the prefix')
+  t.same(
+    keys.filter((k) => k.includes(':k:')),
+    ['site-status:rl:k:entries', 'site-status:rl:k:totals'],
+    'everything lives under the prefix'
+  )
+  t.ok(keys.every((k) => k.startsWith('site-status:rl:')))
   for (const name of keys) {
     const ttl = await check.pttl(name)
     t.ok(ttl > 0 && ttl <= 60_000, `${name} expires a window after the newest admission`)
