@@ -18,7 +18,7 @@ export function openApiDocument({ publicUrl }: { publicUrl: string }): Record<st
       version: API_VERSION,
       summary: 'Website status from several locations: current status, uptime, outages, on-demand checks and badges.',
       description:
-        'Every endpoint under /api/v1/ needs `Authorization: Bearer <key>` and carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset once the key is known. A check costs 5 units, `rate_limit` nothing, everything else under /api/v1/ 1. Each operation names the key scope it needs (`read`, `check` or `manage`) in its security requirement; a key without it gets 403 and spends nothing. Errors are always JSON `{"error": "..."}` on API routes and HTML pages on the HTML routes. All timestamps are ISO 8601 UTC with milliseconds and Z.',
+        'Every endpoint under /api/v1/ needs `Authorization: Bearer <key>` and carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset once the key is known. A check costs 5 units, a batch 5 per distinct domain, `rate_limit` nothing, everything else under /api/v1/ 1. Each operation names the key scope it needs (`read`, `check` or `manage`) in its security requirement; a key without it gets 403 and spends nothing. Errors are always JSON `{"error": "..."}` on API routes (a batch refused for its budget adds `fits`) and HTML pages on the HTML routes. All timestamps are ISO 8601 UTC with milliseconds and Z.',
       license: { name: 'MIT', identifier: 'MIT' }
     },
     servers: [{ url: publicUrl }],
