@@ -1,0 +1,24 @@
+/**
+ * The client's types, generated from the service's own OpenAPI document with openapi-typescript:
+ * the text of lib/client/schema.ts. `npm run client:types` writes it; a test fails when the
+ * committed file differs, so the document and the client never drift apart.
+ */
+import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
+import { openApiDocument } from '../lib/openapi/document.js'
+
+/** Where the generated types live, from the project root. */
+export const SCHEMA_FILE = 'lib/client/schema.ts'
+
+const HEADER = `/**
+ * Generated from the service's OpenAPI document (lib/openapi/) by openapi-typescript: do not edit.
+ * Regenerate with \`npm run client:types\` after changing the document.
+ */
+
+`
+
+export async function clientSchema(): Promise<string> {
+  // The server's URL is no part of the types.
+  const document = openApiDocument({ publicUrl: 'https://status.example.net' }) as unknown as OpenAPI3
+  const ast = await openapiTS(document, { silent: true })
+  return HEADER + astToString(ast)
+}

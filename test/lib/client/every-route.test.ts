@@ -1,0 +1,109 @@
+import t from 'tap'
+import { generateKey, hashKey } from '../../../lib/keys.js'
+import { createKey } from '../../../lib/store/keys.js'
+import { SiteStatusClient, SiteStatusError, type ServiceEvent } from '../../../lib/client/index.js'
+import { startTrackedService } from '../../helpers/tracked-service.js'
+import { receiver } from '../../helpers/webhooks.js'
+
+// Every method of the client against the real service (real location actors probing a loopback
+// target, the event feed, the webhook dispatcher), answers and errors alike. The batch route's
+// methods are tested against a stand-in (streams.test.ts) until the route is in this tree.
+const TRACKED = { domain: 'tracked.example.com', name: 'Tracked' }
+
+t.test('every route method works on the real service', async (t) => {
+  const tracked = await startTrackedService(t, { engine: 'sqlite', site: TRACKED, env: {} })
+  const baseUrl = `http://127.0.0.1:${tracked.service.server.info.port}`
+  const key = generateKey()
+  await createKey({
+    db: tracked.service.db,
+    name: 'manager',
+    keyHash: hashKey(key),
+    rateLimit: 100_000,
+    scopes: 'read,check,manage',
+    now: new Date()
+  })
+  const client = new SiteStatusClient({ baseUrl, key })
+
+  t.match(await client.health(), { status: 'ok', database: 'ok' })
+  t.equal((await client.getOpenApi()).openapi, '3.1.0')
+  t.match(await client.getRateLimit(), { limit: 100_000, remaining: 100_000 })
+  t.match(await client.getMetrics(), /^# HELP /m)
+
+  const check = await client.checkDomain('Tracked.Example.com')
+  t.match(check, { domain: 'tracked.example.com', status: 'up', cached: false })
+  t.equal(check.locations.length, tracked.config.locations.length, "each location's answer")
+  t.match(client.budget, { limit: 100_000, remaining: 100_000 - 5, pending: 0 }, 'a check spent 5 units')
+
+  t.match(await client.getStatus('tracked.example.com'), { domain: 'tracked.example.com', name: 'Tracked' })
+  t.same(
+    (await client.listSites({ limit: 10 })).sites.map((s) => s.domain),
+    ['tracked.example.com']
+  )
+  t.same(await client.listOutages({ domain: 'tracked.example.com', ongoing: '1' }), { outages: [], next_cursor: null })
+  t.match(await client.getSla('tracked.example.com'), { domain: 'tracked.example.com', incidents: 0 })
+
+  const hook = await receiver(t)
+  const webhook = await client.createWebhook({ url: hook.url, events: ['site.added'] })
+  t.match(webhook, { url: hook.url, events: ['site.added'], secret: /^whsec_/ })
+  t.same(
+    (await client.listWebhooks()).webhooks.map((w) => w.id),
+    [webhook.id]
+  )
+
+  const delivered = hook.arrived()
+  t.match(await client.addSite({ domain: 'New.Example.com', name: 'New' }), {
+    domain: 'new.example.com',
+    name: 'New',
+    status: 'unavailable'
+  })
+  // Replayed from the stored log: no race with the stream's opening.
+  let added: ServiceEvent | undefined
+  for await (const event of client.streamEvents({ since: 0 })) {
+    if (event.type === 'site.added' && event.data.site.domain === 'new.example.com') {
+      added = event
+      break
+    }
+  }
+  t.match(added, { type: 'site.added', data: { site: { domain: 'new.example.com', name: 'New' } } })
+  t.match(JSON.parse((await delivered).body), { type: 'site.added', data: { site: { domain: 'new.example.com' } } }, 'the webhook was sent')
+  const [delivery] = (await client.listDeliveries(webhook.id, { limit: 5 })).deliveries
+  t.match(delivery, { type: 'site.added', event_id: added?.id })
+  t.match(await client.retryDelivery(webhook.id, delivery?.id ?? 0), { id: delivery?.id, status: 'pending' })
+  await client.removeSite('new.example.com')
+  t.equal((await client.getSla('new.example.com')).domain, 'new.example.com', 'a removed site keeps its history')
+  await t.rejects(client.getStatus('new.example.com'), { status: 404 }, 'and is no longer tracked')
+  await client.deleteWebhook(webhook.id)
+  t.same((await client.listWebhooks()).webhooks, [], 'the webhook is gone')
+
+  t.match(await client.getBadge('tracked.example.com', { style: 'flat-square' }), /^<svg /)
+  t.match(await client.getEndpointBadge('tracked.example.com'), { schemaVersion: 1, label: 'Tracked' })
+  t.match(await client.siteListPage(), /tracked\.example\.com/)
+  t.match(await client.sitePage('tracked.example.com'), /<html/)
+
+  t.test('and each error comes with its status, its code and the server text, never the key', async (t) => {
+    const reader = new SiteStatusClient({ baseUrl, key: tracked.key })
+    const stranger = new SiteStatusClient({ baseUrl, key: generateKey() })
+    const cases: Array<[string, () => Promise<unknown>, number, string]> = [
+      ['an untracked site', () => client.getStatus('untracked.example.com'), 404, 'not_found'],
+      ['a bad domain', () => client.checkDomain('not a domain'), 400, 'bad_request'],
+      ['an unknown key', () => stranger.listSites(), 401, 'unauthorized'],
+      ['a key without the manage scope', () => reader.addSite({ domain: 'other.example.com' }), 403, 'forbidden'],
+      ['a site tracked already', () => client.addSite({ domain: 'tracked.example.com' }), 409, 'conflict'],
+      ['a webhook that is gone', () => client.deleteWebhook(webhook.id), 404, 'not_found'],
+      ['a bad outages parameter', () => client.listOutages({ limit: 500 }), 400, 'bad_request'],
+      ['an HTML page of an untracked site', () => client.sitePage('untracked.example.com'), 404, 'not_found']
+    ]
+    for (const [what, call, status, code] of cases) {
+      const error = await call().then(
+        () => undefined,
+        (err: unknown) => err
+      )
+      t.ok(error instanceof SiteStatusError, `${what}: a SiteStatusError`)
+      t.match(error, { status, code, message: /\S/ }, `${what}: ${status} ${code}`)
+      const shown = `${String(error)} ${JSON.stringify(error)}`
+      t.notOk(shown.includes(key) || shown.includes(tracked.key), `${what}: no key in the error`)
+    }
+    const forbidden = await reader.addSite({ domain: 'other.example.com' }).catch((err: unknown) => err as SiteStatusError)
+    t.match(forbidden, { message: /manage/ }, "the message is the server's: it names the scope")
+  })
+})
