@@ -42,7 +42,11 @@ export interface CallOptions {
 /** Units per check (the document's info.description: a check costs 5, `rate_limit` nothing, the rest 1). */
 const CHECK_COST = 5
 
-const defaultSleep: Sleep = (ms, signal) => sleepFor(ms, undefined, { signal })
+const defaultSleep: Sleep = (ms, signal) =>
+  sleepFor(ms, undefined, { signal }).catch((err: unknown) => {
+    // Node's timer rejects with an AbortError of its own; the caller's reason is what it aborted with.
+    throw signal?.aborted ? signal.reason : err
+  })
 
 export class SiteStatusClient {
   readonly #transport: Transport

@@ -71,7 +71,7 @@ t.test('every route method works on the real service', async (t) => {
   t.match(await client.retryDelivery(webhook.id, delivery?.id ?? 0), { id: delivery?.id, status: 'pending' })
   await client.removeSite('new.example.com')
   t.equal((await client.getSla('new.example.com')).domain, 'new.example.com', 'a removed site keeps its history')
-  await t.rejects(client.getStatus('new.example.com'), { status: 404 }, 'and is no longer tracked')
+  await t.rejects(client.getStatus('new.example.com'), { name: 'SiteStatusError', status: 404 }, 'and is no longer tracked')
   await client.deleteWebhook(webhook.id)
   t.same((await client.listWebhooks()).webhooks, [], 'the webhook is gone')
 

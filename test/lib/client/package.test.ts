@@ -26,7 +26,7 @@ t.test('site-status-api/client is the compiled client, and it talks to the servi
   t.match(refused, { status: 404, code: 'not_found' })
 })
 
-t.test("the declarations tsconfig.client.json emits type a consumer's code through exports", async (t) => {
+t.test("the declarations tsconfig.client.json emits type a consumer's code through exports (two tsc runs, seconds)", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-consumer-'))
   t.teardown(() => {
     rmSync(dir, { recursive: true, force: true })

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { inspect } from 'node:util'
 import { codeOf, SiteStatusError } from '../../../lib/client/errors.js'
 import { SiteStatusClient } from '../../../lib/client/index.js'
-import { watch } from '../../helpers/fake-clock.js'
+import { turnsUntil, watch } from '../../helpers/fake-clock.js'
 import { answer, budget, manualSleep, standInApi } from '../../helpers/stand-in-api.js'
 
 // Retries and errors against a stand-in whose answers the test writes; the client waits on a
@@ -134,6 +134,20 @@ t.test('a request past the remaining budget waits until RateLimit-Reset instead 
   answer(await api.next(), 200, { domain: 'a.example.com' }, budget(10, 5, 60))
   await check.pending
   t.same(sleeper.calls, [30_000])
+})
+
+t.test('aborting a call during its wait for a retry rejects with the reason and sends nothing more', async (t) => {
+  const api = await standInApi(t)
+  const client = new SiteStatusClient({ baseUrl: api.url, key: KEY })
+  const controller = new AbortController()
+  const call = client.getStatus('a.example.com', { signal: controller.signal })
+  answer(await api.next(), 503, { error: 'database unavailable' }, { 'retry-after': '30', ...budget(10, 9, 60) })
+  // The answer read (its budget learnt), the client waits on its own timer for 30 s.
+  await turnsUntil(() => client.budget !== undefined)
+  await new Promise((resolve) => setImmediate(resolve))
+  controller.abort(new Error('no longer needed'))
+  await t.rejects(call, { message: 'no longer needed' })
+  t.equal(api.requests.length, 1)
 })
 
 t.test('the options are checked when the client is made, each named', async (t) => {
