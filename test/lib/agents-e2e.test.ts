@@ -12,6 +12,8 @@ import http from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { createLogger } from '../../lib/logger.js'
 import { startService } from '../../lib/main.js'
+import type { CheckResult, Health } from '../../lib/client/index.js'
+import { apiClient, type ApiClient } from '../helpers/api-client.js'
 import { TEST_ACTORS } from '../helpers/compiled.js'
 import { engines } from '../helpers/db.js'
 import { LogCapture } from '../helpers/server.js'
@@ -31,19 +33,13 @@ const SLOWER_MS = 150
 /** The issue's bound for the agent locations to answer again once NATS is back. */
 const BACK_WITHIN_MS = 5000
 
-interface Answer {
-  status: number
-  body: any
-}
-
 interface Setup {
   nats: PrivateNats
   tracked: TrackedService
   agents: Record<Agent, AgentProcess[]>
   password: string
-  base: string
-  check(domain: string): Promise<Answer>
-  get(path: string): Promise<Answer>
+  /** The central's API, with the tracked service's key. */
+  client: ApiClient
 }
 
 async function setUp(t: Test, engine: 'sqlite' | 'mysql'): Promise<Setup> {
@@ -87,61 +83,49 @@ async function setUp(t: Test, engine: 'sqlite' | 'mysql'): Promise<Setup> {
     })
   const [fraA, fraB, ams, sfo] = await Promise.all([start('fra1'), start('fra1'), start('ams1'), start('sfo1')])
   const agents = { fra1: [fraA, fraB], ams1: [ams], sfo1: [sfo] } as Record<Agent, AgentProcess[]>
-  const base = tracked.service.server.info.uri
-  const auth = { authorization: `Bearer ${tracked.key}` }
-  const get = async (path: string): Promise<Answer> => {
-    const res = await fetch(`${base}${path}`, { headers: auth })
-    return { status: res.status, body: await res.json() }
-  }
-  const check = async (domain: string): Promise<Answer> => {
-    const res = await fetch(`${base}/api/v1/check`, {
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ domain })
-    })
-    return { status: res.status, body: await res.json() }
-  }
-  return { nats, tracked, agents, password, base, check, get }
+  const client = apiClient(tracked.service.server.info.uri, tracked.key)
+  return { nats, tracked, agents, password, client }
 }
 
-const byLabel = (body: any, agent: Agent) => (body.locations as any[]).find((l) => l.location === LABELS[agent])
-const agentCounts = (health: any) =>
-  Object.fromEntries(AGENTS.map((agent) => [agent, (health.locations as any[]).find((l) => l.agent === agent)?.agents]))
+const byLabel = (body: CheckResult, agent: Agent): any => body.locations.find((l) => l.location === LABELS[agent])
+const agentCounts = (health: Health) =>
+  Object.fromEntries(AGENTS.map((agent) => [agent, health.locations?.find((l) => l.agent === agent)?.agents]))
 
 for (const engine of engines()) {
   t.test(`${engine}: checks through agent locations`, async (t) => {
     const s = await setUp(t, engine)
+    const { client } = s
     const health = await until(
-      () => s.get('/healthz'),
-      (h) => JSON.stringify(agentCounts(h.body)) === JSON.stringify({ fra1: 2, ams1: 1, sfo1: 1 }),
+      () => client.health(),
+      (h) => JSON.stringify(agentCounts(h)) === JSON.stringify({ fra1: 2, ams1: 1, sfo1: 1 }),
       15_000
     )
-    t.equal(health.status, 200)
-    t.same(agentCounts(health.body), { fra1: 2, ams1: 1, sfo1: 1 }, '/healthz counts each location’s agents')
-    t.match(health.body.locations, [
+    t.equal(client.statuses.at(-1), 200)
+    t.same(agentCounts(health), { fra1: 2, ams1: 1, sfo1: 1 }, '/healthz counts each location’s agents')
+    t.match(health.locations, [
       { kind: 'agent', agent: 'fra1', label: LABELS.fra1, versions: [String] },
       { kind: 'agent' },
       { kind: 'agent' }
     ])
 
-    const { status, body } = await s.check('www.site.test')
-    t.equal(status, 200)
+    const body = await client.checkDomain('www.site.test')
+    t.equal(client.statuses.at(-1), 200)
     t.match(body, { status: 'up', locations_answered: 3, locations_total: 3, partial: false })
     t.ok(byLabel(body, 'ams1').timings.first_byte >= SLOWER_MS, 'ams1’s timings are its own route’s, slower')
     t.ok(byLabel(body, 'fra1').timings.first_byte < byLabel(body, 'ams1').timings.first_byte, 'fra1’s are its own')
     t.ok(s.tracked.userAgents.has(`SiteStatusAPI/0.1 (+${s.tracked.config.publicUrl})`), 'agents probe with the central’s User-Agent')
 
-    const partial = await s.check('partial.test')
-    t.match(partial.body, { status: 'up', partial: true, locations_answered: 3 }, 'one region that cannot reach the site: partial')
-    t.match(byLabel(partial.body, 'sfo1'), { status: 'down', http_code: 0 })
+    const partial = await client.checkDomain('partial.test')
+    t.match(partial, { status: 'up', partial: true, locations_answered: 3 }, 'one region that cannot reach the site: partial')
+    t.match(byLabel(partial, 'sfo1'), { status: 'down', http_code: 0 })
 
     const record = await until(
-      () => s.get('/api/v1/status/shop.test'),
-      (a) => a.body.status === 'up',
+      () => client.getStatus('shop.test'),
+      (r) => r.status === 'up',
       15_000
     )
-    t.equal(record.body.status, 'up', 'the tracked site is monitored through the agents')
-    const metrics = await fetch(`${s.base}/metrics`, { headers: { authorization: `Bearer ${s.tracked.key}` } }).then((r) => r.text())
+    t.equal(record.status, 'up', 'the tracked site is monitored through the agents')
+    const metrics = await client.getMetrics()
     t.match(metrics, `site_status_location_agents{location="${LABELS.fra1}"} 2`, '/metrics counts the agents')
     t.match(metrics, /site_status_location_agent_info\{location="Frankfurt 1, Germany",version="[^"]+"\} 1/)
     if (engine === 'mysql') {
@@ -152,30 +136,27 @@ for (const engine of engines()) {
         logger: createLogger({ level: 'info', stream: new LogCapture() })
       })
       t.teardown(() => second.stop())
-      const res = await fetch(`${second.server.info.uri}/api/v1/check`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${s.tracked.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ domain: 'second.site.test' })
-      })
-      t.match(await res.json(), { status: 'up', locations_answered: 3 }, 'a second instance is answered by the same agents')
+      const checked = await apiClient(second.server.info.uri, s.tracked.key).checkDomain('second.site.test')
+      t.match(checked, { status: 'up', locations_answered: 3 }, 'a second instance is answered by the same agents')
       return
     }
 
     // kill -9 of one of fra1's agents while probes hang at every location.
-    const hanging: Array<Promise<Answer>> = []
+    const hanging: Array<Promise<CheckResult>> = []
     let seen = 0
     s.tracked.onRequest((host) => {
       if (host.startsWith('hang-')) seen++
     })
-    for (let i = 1; i <= 12; i++) hanging.push(s.check(`hang-${i}.test`))
+    const answeredBefore = client.statuses.length
+    for (let i = 1; i <= 12; i++) hanging.push(client.checkDomain(`hang-${i}.test`))
     t.ok(await holds(() => seen >= 24, 10_000), 'the probes are under way at the agents')
     s.agents.fra1[0]?.child.kill('SIGKILL')
     const answers = await Promise.all(hanging)
     t.ok(
-      answers.every((a) => a.status === 200 && a.body.locations_total === 3),
+      client.statuses.slice(answeredBefore).every((status) => status === 200) && answers.every((a) => a.locations_total === 3),
       'every check answers'
     )
-    const fra1 = answers.map((a) => byLabel(a.body, 'fra1'))
+    const fra1 = answers.map((a) => byLabel(a, 'fra1'))
     t.ok(
       fra1.some((l) => l.status === 'error' && l.error === 'agent: no answer in time'),
       'the killed agent’s probes: fra1 did not answer them'
@@ -184,18 +165,19 @@ for (const engine of engines()) {
       fra1.every((l) => l.status === 'error' || l.status === 'down'),
       'and never counted them up'
     )
-    const after = await s.check('after-kill.site.test')
-    t.match(after.body, { status: 'up', locations_answered: 3 }, 'fra1’s other agent takes its probes')
-    t.ok(await holds(async () => agentCounts((await s.get('/healthz')).body).fra1 === 1, 15_000), '/healthz counts one fra1 agent')
+    const after = await client.checkDomain('after-kill.site.test')
+    t.match(after, { status: 'up', locations_answered: 3 }, 'fra1’s other agent takes its probes')
+    t.ok(await holds(async () => agentCounts(await client.health()).fra1 === 1, 15_000), '/healthz counts one fra1 agent')
 
     // NATS away for 10 s: every agent location does not answer; nothing is down.
     await s.nats.stop()
     const stoppedAt = Date.now()
-    const during: Answer[] = []
+    const during: Array<{ status: number | undefined; body: CheckResult }> = []
     // NATS stays away for 10 s, a check asked every half second meanwhile.
     await until(
       async () => {
-        during.push(await s.check(`during-${during.length}.site.test`))
+        const body = await client.checkDomain(`during-${during.length}.site.test`)
+        during.push({ status: client.statuses.at(-1), body })
         return Date.now() - stoppedAt
       },
       (ms) => ms >= 10_000,
@@ -203,49 +185,49 @@ for (const engine of engines()) {
       500
     )
     t.ok(during.length >= 10, `${during.length} checks while NATS was away`)
-    const away = await s.get('/healthz')
-    t.equal(away.status, 200, '/healthz stays 200 without agents')
-    t.same(agentCounts(away.body), { fra1: 0, ams1: 0, sfo1: 0 }, 'and says no location has one')
+    const away = await client.health()
+    t.equal(client.statuses.at(-1), 200, '/healthz stays 200 without agents')
+    t.same(agentCounts(away), { fra1: 0, ams1: 0, sfo1: 0 }, 'and says no location has one')
     t.ok(
       during.every((a) => a.status === 200 && a.body.status === 'unavailable' && a.body.locations_answered === 0),
       'each answered 200, unavailable: no location answered'
     )
     t.ok(
-      during.every((a) => (a.body.locations as any[]).every((l) => l.status === 'error' && l.error === 'agent: NATS cannot be reached')),
+      during.every((a) => a.body.locations.every((l) => l.status === 'error' && l.error === 'agent: NATS cannot be reached')),
       'each agent location said why'
     )
     await s.nats.start()
     const restarted = Date.now()
     const back = await until(
-      () => s.check(`back-${Date.now()}.site.test`),
-      (a) => a.body.locations_answered === 3,
+      () => client.checkDomain(`back-${Date.now()}.site.test`),
+      (a) => a.locations_answered === 3,
       BACK_WITHIN_MS + 5000,
       200
     )
     const backMs = Date.now() - restarted
-    t.equal(back.body.locations_answered, 3, 'the agent locations answer again')
+    t.equal(back.locations_answered, 3, 'the agent locations answer again')
     t.ok(backMs <= BACK_WITHIN_MS, `within ${BACK_WITHIN_MS} ms of NATS starting (${backMs} ms)`)
 
-    const outages = await s.get('/api/v1/outages?domain=shop.test')
-    t.equal(outages.status, 200)
-    t.same(outages.body.outages, [], 'no outage opened for the tracked site')
+    const outages = await client.listOutages({ domain: 'shop.test' })
+    t.equal(client.statuses.at(-1), 200)
+    t.same(outages.outages, [], 'no outage opened for the tracked site')
     const recovered = await until(
-      () => s.get('/api/v1/status/shop.test'),
-      (a) => a.body.status === 'up',
+      () => client.getStatus('shop.test'),
+      (r) => r.status === 'up',
       15_000
     )
-    t.equal(recovered.body.status, 'up', 'the tracked site is up again at its next check')
+    t.equal(recovered.status, 'up', 'the tracked site is up again at its next check')
 
     // SIGTERM: the agent answers the probe it holds (a hanging site: its deadline), then exits 0.
     let arrived = 0
     s.tracked.onRequest((host) => {
       if (host === 'hang-1.test') arrived++
     })
-    const held = s.check('hang-1.test')
+    const held = client.checkDomain('hang-1.test')
     t.ok(await holds(() => arrived === 3, 10_000), 'the probes are under way at every location')
     const last = s.agents.fra1[1] as AgentProcess
     last.child.kill('SIGTERM')
-    t.match(byLabel((await held).body, 'fra1'), { status: 'down', error: /no response in 1000 ms/ }, 'the probe it held is answered')
+    t.match(byLabel(await held, 'fra1'), { status: 'down', error: /no response in 1000 ms/ }, 'the probe it held is answered')
     t.equal(await last.exited, 0, 'and the agent exits 0')
 
     const wrong = await startAgentProcess(t, 'fra1', { NATS_URL: natsUrlWithAuth(s.nats.url, 'agent-fra1', 'wrong') })

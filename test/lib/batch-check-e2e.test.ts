@@ -1,7 +1,9 @@
 import http from 'node:http'
 import t, { type Test } from 'tap'
+import type { BatchCheckItem, BatchCheckSummary } from '../../lib/client/index.js'
 import { generateKey, hashKey } from '../../lib/keys.js'
 import { createKey } from '../../lib/store/keys.js'
+import { apiClient } from '../helpers/api-client.js'
 import { matchesOpenApi } from '../helpers/openapi.js'
 import { holds } from '../helpers/poll.js'
 import { serveOnLoopback } from '../helpers/targets.js'
@@ -64,6 +66,11 @@ async function extraKey(tracked: TrackedService, name: string, limit = 100_000, 
   return key
 }
 
+/**
+ * Raw requests through inject, for the answers checked against the OpenAPI document (matchesOpenApi
+ * reads an inject response) and for the budget's refusals, which the client's own budget would
+ * pre-empt; everything else goes through the client over the listening port.
+ */
 function api(tracked: TrackedService) {
   const { server } = tracked.service
   return {
@@ -92,30 +99,23 @@ const lines = (payload: string): any[] =>
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l))
 
-/** A batch read from a real connection as its lines arrive; `abort` hangs up. */
+/**
+ * A batch read through the client as its lines arrive, the summary line last; `abort` hangs up.
+ * `done` resolves with the answer's status (undefined when none came before the hang-up).
+ */
 function streamBatch(tracked: TrackedService, key: string, domains: string[]) {
+  const client = apiClient(tracked.service.server.info.uri, key)
   const controller = new AbortController()
-  const received: any[] = []
+  const received: Array<BatchCheckItem | { summary: BatchCheckSummary }> = []
   const done = (async () => {
-    const res = await fetch(`${tracked.service.server.info.uri}/api/v1/checks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/x-ndjson' },
-      body: JSON.stringify({ domains }),
-      signal: controller.signal
-    })
-    const decoder = new TextDecoder()
-    let rest = ''
+    const batch = client.checkMany(domains, { signal: controller.signal })
     try {
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-        rest += decoder.decode(chunk, { stream: true })
-        const parts = rest.split('\n')
-        rest = parts.pop() as string
-        for (const part of parts) received.push(JSON.parse(part))
-      }
+      for await (const line of batch) received.push(line)
+      if (batch.summary) received.push({ summary: batch.summary })
     } catch (err) {
       if (!controller.signal.aborted) throw err
     }
-    return res.status
+    return client.statuses.at(-1)
   })()
   return {
     received,
@@ -137,13 +137,16 @@ for (const engine of engines()) {
         CONNECT_TO: `private.batch.test:443:127.0.0.2:443,:443:127.0.0.1:${closed},:80:127.0.0.1:${target.port}`
       })
     })
-    const { batch, check, used } = api(tracked)
+    const { batch } = api(tracked)
     const key = await extraKey(tracked, 'batch')
-    t.equal((await check(key, 'cached.batch.test')).statusCode, 200, 'a domain checked a moment ago')
+    const client = apiClient(tracked.service.server.info.uri, key)
+    const used = async (): Promise<number> => (await client.getRateLimit()).used
+    await client.checkDomain('cached.batch.test')
+    t.equal(client.statuses.at(-1), 200, 'a domain checked a moment ago')
     const fresh = Array.from({ length: 95 }, (_, i) => `d${i}.batch.test`)
     const entries = [...fresh, 'D0.batch.test', 'https://d1.batch.test/', 'not a domain!', 'private.batch.test', 'cached.batch.test']
     t.equal(entries.length, 100)
-    const before = await used(key)
+    const before = await used()
 
     const res = await batch(key, entries)
     t.equal(res.statusCode, 200)
@@ -166,7 +169,7 @@ for (const engine of engines()) {
     t.equal(target.seen('cached.batch.test'), LOCATIONS, 'the cached domain is not probed again')
     t.equal(target.seen('private.batch.test'), 0)
     // 97 distinct valid domains charged up front (485 units); the refused one's 5 given back.
-    t.equal((await used(key)) - before, 5 * 96, 'charged 5 per distinct domain checked, the refused one refunded')
+    t.equal((await used()) - before, 5 * 96, 'charged 5 per distinct domain checked, the refused one refunded')
 
     const json = await batch(key, ['d2.batch.test', 'D2.BATCH.TEST', '-bad-'], '')
     t.equal(json.statusCode, 200)
@@ -246,12 +249,14 @@ t.test('a batch larger than the key share waits for its slots: no 503, never ove
   })
   const refusedBefore = admission.stats().refusedKey
   const domains = Array.from({ length: 30 }, (_, i) => `w${i}.wait.test`)
-  const res = await api(tracked).batch(tracked.key, domains)
-  t.equal(res.statusCode, 200)
-  const answer = lines(res.payload)
-  t.same(answer.pop(), { summary: { domains: 30, checked: 30, cached: 0, errors: 0 } })
+  const client = apiClient(tracked.service.server.info.uri, tracked.key)
+  const batch = client.checkMany(domains)
+  const answer: BatchCheckItem[] = []
+  for await (const line of batch) answer.push(line)
+  t.equal(client.statuses.at(-1), 200)
+  t.same(batch.summary, { domains: 30, checked: 30, cached: 0, errors: 0 })
   t.ok(
-    answer.every((l) => l.status === 'up'),
+    answer.every((l) => 'status' in l && l.status === 'up'),
     'every domain checked'
   )
   t.equal(admission.stats().refusedKey, refusedBefore, 'none refused')
@@ -271,13 +276,15 @@ t.test('another key keeps its share and its turn; a client that hangs up ends th
       CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${target.port}`
     })
   })
-  const { check } = api(tracked)
   const { admission } = tracked.service
-  const other = await extraKey(tracked, 'other')
+  const other = apiClient(tracked.service.server.info.uri, await extraKey(tracked, 'other'))
+  // The client sends its first keyed call alone, to learn the key's budget: learnt here, the
+  // other key's checks below go at once, though the first of them is held open.
+  await other.getRateLimit()
   const refusedBefore = admission.stats().refusedKey + admission.stats().refusedInstance
 
   // The other key is already waiting for one of the batch's domains.
-  const sharedCheck = check(other, 'shared.held.test')
+  const sharedCheck = other.checkDomain('shared.held.test')
   await target.when(() => target.seen('shared.held.test') === LOCATIONS)
   const xs = Array.from({ length: 9 }, (_, i) => `x${i + 1}.held.test`)
   const stream = streamBatch(tracked, tracked.key, ['shared.held.test', ...xs])
@@ -287,9 +294,9 @@ t.test('another key keeps its share and its turn; a client that hangs up ends th
   t.equal(admission.waiting, 5, 'the rest of the batch waits')
 
   // Probe order: the other key's check reaches the site before any of the batch's waiting domains.
-  const quick = await check(other, 'quick.instant.test')
-  t.equal(quick.statusCode, 200)
-  t.match(JSON.parse(quick.payload), { status: 'up' })
+  const quick = await other.checkDomain('quick.instant.test')
+  t.equal(other.statuses.at(-1), 200)
+  t.match(quick, { status: 'up' })
   t.same(
     [...new Set(target.arrivals.slice(0, target.arrivals.indexOf('quick.instant.test')))].filter((h) => h !== TRACKED.domain).sort(),
     ['shared.held.test', ...inFlight].sort(),
@@ -304,8 +311,8 @@ t.test('another key keeps its share and its turn; a client that hangs up ends th
   t.ok(await holds(() => admission.stats().demand === 1 && admission.waiting === 0, 5000), 'their slots are free, nothing waits')
   t.equal(target.closes.filter((h) => h === 'shared.held.test').length, 0, 'the domain the other key waits for is still being probed')
 
-  const sentinel = await check(other, 'after.instant.test')
-  t.equal(sentinel.statusCode, 200)
+  await other.checkDomain('after.instant.test')
+  t.equal(other.statuses.at(-1), 200)
   t.equal(
     xs.slice(4).reduce((n, d) => n + target.seen(d), 0),
     0,
@@ -313,14 +320,14 @@ t.test('another key keeps its share and its turn; a client that hangs up ends th
   )
   target.release('shared.held.test')
   const shared = await sharedCheck
-  t.equal(shared.statusCode, 200)
-  t.match(JSON.parse(shared.payload), { status: 'up', cached: false })
+  t.equal(other.statuses.at(-1), 200)
+  t.match(shared, { status: 'up', cached: false })
 
   // What was cancelled was neither kept nor recorded: checking it again probes it.
-  const again = check(other, 'x1.held.test')
+  const again = other.checkDomain('x1.held.test')
   await target.when(() => target.seen('x1.held.test') === 2 * LOCATIONS)
   target.release('x1.held.test')
-  t.match(JSON.parse((await again).payload), { status: 'up', cached: false })
+  t.match(await again, { status: 'up', cached: false })
   t.equal(admission.stats().refusedKey + admission.stats().refusedInstance, refusedBefore, 'nobody was refused')
   t.same(stream.received, [], 'the hung-up client got no line: nothing of its batch had completed')
 })

@@ -9,6 +9,7 @@ import { addSite } from '../../lib/monitoring/add-sites.js'
 import { openDb, type Db } from '../../lib/store/db.js'
 import { createKey } from '../../lib/store/keys.js'
 import { migrateLatest } from '../../lib/store/migrate.js'
+import { apiClient } from '../helpers/api-client.js'
 import { chromiumMissing, launchChromium } from '../helpers/browser.js'
 import { createTestDatabase, engines } from '../helpers/db.js'
 import { matchesOpenApi } from '../helpers/openapi.js'
@@ -82,6 +83,9 @@ for (const engine of engines()) {
     t.teardown(async () => {
       if (!stopped) await service.stop()
     })
+    // The API through the client, over the service's listening port; through inject where the raw
+    // answer is checked against the OpenAPI document (matchesOpenApi reads an inject response).
+    let client = apiClient(service.server.info.uri, key)
     const api = async (method: string, url: string, payload?: unknown) => {
       const res = await service.server.inject({
         method,
@@ -112,7 +116,8 @@ for (const engine of engines()) {
     matchesOpenApi(t, created.res)
     const secret = (created.body as { secret: string }).secret
     // Tracked only now, so that the webhook exists before its certificate is first seen.
-    t.equal((await api('POST', '/api/v1/sites', { domain: 'soon.site.test', name: 'Soon' })).res.statusCode, 201)
+    await client.addSite({ domain: 'soon.site.test', name: 'Soon' })
+    t.equal(client.statuses.at(-1), 201)
 
     // An on-demand check reports each location's certificate.
     const checked = await api('POST', '/api/v1/check', { domain: 'soon.site.test' })
@@ -127,13 +132,13 @@ for (const engine of engines()) {
         tls_issuer: 'CN=Three Days, O=Site Status Tests'
       })
     }
-    const plain = await api('POST', '/api/v1/check', { domain: 'plain.site.test' })
-    for (const l of plain.body.locations) t.match(l, { status: 'up', final_url: 'http://plain.site.test/', tls_expires_at: null })
+    const plain = await client.checkDomain('plain.site.test')
+    for (const l of plain.locations) t.match(l, { status: 'up', final_url: 'http://plain.site.test/', tls_expires_at: null })
 
     // The status records, once the scheduler has checked every site.
     const ready = await holds(async () => {
-      const records = await Promise.all(['soon', 'later', 'plain'].map((d) => api('GET', `/api/v1/status/${d}.site.test`)))
-      return records.every((r) => typeof r.body.checked_at === 'string') && records[0]?.body.tls !== null && records[1]?.body.tls !== null
+      const records = await Promise.all(['soon', 'later', 'plain'].map((d) => client.getStatus(`${d}.site.test`)))
+      return records.every((r) => typeof r.checked_at === 'string') && records[0]?.tls !== null && records[1]?.tls !== null
     }, 20_000)
     t.ok(ready, 'every site was checked')
     const soonRecord = await api('GET', '/api/v1/status/soon.site.test')
@@ -144,9 +149,9 @@ for (const engine of engines()) {
       issuer: 'CN=Three Days, O=Site Status Tests'
     })
     t.equal(soonRecord.body.tls.days_remaining, 2, 'made with 3 days: 2 whole days and some hours left')
-    const laterRecord = await api('GET', '/api/v1/status/later.site.test')
-    t.same(laterRecord.body.tls, { expires_at: notAfter(later.cert), days_remaining: 29, issuer: 'CN=Thirty Days, O=Site Status Tests' })
-    t.equal((await api('GET', '/api/v1/status/plain.site.test')).body.tls, null, 'a site reached over http only has none')
+    const laterRecord = await client.getStatus('later.site.test')
+    t.same(laterRecord.tls, { expires_at: notAfter(later.cert), days_remaining: 29, issuer: 'CN=Thirty Days, O=Site Status Tests' })
+    t.equal((await client.getStatus('plain.site.test')).tls, null, 'a site reached over http only has none')
     const listed = await api('GET', '/api/v1/sites')
     matchesOpenApi(t, listed.res)
     t.same(
@@ -223,8 +228,9 @@ for (const engine of engines()) {
     stream.close()
     await service.stop()
     service = await start()
-    const afterRestart = await api('GET', '/api/v1/status/soon.site.test')
-    t.same(afterRestart.body.tls, soonRecord.body.tls, 'the status record has the certificate before any new check')
+    client = apiClient(service.server.info.uri, key)
+    const afterRestart = await client.getStatus('soon.site.test')
+    t.same(afterRestart.tls, soonRecord.body.tls, 'the status record has the certificate before any new check')
     const before = await checksOf(service.db, 'soon.site.test')
     t.ok(await holds(async () => (await checksOf(service.db, 'soon.site.test')) >= before + 3, 20_000), 'checked again after the restart')
     t.equal((await announced(service.db)).length, 1, 'still one certificate.expiring after the restart')

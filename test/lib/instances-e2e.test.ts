@@ -18,6 +18,8 @@ import { phaseOf } from '../../lib/monitoring/schedule/phase-wheel.js'
 import { openDb, toDate } from '../../lib/store/db.js'
 import { createKey, revokeKey } from '../../lib/store/keys.js'
 import { migrateLatest } from '../../lib/store/migrate.js'
+import type { Health } from '../../lib/client/index.js'
+import { apiClient, outcome, type Outcome } from '../helpers/api-client.js'
 import { startServe } from '../helpers/cli.js'
 import { createTestDatabase } from '../helpers/db.js'
 import { startHaproxy } from '../helpers/haproxy.js'
@@ -35,29 +37,13 @@ const REDIS_URL = 'redis://127.0.0.1:6379/10'
 
 t.setTimeout(300_000)
 
-interface Answer {
-  status: number
-  body: any
-}
-
-async function get(base: string, path: string, key: string | null): Promise<Answer> {
-  try {
-    const res = await fetch(`${base}${path}`, { headers: key === null ? {} : { authorization: `Bearer ${key}` } })
-    const text = await res.text()
-    let body: unknown = text
-    try {
-      body = JSON.parse(text)
-    } catch {
-      // A badge or a page: kept as text.
-    }
-    return { status: res.status, body }
-  } catch {
-    return { status: 0, body: null }
-  }
-}
-
 /** Polls `read` on every base at once; resolves with how long each took to satisfy `done` (Infinity when it never did). */
-async function everywhere(bases: readonly string[], read: (base: string) => Promise<Answer>, done: (a: Answer) => boolean, since: number) {
+async function everywhere<T>(
+  bases: readonly string[],
+  read: (base: string) => Promise<Outcome<T>>,
+  done: (a: Outcome<T>) => boolean,
+  since: number
+) {
   return Promise.all(
     bases.map(async (base) => {
       const last = await until(() => read(base), done, 10_000, 50)
@@ -120,11 +106,12 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
 
   // Round robin: a few rounds through HAProxy reach every instance (on a machine this busy a health
   // check may time out now and then and take an instance out for a moment, so the rounds may take more).
-  const answered = new Map<string, Answer>()
+  const answered = new Map<string, Health>()
+  const viaHaproxy = apiClient(haproxy)
   await until(
     async () => {
-      const health = await get(haproxy, '/healthz', null)
-      if (health.status === 200) answered.set(String(health.body?.instance), health)
+      const health = await outcome(viaHaproxy.health())
+      if (health.value && viaHaproxy.statuses.at(-1) === 200) answered.set(health.value.instance, health.value)
       return answered.size
     },
     (n) => n === names.length,
@@ -132,8 +119,7 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
     20
   )
   t.same([...answered.keys()].sort(), names, 'HAProxy spreads requests over the three instances, each named by /healthz')
-  for (const [name, health] of answered)
-    t.match(health.body, { status: 'ok', database: 'ok', redis: 'ok' }, `${name}: MySQL and Redis answer`)
+  for (const [name, health] of answered) t.match(health, { status: 'ok', database: 'ok', redis: 'ok' }, `${name}: MySQL and Redis answer`)
   instances.forEach((i, n) => {
     t.match(i.output(), `"instance":"${names[n]}"`, `${names[n]}'s log lines name it`)
   })
@@ -141,13 +127,17 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
 
   // --- A key revoked anywhere is refused everywhere within 2 s, though every instance had it cached as valid.
   const all = [...uris, haproxy]
-  for (const base of all) t.equal((await get(base, '/api/v1/rate_limit', doomed)).status, 200, `the key works through ${base}`)
+  for (const base of all) {
+    const client = apiClient(base, doomed)
+    await client.getRateLimit()
+    t.equal(client.statuses.at(-1), 200, `the key works through ${base}`)
+  }
   await revokeKey({ db, id: doomedRow.id, now: new Date() })
   const revokedAt = Date.now()
   const refusedMs = await everywhere(
     all,
-    (base) => get(base, '/api/v1/rate_limit', doomed),
-    (a) => a.status === 401,
+    (base) => outcome(apiClient(base, doomed).getRateLimit()),
+    (a) => a.error?.status === 401,
     revokedAt
   )
   t.ok(
@@ -156,33 +146,28 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
   )
 
   // --- A site added through one instance is known to the others within 2 s; removed through another, gone within 2 s.
-  const added = await fetch(`${uris[0]}/api/v1/sites`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ domain: 'added.example.com' })
-  })
+  const i1 = apiClient(uris[0] as string, key)
+  await i1.addSite({ domain: 'added.example.com' })
   const addedAt = Date.now()
-  t.equal(added.status, 201, 'added through i1')
+  t.equal(i1.statuses.at(-1), 201, 'added through i1')
   const knownMs = await everywhere(
     uris.slice(1),
-    (base) => get(base, '/api/v1/status/added.example.com', key),
-    (a) => a.status === 200,
+    (base) => outcome(apiClient(base, key).getStatus('added.example.com')),
+    (a) => a.value?.domain === 'added.example.com',
     addedAt
   )
   t.ok(
     knownMs.every((ms) => ms <= FRESH_MS),
     `i2 and i3 know it within 2 s (${knownMs.join(', ')} ms)`
   )
-  const removed = await fetch(`${uris[2]}/api/v1/sites/added.example.com`, {
-    method: 'DELETE',
-    headers: { authorization: `Bearer ${key}` }
-  })
+  const i3 = apiClient(uris[2] as string, key)
+  await i3.removeSite('added.example.com')
   const removedAt = Date.now()
-  t.equal(removed.status, 204, 'removed through i3')
+  t.equal(i3.statuses.at(-1), 204, 'removed through i3')
   const goneMs = await everywhere(
     uris.slice(0, 2),
-    (base) => get(base, '/api/v1/status/added.example.com', key),
-    (a) => a.status === 404,
+    (base) => outcome(apiClient(base, key).getStatus('added.example.com')),
+    (a) => a.error?.status === 404,
     removedAt
   )
   t.ok(
@@ -206,7 +191,7 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
   // --- A status change seen by one instance shows through every instance within 2 s of being recorded.
   await sleep(Math.max(0, startedAt + RUN_MS / 2 - Date.now()))
   const flip = 's007.example.com'
-  t.equal((await get(haproxy, `/api/v1/status/${flip}`, key)).body?.status, 'up', `${flip} is up`)
+  t.equal((await apiClient(haproxy, key).getStatus(flip)).status, 'up', `${flip} is up`)
   down.add(flip)
   const row = await until(
     async () => db('sites').where({ domain: flip }).first('status'),
@@ -218,8 +203,8 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
   t.equal(row?.status, 'down', 'a check recorded it down')
   const seenMs = await everywhere(
     [...alive, haproxy],
-    (base) => get(base, `/api/v1/status/${flip}`, key),
-    (a) => a.body?.status === 'down',
+    (base) => outcome(apiClient(base, key).getStatus(flip)),
+    (a) => a.value?.status === 'down',
     recordedAt
   )
   t.ok(
@@ -228,8 +213,8 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
   )
   const badgeMs = await everywhere(
     alive,
-    (base) => get(base, `/api/badge/${flip}`, null),
-    (a) => /\bdown\b/.test(String(a.body)),
+    (base) => outcome(apiClient(base).getBadge(flip)),
+    (a) => a.value !== undefined && /\bdown\b/.test(a.value),
     recordedAt
   )
   t.ok(
@@ -240,14 +225,25 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
   // --- Shared rate limit: one key with a limit of 60, 20 clients through HAProxy (round robin over
   // the two instances still up), 10 requests each at once: exactly 60 admitted in the window, as one
   // instance would; without the shared window (REDIS_URL) each instance would admit 60 of its own.
+  // Raw requests, not the client: once it has learnt the key is spent, its budget would hold a
+  // request back or refuse it itself, and every refusal counted here must be the servers'.
   const limited = generateKey()
   await createKey({ db, name: 'limited', keyHash: hashKey(limited), rateLimit: 60, scopes: 'read', now: new Date() })
+  const statusOf = async (): Promise<number> => {
+    try {
+      const res = await fetch(`${haproxy}/api/v1/status/s001.example.com`, { headers: { authorization: `Bearer ${limited}` } })
+      await res.arrayBuffer()
+      return res.status
+    } catch {
+      return 0
+    }
+  }
   const limitStarted = Date.now()
   const statuses = (
     await Promise.all(
       Array.from({ length: 20 }, async () => {
         const seen: number[] = []
-        for (let i = 0; i < 10; i++) seen.push((await get(haproxy, '/api/v1/status/s001.example.com', limited)).status)
+        for (let i = 0; i < 10; i++) seen.push(await statusOf())
         return seen
       })
     )
