@@ -36,12 +36,50 @@ export class Budget {
   #turn: Promise<unknown> = Promise.resolve()
   #wakeSettled: () => void = () => {}
   #settled: Promise<void>
+  readonly #learn: (() => Promise<Headers | null>) | undefined
+  /** The look at the budget while it is under way (see {@link #lookOnce}). */
+  #learning: Promise<void> | null = null
+  #asked = false
 
-  constructor({ now, sleep, maxWaitMs }: { now: () => number; sleep: Sleep; maxWaitMs: number }) {
+  constructor({
+    now,
+    sleep,
+    maxWaitMs,
+    learn
+  }: {
+    now: () => number
+    sleep: Sleep
+    maxWaitMs: number
+    /** Asks the free `GET /api/v1/rate_limit` for the budget headers (null: no answer). */
+    learn?: () => Promise<Headers | null>
+  }) {
     this.#now = now
     this.#sleep = sleep
     this.#maxWaitMs = maxWaitMs
+    this.#learn = learn
     this.#settled = this.#nextSettled()
+  }
+
+  /**
+   * Asks the free rate_limit route once, when a call must wait for the first keyed answer: that
+   * answer may be a slow check's, which would hold every other call behind it. Settles once asked;
+   * a failure is not asked again (the calls then wait for the first answer).
+   */
+  #lookOnce(): void {
+    if (this.#learn === undefined || this.#asked) return
+    this.#asked = true
+    this.#learning = this.#learn().then(
+      (headers) => {
+        const reported = headers && readBudget(headers)
+        if (reported && this.#known === undefined) {
+          this.#known = { limit: reported.limit, remaining: reported.remaining, resetAt: this.#now() + reported.resetS * 1000 }
+        }
+        this.#learning = null
+      },
+      () => {
+        this.#learning = null
+      }
+    )
   }
 
   /** What the client knows of the key's budget now (undefined before the first keyed answer). */
@@ -51,7 +89,8 @@ export class Budget {
 
   /**
    * Resolves once `cost` units may be spent, holding them until {@link settle}. Before the first
-   * keyed answer, one request goes alone to learn the budget. `force` skips the wait: the server
+   * keyed answer one request goes alone to learn the budget; a call that would wait for it asks the
+   * free rate_limit route instead, once. `force` skips the wait: the server
    * itself said when to come back (Retry-After of a 429). Throws a `rate_limited` error when the
    * wait would be longer than the client's maxRetryWaitMs.
    */
@@ -110,7 +149,8 @@ export class Budget {
       const known = this.#known
       if (known === undefined) {
         if (this.#pendingCount === 0) break
-        await this.#until(this.#settled, Infinity, signal)
+        this.#lookOnce()
+        await this.#until(this.#learning === null ? this.#settled : Promise.race([this.#settled, this.#learning]), Infinity, signal)
         continue
       }
       const now = this.#now()

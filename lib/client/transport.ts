@@ -45,7 +45,18 @@ export class Transport {
   constructor(options: TransportOptions) {
     this.#options = options
     this.#base = options.baseUrl.replace(/\/+$/, '')
-    this.budget = new Budget({ now: options.now, sleep: options.sleep, maxWaitMs: options.maxRetryWaitMs })
+    const { key } = options
+    const learn =
+      key === undefined
+        ? undefined
+        : async (): Promise<Headers | null> => {
+            const res = await options.fetch(`${this.#base}/api/v1/rate_limit`, {
+              headers: { accept: 'application/json', authorization: `Bearer ${key}` }
+            })
+            await res.arrayBuffer()
+            return res.ok ? res.headers : null
+          }
+    this.budget = new Budget({ now: options.now, sleep: options.sleep, maxWaitMs: options.maxRetryWaitMs, learn })
   }
 
   /** Sends `call` until it is answered with a 2xx (returned, its body unread) or fails for good (thrown). */

@@ -278,9 +278,6 @@ t.test('another key keeps its share and its turn; a client that hangs up ends th
   })
   const { admission } = tracked.service
   const other = apiClient(tracked.service.server.info.uri, await extraKey(tracked, 'other'))
-  // The client sends its first keyed call alone, to learn the key's budget: learnt here, the
-  // other key's checks below go at once, though the first of them is held open.
-  await other.getRateLimit()
   const refusedBefore = admission.stats().refusedKey + admission.stats().refusedInstance
 
   // The other key is already waiting for one of the batch's domains.
