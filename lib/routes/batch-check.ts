@@ -56,20 +56,38 @@ function readBatch(entries: readonly string[]): { domains: string[]; invalid: Ba
 }
 
 /**
- * A stream whose lines leave at once: hapi hands a stream response its compressor (gzip when the
- * client accepts it), which would otherwise hold lines back until it has a block's worth.
+ * A stream whose lines leave as soon as they are written, together with the others of the same
+ * turn of the event loop: domains whose answers arrive together (an actor answers many at once)
+ * leave in one write. hapi hands a stream response its compressor (gzip when the client accepts
+ * it), which is flushed after each write, or it would hold lines back until it has a block's worth.
  */
 class LineStream extends PassThrough {
   #compressor: { flush(): void } | null = null
+  #pending: string[] = []
+  #ending = false
 
   setCompressor(compressor: { flush(): void }): void {
     this.#compressor = compressor
   }
 
   line(value: unknown): void {
+    if (this.destroyed || this.#ending) return
+    if (this.#pending.push(`${JSON.stringify(value)}\n`) === 1) setImmediate(this.#flush)
+  }
+
+  /** Writes `value` as the last line and ends the stream. */
+  last(value: unknown): void {
+    this.line(value)
+    this.#ending = true
+  }
+
+  readonly #flush = (): void => {
     if (this.destroyed) return
-    this.write(`${JSON.stringify(value)}\n`)
+    const text = this.#pending.join('')
+    this.#pending = []
+    this.write(text)
     this.#compressor?.flush()
+    if (this.#ending) this.end()
   }
 }
 
@@ -160,8 +178,7 @@ export function batchCheckRoutes({ checks, limiter }: { checks: CheckSupervisor;
           .then(settle)
           .then(
             () => {
-              out.line({ summary })
-              out.end()
+              out.last({ summary })
             },
             (err: unknown) => {
               request.log(['error', 'batch'], safeErrorSummary(err))
