@@ -1,6 +1,5 @@
 import http from 'node:http'
-import { once } from 'node:events'
-import type { AddressInfo } from 'node:net'
+import { serveOnLoopback } from './targets.js'
 
 /** One request the stand-in got, its body read. */
 export interface StandInRequest {
@@ -41,13 +40,7 @@ export async function standInApi(t: { teardown(fn: () => unknown): void }): Prom
       else queued.push(entry)
     })
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => {
-    server.closeAllConnections()
-    server.close()
-  })
-  const { port } = server.address() as AddressInfo
+  const port = await serveOnLoopback(t, server)
   return {
     url: `http://127.0.0.1:${port}`,
     requests,

@@ -1,64 +1,16 @@
-import http from 'node:http'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import type { BatchCheckItem, BatchCheckSummary } from '../../lib/client/index.js'
 import { generateKey, hashKey } from '../../lib/keys.js'
 import { createKey } from '../../lib/store/keys.js'
 import { apiClient } from '../helpers/api-client.js'
 import { matchesOpenApi } from '../helpers/openapi.js'
 import { holds } from '../helpers/poll.js'
-import { serveOnLoopback } from '../helpers/targets.js'
+import { heldTarget } from '../helpers/held-target.js'
 import { startTrackedService, type TrackedService } from '../helpers/tracked-service.js'
 import { engines } from '../helpers/db.js'
 
 const TRACKED = { domain: 'tracked.example.com', name: 'Tracked' }
 const LOCATIONS = 3
-
-/**
- * The sites every batch here checks: `*.held.test` are held open until the test releases them (or
- * the probe gives up on them); everything else answers 200 at once. Arrivals are kept in order.
- */
-async function heldTarget(t: Test) {
-  const arrivals: string[] = []
-  const held = new Map<string, http.ServerResponse[]>()
-  const closes: string[] = []
-  const listeners = new Set<() => void>()
-  const server = http.createServer((req, res) => {
-    const host = (req.headers.host ?? '').replace(/:\d+$/, '')
-    arrivals.push(host)
-    if (host.endsWith('.held.test')) {
-      held.set(host, [...(held.get(host) ?? []), res])
-      res.once('close', () => {
-        if (!res.writableFinished) closes.push(host)
-        for (const l of listeners) l()
-      })
-    } else {
-      res.writeHead(200).end('ok')
-    }
-    for (const l of listeners) l()
-  })
-  const port = await serveOnLoopback(t, server)
-  /** Resolves once `cond` holds, tested at every arrival and close. */
-  const when = (cond: () => boolean): Promise<void> =>
-    new Promise((resolve) => {
-      const test = (): void => {
-        if (!cond()) return
-        listeners.delete(test)
-        resolve()
-      }
-      listeners.add(test)
-      test()
-    })
-  return {
-    port,
-    arrivals,
-    closes,
-    when,
-    seen: (host: string): number => arrivals.filter((h) => h === host).length,
-    release: (host: string): void => {
-      for (const res of held.get(host) ?? []) if (!res.writableEnded) res.writeHead(200).end('ok')
-    }
-  }
-}
 
 async function extraKey(tracked: TrackedService, name: string, limit = 100_000, scopes?: string): Promise<string> {
   const key = generateKey()

@@ -1,45 +1,14 @@
-import http from 'node:http'
 import t, { type Test } from 'tap'
 import { SiteStatusClient, isBatchCheckError, type BatchCheckItem } from '../../../lib/client/index.js'
-import { serveOnLoopback } from '../../helpers/targets.js'
+import { heldTarget } from '../../helpers/held-target.js'
 import { startTrackedService } from '../../helpers/tracked-service.js'
 
 // checkMany and checkDomains against the real batch route: real actors probing a loopback target
 // whose `*.held.test` sites never answer, so that a batch can be left while its probes are under way.
 const TRACKED = { domain: 'tracked.example.com', name: 'Tracked' }
 
-async function target(t: Test) {
-  const seen: string[] = []
-  const closed: string[] = []
-  const listeners = new Set<() => void>()
-  const server = http.createServer((req, res) => {
-    const host = (req.headers.host ?? '').replace(/:\d+$/, '')
-    seen.push(host)
-    if (host.endsWith('.held.test')) {
-      res.once('close', () => {
-        closed.push(host)
-        for (const l of listeners) l()
-      })
-    } else res.writeHead(200).end('ok')
-    for (const l of listeners) l()
-  })
-  const port = await serveOnLoopback(t, server)
-  /** Resolves once `cond` holds, tested at each arrival and close. */
-  const when = (cond: () => boolean): Promise<void> =>
-    new Promise((resolve) => {
-      const test = (): void => {
-        if (!cond()) return
-        listeners.delete(test)
-        resolve()
-      }
-      listeners.add(test)
-      test()
-    })
-  return { port, seen, closed, when }
-}
-
 async function service(t: Test) {
-  const site = await target(t)
+  const site = await heldTarget(t)
   const tracked = await startTrackedService(t, {
     engine: 'sqlite',
     site: TRACKED,
@@ -78,10 +47,10 @@ t.test('leaving the checkMany loop hangs up: the probes only that batch waited f
   let leftAt = 0
   for await (const line of client.checkMany(['quick.instant.test', ...held])) {
     t.equal(line.domain, 'quick.instant.test', 'the quick domain completes first')
-    await site.when(() => held.every((h) => site.seen.filter((s) => s === h).length === locations))
+    await site.when(() => held.every((h) => site.seen(h) === locations))
     leftAt = Date.now()
     break
   }
-  await site.when(() => held.every((h) => site.closed.filter((s) => s === h).length === locations))
+  await site.when(() => held.every((h) => site.closes.filter((s) => s === h).length === locations))
   t.ok(Date.now() - leftAt < 10_000, 'the held probes ended long before their 20 s deadline')
 })

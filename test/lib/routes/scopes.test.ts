@@ -64,6 +64,7 @@ for (const engine of engines()) {
       Object.fromEntries([...required].filter(([name]) => !OPEN.has(name))),
       {
         'POST /api/v1/check': 'check',
+        'POST /api/v1/checks': 'check',
         'GET /api/v1/status/{domain}': 'read',
         'GET /api/v1/outages': 'read',
         'GET /api/v1/sites': 'read',
