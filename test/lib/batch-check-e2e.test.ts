@@ -280,3 +280,23 @@ t.test('another key keeps its share and its turn; a client that hangs up ends th
   t.equal(admission.stats().refusedKey + admission.stats().refusedInstance, refusedBefore, 'nobody was refused')
   t.same(stream.received, [], 'the hung-up client got no line: nothing of its batch had completed')
 })
+
+t.test('a client that hangs up on a batch answered as one JSON object ends its probing too', async (t) => {
+  const target = await heldTarget(t)
+  const tracked = await startTrackedService(t, {
+    engine: 'sqlite',
+    site: TRACKED,
+    env: ({ closed }) => ({ PROBE_TIMEOUT_MS: '20000', CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${target.port}` })
+  })
+  const client = apiClient(tracked.service.server.info.uri, tracked.key)
+  const held = ['j1.held.test', 'j2.held.test']
+  const hangUp = new AbortController()
+  const answer = client.checkDomains([...held, 'quick.instant.test'], { signal: hangUp.signal })
+  await target.when(() => held.every((d) => target.seen(d) === LOCATIONS) && target.seen('quick.instant.test') === LOCATIONS)
+  const hungUp = Date.now()
+  hangUp.abort(new Error('hung up'))
+  await t.rejects(answer, { message: 'hung up' })
+  await target.when(() => held.every((d) => target.closes.filter((h) => h === d).length === LOCATIONS))
+  t.ok(Date.now() - hungUp < 10_000, 'the held probes ended at once, long before their deadline')
+  t.ok(await holds(() => tracked.service.admission.stats().demand === 0, 5000), 'their slots are free')
+})
