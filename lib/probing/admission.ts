@@ -41,7 +41,6 @@ interface Slot extends Ticket {
 
 /** A check waiting for a slot: `admit` hands it one. */
 interface Waiter {
-  key: string | undefined
   admit(ticket: Ticket): void
 }
 
@@ -64,8 +63,12 @@ export class Admission {
   /** On-demand slots in the order they were taken: the first is the one that frees up soonest. */
   readonly #demand = new Set<Slot>()
   readonly #byKey = new Map<string, Set<Slot>>()
-  /** Checks waiting for a slot, in the order they came. */
-  readonly #waiters = new Set<Waiter>()
+  /**
+   * Checks waiting for a slot, by key, each key's in the order they came; keys in turn (the one
+   * served last goes to the end), so that keys held up by the instance's capacity take turns.
+   */
+  readonly #waiters = new Map<string | undefined, Set<Waiter>>()
+  #waiting = 0
   #scheduled = 0
   #refusedInstance = 0
   #refusedKey = 0
@@ -100,30 +103,40 @@ export class Admission {
   waitDemand(key: string | undefined, signal?: AbortSignal): Promise<Ticket> {
     if (signal?.aborted) return Promise.reject(signal.reason as Error)
     // Behind a waiter of the same key, a new check waits its turn.
-    if (![...this.#waiters].some((w) => w.key === key)) {
+    let queue = this.#waiters.get(key)
+    if (queue === undefined) {
       const outcome = this.#take(key)
       if (!isRefusal(outcome)) return Promise.resolve(outcome)
+      queue = new Set()
+      this.#waiters.set(key, queue)
     }
+    const mine = queue
     return new Promise<Ticket>((resolve, reject) => {
       const onAbort = (): void => {
-        this.#waiters.delete(waiter)
+        this.#leave(key, mine, waiter)
         reject(signal?.reason as Error)
       }
       const waiter: Waiter = {
-        key,
         admit: (ticket) => {
           signal?.removeEventListener('abort', onAbort)
           resolve(ticket)
         }
       }
-      this.#waiters.add(waiter)
+      mine.add(waiter)
+      this.#waiting++
       signal?.addEventListener('abort', onAbort, { once: true })
     })
   }
 
   /** Checks waiting for a slot ({@link waitDemand}). */
   get waiting(): number {
-    return this.#waiters.size
+    return this.#waiting
+  }
+
+  #leave(key: string | undefined, queue: Set<Waiter>, waiter: Waiter): void {
+    if (!queue.delete(waiter)) return
+    this.#waiting--
+    if (queue.size === 0 && this.#waiters.get(key) === queue) this.#waiters.delete(key)
   }
 
   #take(key: string | undefined): Ticket | Refusal {
@@ -142,7 +155,7 @@ export class Admission {
           mine.delete(slot)
           if (mine.size === 0 && this.#byKey.get(key) === mine) this.#byKey.delete(key)
         }
-        if (this.#waiters.size > 0) this.#serveWaiters()
+        if (this.#waiting > 0) this.#serveWaiters()
       }
     }
     if (key !== undefined && mine === undefined) {
@@ -154,14 +167,25 @@ export class Admission {
     return slot
   }
 
-  /** A slot was released: the first waiters it (or any other still free) can take, in order. */
+  /**
+   * A slot was released: each key in turn gives its first waiters the slots it may take; a key
+   * served goes to the end of the turn. Stops once the instance is full.
+   */
   #serveWaiters(): void {
-    for (const waiter of this.#waiters) {
+    for (const [key, queue] of [...this.#waiters]) {
       if (this.#demand.size >= this.demandSlots) return
-      const outcome = this.#take(waiter.key)
-      if (isRefusal(outcome)) continue
-      this.#waiters.delete(waiter)
-      waiter.admit(outcome)
+      let served = false
+      for (const waiter of queue) {
+        const outcome = this.#take(key)
+        if (isRefusal(outcome)) break
+        this.#leave(key, queue, waiter)
+        waiter.admit(outcome)
+        served = true
+      }
+      if (served && queue.size > 0) {
+        this.#waiters.delete(key)
+        this.#waiters.set(key, queue)
+      }
     }
   }
 

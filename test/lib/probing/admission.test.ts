@@ -151,3 +151,18 @@ t.test('waiters of several keys are served as slots free, each within its share'
   t.same(served, ['c', 'a'])
   t.equal(admission.waiting, 0)
 })
+
+t.test('keys held up by the instance take turns for the slots that free', async (t) => {
+  // 8 slots: 2 scheduled, 6 on demand, 3 per key: a and b fill the instance.
+  const { admission } = gate(8)
+  const held = await Promise.all(['a', 'a', 'a', 'b', 'b', 'b'].map((key) => admission.waitDemand(key)))
+  const served: string[] = []
+  for (const key of ['c', 'c', 'd', 'd']) void admission.waitDemand(key).then(() => served.push(key))
+  t.equal(admission.waiting, 4)
+  for (const ticket of held.slice(0, 3)) {
+    ticket.release()
+    await Promise.resolve()
+  }
+  t.same(served, ['c', 'd', 'c'], 'c first (it waited first), then d, then c again: one at a time, in turn')
+  t.equal(admission.waiting, 1)
+})
