@@ -96,9 +96,9 @@ export class Admission {
 
   /**
    * Takes an on-demand slot for `key` as soon as one is free for it: a batch's checks wait here
-   * instead of being refused. Waiters are served first come, first served, as slots are released,
-   * each within its key's share, so another key's checks keep the rest of the slots. Rejects with
-   * the signal's reason when it aborts first.
+   * instead of being refused. Each key's waiters are served in the order they came, as slots are
+   * released, each within its key's share, so another key's checks keep the rest of the slots;
+   * keys waiting for the instance take turns. Rejects with the signal's reason when it aborts first.
    */
   waitDemand(key: string | undefined, signal?: AbortSignal): Promise<Ticket> {
     if (signal?.aborted) return Promise.reject(signal.reason as Error)
