@@ -45,13 +45,18 @@ export function isStale(newest: Date | null, checkedAt: Date): boolean {
 
 /**
  * Applies one check to a site's outage record: what it changes and the record after it. A stale
- * check changes nothing, the snapshot included.
+ * check changes nothing, the snapshot included. During maintenance (`inMaintenance`, the check's
+ * time inside a window) no outage opens; one already open still closes as usual.
  */
-export function outageTransition(snapshot: OutageSnapshot, check: OutageCheck): { change: OutageChange; after: OutageSnapshot } {
+export function outageTransition(
+  snapshot: OutageSnapshot,
+  check: OutageCheck,
+  { inMaintenance = false }: { inMaintenance?: boolean } = {}
+): { change: OutageChange; after: OutageSnapshot } {
   if (isStale(snapshot.checkedAt, check.checkedAt)) return { change: { kind: 'stale' }, after: snapshot }
   const at = check.checkedAt
   const step = outageStep(snapshot.open !== null, check.status)
-  if (step === 'open') return { change: { kind: 'open', at }, after: { checkedAt: at, open: { started_at: at } } }
+  if (step === 'open' && !inMaintenance) return { change: { kind: 'open', at }, after: { checkedAt: at, open: { started_at: at } } }
   if (step === 'close' && snapshot.open !== null) {
     return { change: { kind: 'close', at, outage: snapshot.open }, after: { checkedAt: at, open: null } }
   }

@@ -1,3 +1,4 @@
+import { coveredMs, type Interval } from './intervals.js'
 import { monitoredTime, uptimeFigure } from './uptime.js'
 
 const DAY_MS = 86_400_000
@@ -73,11 +74,15 @@ export interface OutageInterval {
 /** The SLA figures of a window; seconds are whole. */
 export interface SlaFigures<T extends OutageInterval> {
   uptime_percent: number
+  /** Monitored time, maintenance excluded. */
   monitored_seconds: number
+  /** Maintenance inside the monitored part; present when the maintenance was given. */
+  maintenance_seconds?: number
+  /** Outage time outside maintenance. */
   downtime_seconds: number
-  /** How many outages overlap the monitored part of the window. */
+  /** How many outages were down in the monitored part of the window, outside maintenance. */
   incidents: number
-  /** The longest time one outage was down inside the window; 0 without outages. */
+  /** The longest time one outage was down inside the window, outside maintenance; 0 without outages. */
   longest_outage_seconds: number
   /** Mean whole duration of the outages that ended inside the window; null when none did. */
   mttr_seconds: number | null
@@ -88,22 +93,27 @@ export interface SlaFigures<T extends OutageInterval> {
 /**
  * The SLA of [from, to): uptime over the monitored part (first recorded check to `until`, the
  * uptime rule), the outage time inside it, and the outages overlapping it. `outages` are the site's
- * outages in time order (they never overlap); an ongoing one lasts until `until`.
+ * outages in time order (they never overlap); an ongoing one lasts until `until`. `maintenance`
+ * (sorted, disjoint) is taken out of both the monitored and the outage time: an outage only inside
+ * maintenance is not counted, and one that outlasts a window's start is down until it.
  */
 export function slaFigures<T extends OutageInterval>({
   outages,
   firstCheckedAt,
   from,
   to,
-  until
+  until,
+  maintenance
 }: {
   outages: readonly T[]
   firstCheckedAt: Date | null
   from: Date
   to: Date
   until: Date
+  maintenance?: readonly Interval[]
 }): SlaFigures<T> {
   const { start, end } = monitoredTime([], firstCheckedAt, from.getTime(), to.getTime(), until.getTime())
+  const hidden = maintenance ?? []
   const counted: T[] = []
   let downMs = 0
   let longestMs = 0
@@ -113,19 +123,23 @@ export function slaFigures<T extends OutageInterval>({
     const s = Math.max(o.started, start)
     const e = Math.min(o.ended ?? end, end)
     if (e <= s) continue
+    const ms = e - s - coveredMs(s, e, hidden)
+    if (ms <= 0) continue
     counted.push(o)
-    downMs += e - s
-    longestMs = Math.max(longestMs, e - s)
+    downMs += ms
+    longestMs = Math.max(longestMs, ms)
     if (o.ended !== null && o.ended <= end) {
       recovered++
       recoveredMs += o.ended - o.started
     }
   }
-  const monitoredMs = end - start
+  const maintenanceMs = coveredMs(start, end, hidden)
+  const monitoredMs = end - start - maintenanceMs
   downMs = Math.min(downMs, monitoredMs)
   return {
     uptime_percent: uptimeFigure(downMs, monitoredMs),
     monitored_seconds: Math.floor(monitoredMs / 1000),
+    ...(maintenance === undefined ? {} : { maintenance_seconds: Math.floor(maintenanceMs / 1000) }),
     downtime_seconds: Math.floor(downMs / 1000),
     incidents: counted.length,
     longest_outage_seconds: Math.floor(longestMs / 1000),

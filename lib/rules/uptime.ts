@@ -1,3 +1,5 @@
+import { coveredMs, type Interval } from './intervals.js'
+
 /** One outage as uptime sees it: a span of time, open-ended while ongoing. */
 export interface OutageSpan {
   started_at: Date
@@ -21,14 +23,16 @@ export interface WindowTime {
 /**
  * The monitored part of [from, to): from the site's first recorded check (time before it is unknown,
  * not up) to `until` (now, or when tracking stopped), and the outage time inside it. An ongoing
- * outage lasts until `until`. No first check yet: nothing was monitored.
+ * outage lasts until `until`. No first check yet: nothing was monitored. `maintenance` (sorted,
+ * disjoint) counts as neither monitored nor down.
  */
 export function monitoredTime(
   outages: readonly OutageSpan[],
   firstCheckedAt: Date | null,
   from: number,
   to: number,
-  until: number
+  until: number,
+  maintenance: readonly Interval[] = []
 ): WindowTime {
   const end = Math.min(to, until)
   const start = firstCheckedAt === null ? end : Math.min(end, Math.max(from, firstCheckedAt.getTime()))
@@ -36,9 +40,10 @@ export function monitoredTime(
   for (const o of outages) {
     const s = Math.max(o.started_at.getTime(), start)
     const e = Math.min(o.ended_at?.getTime() ?? end, end)
-    if (e > s) downMs += e - s
+    if (e > s) downMs += e - s - coveredMs(s, e, maintenance)
   }
-  return { start, end, monitoredMs: end - start, downMs: Math.min(downMs, end - start) }
+  const monitoredMs = end - start - coveredMs(start, end, maintenance)
+  return { start, end, monitoredMs, downMs: Math.min(downMs, monitoredMs) }
 }
 
 /** 100 x (1 - down / monitored), rounded to three decimals, never above 100; 100 when nothing was monitored. */
@@ -52,16 +57,27 @@ export function uptimeFigure(downMs: number, monitoredMs: number): number {
  * 100 x (1 - outage time inside the window / monitored time inside the window) over the window that
  * ends now, where monitored time starts at the site's first recorded check.
  */
-export function uptimePercent(outages: readonly OutageSpan[], firstCheckedAt: Date | null, now: Date, windowMs: number): number {
+export function uptimePercent(
+  outages: readonly OutageSpan[],
+  firstCheckedAt: Date | null,
+  now: Date,
+  windowMs: number,
+  maintenance: readonly Interval[] = []
+): number {
   const end = now.getTime()
-  const { downMs, monitoredMs } = monitoredTime(outages, firstCheckedAt, end - windowMs, end, end)
+  const { downMs, monitoredMs } = monitoredTime(outages, firstCheckedAt, end - windowMs, end, end, maintenance)
   return uptimeFigure(downMs, monitoredMs)
 }
 
-export function uptimeSummary(outages: readonly OutageSpan[], firstCheckedAt: Date | null, now: Date): UptimeWindows {
+export function uptimeSummary(
+  outages: readonly OutageSpan[],
+  firstCheckedAt: Date | null,
+  now: Date,
+  maintenance: readonly Interval[] = []
+): UptimeWindows {
   return {
-    day: uptimePercent(outages, firstCheckedAt, now, UPTIME_WINDOWS.day),
-    week: uptimePercent(outages, firstCheckedAt, now, UPTIME_WINDOWS.week),
-    month: uptimePercent(outages, firstCheckedAt, now, UPTIME_WINDOWS.month)
+    day: uptimePercent(outages, firstCheckedAt, now, UPTIME_WINDOWS.day, maintenance),
+    week: uptimePercent(outages, firstCheckedAt, now, UPTIME_WINDOWS.week, maintenance),
+    month: uptimePercent(outages, firstCheckedAt, now, UPTIME_WINDOWS.month, maintenance)
   }
 }
