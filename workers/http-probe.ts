@@ -62,7 +62,7 @@ export async function probe(opts: ProbeOptions): Promise<ProbeResult> {
     clearTimeout(timer)
   }
   const total = round1(now() - started)
-  const verdict = outcome.kind === 'answer' ? judge(outcome.status, outcome.headers, outcome.body) : outcome
+  const verdict = outcome.kind === 'answer' ? judge(outcome.status, outcome.headers, outcome.body, opts.expect) : outcome
   return {
     status: verdict.status,
     http_code: run.lastStatus,

@@ -5,6 +5,7 @@ import { createResolver, type DnsSettings } from '../lib/net/resolver.js'
 import { checkHost } from '../lib/net/host-check.js'
 import { isAllowedAddress, judgesAddresses, type PolicyRefusalCode, type TargetPolicy } from '../lib/rules/target-policy.js'
 import { FairStarts, SCHEDULED_LANE } from './fair-starts.js'
+import type { LocationExpectations } from '../lib/rules/expectations.js'
 import { probe, type ProbeResult } from './http-probe.js'
 import { applyConnectTo, createLocationDispatcher, openConnections, type ConnectToRule } from './location-dispatcher.js'
 import { lowerThreadPriority, threadPriority } from './thread-priority.js'
@@ -31,12 +32,15 @@ export interface ActorSettings {
 
 /**
  * A probe of one domain (`userAgent`: the one an agent's central names, instead of the actor's;
- * `id`: a probe that may be cancelled by that id); a readiness and liveness check (`ping`) that only
+ * `id`: a probe that may be cancelled by that id; `expect`: what the check expects of the answer); a readiness and liveness check (`ping`) that only
  * proves the actor's event loop runs; (`stats`) what the actor holds: the TCP connections it dialled
  * and has not closed; or (`cancel`) the end of a probe nobody waits for any longer.
  */
 export type ProbeTask =
-  { domain: string; lane?: string; userAgent?: string; id?: number } | { ping: true } | { stats: true } | { cancel: number }
+  | { domain: string; lane?: string; userAgent?: string; id?: number; expect?: LocationExpectations }
+  | { ping: true }
+  | { stats: true }
+  | { cancel: number }
 
 /**
  * Probes started between two looks at the thread's I/O. A start costs about 50-200 µs (its dials),
@@ -124,8 +128,8 @@ export default async function run(task: ProbeTask): Promise<ProbeResult | ActorS
     cancels.get(task.cancel)?.()
     return 'cancelled'
   }
-  const { domain, userAgent = settings.userAgent, id } = task
-  const options = { domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent, checkTarget, onDeadline }
+  const { domain, userAgent = settings.userAgent, id, expect } = task
+  const options = { domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent, checkTarget, onDeadline, expect }
   if (id === undefined) return starts.run(task.lane ?? '', () => probe(options))
   // A cancelled probe still waiting for its turn is never started; one under way ends as at its
   // deadline. Its answer is thrown away: whoever cancelled it no longer waits for it.

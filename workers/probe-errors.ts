@@ -1,4 +1,5 @@
 import type { LocationVerdict } from '../lib/rules/consensus.js'
+import { expectationVerdict, statusExpected, type LocationExpectations } from '../lib/rules/expectations.js'
 import { POLICY_REFUSALS, type PolicyRefusalCode } from '../lib/rules/target-policy.js'
 import { matchChallenge, mayBeChallenge } from './challenge-signatures.js'
 import { POLICY_REFUSED_CODE, SITE_DNS_CODE } from './location-dispatcher.js'
@@ -30,6 +31,8 @@ export type ProbeErrorCode =
   | 'blocked_challenge'
   | 'blocked_status'
   | 'too_many_redirects'
+  | 'unexpected_status'
+  | 'body_mismatch'
   | PolicyRefusalCode
   | 'internal'
 
@@ -175,8 +178,29 @@ export interface Judgement {
   error: string | null
 }
 
-/** What a final answer says about the site: a challenge or a refusal is blocked, a 5xx down, the rest up. */
-export function judge(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer): Judgement {
+/**
+ * What a final answer says about the site: a challenge or a refusal is blocked, a 5xx down, the rest
+ * up. A check's status list, when set, decides instead (a 401 may be what a healthy API answers);
+ * an answer then up still fails when its body lacks the check's `body_contains`.
+ */
+export function judge(
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  body: Buffer,
+  expect?: Readonly<LocationExpectations>
+): Judgement {
+  if (expect === undefined) return judgeAnswer(status, headers, body)
+  const listed = statusExpected(expect.status, status)
+  const own = listed === null ? judgeAnswer(status, headers, body) : UP
+  if (own.status !== 'up') return own
+  const failure = expectationVerdict(expect, { status, body })
+  return failure === null ? UP : { status: 'down', code: failure.code, error: failure.error }
+}
+
+const UP: Judgement = { status: 'up', code: null, error: null }
+
+/** The probe's own rule, without expectations. */
+function judgeAnswer(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer): Judgement {
   const sig = mayBeChallenge(status) ? matchChallenge(status, headers, body.toString('latin1')) : null
   if (sig !== null) return { status: 'blocked', code: 'blocked_challenge', error: `blocked: ${sig.kind} (${sig.vendor})` }
   if (status === 403 || status === 429) return { status: 'blocked', code: 'blocked_status', error: `blocked: http ${status}` }

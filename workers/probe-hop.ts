@@ -55,8 +55,8 @@ const ABANDONED = 'the probe is over'
  * `answer` settles at a followable redirect's headers (the connection is dropped there), or once
  * the body has ended, reached the cap, broken off, or the deadline passed: a body cut short still
  * came with a status, and what arrived is judged. It rejects only when no response came at all. The
- * body is kept only for the statuses a challenge signature applies to; otherwise it is read (its
- * transfer counts towards the probe's time) but not stored.
+ * body is kept only for the statuses a challenge signature applies to, or when the check expects a
+ * text in it; otherwise it is read (its transfer counts towards the probe's time) but not stored.
  */
 class Hop implements Dispatcher.DispatchHandler, Expiring {
   readonly answer: Promise<HopAnswer>
@@ -116,7 +116,7 @@ class Hop implements Dispatcher.DispatchHandler, Expiring {
         return
       }
     }
-    this.#chunks = mayBeChallenge(statusCode) ? [] : null
+    this.#chunks = mayBeChallenge(statusCode) || this.#run.opts.expect?.body_contains != null ? [] : null
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici'
 import type { LocationVerdict } from '../lib/rules/consensus.js'
 import type { PolicyRefusalCode } from '../lib/rules/target-policy.js'
 import type { ConnectToRule } from '../lib/rules/connect-to.js'
+import type { LocationExpectations } from '../lib/rules/expectations.js'
 import type { ProbeErrorCode } from './probe-errors.js'
 
 /**
@@ -62,6 +63,11 @@ export interface ProbeOptions {
    * (a probe whose checker is gone). Default: the probe cannot be cancelled.
    */
   cancelWith?: (cancel: () => void) => void
+  /**
+   * What the check expects of the final answer (lib/rules/expectations.ts); absent: the probe's own
+   * rule alone. With `body_contains`, the final answer's body is kept up to `maxBodyBytes`.
+   */
+  expect?: LocationExpectations
   /** Asked before every hop: a refusal stops the probe there. */
   checkTarget?: (host: string, port: number) => Promise<PolicyRefusalCode | null>
   now?: () => number

@@ -1,6 +1,6 @@
 import { Events, type NatsConnection, type Service, type ServiceMsg } from 'nats'
 import type { Logger } from 'pino'
-import { AGENT_SERVICE, probeQueue, probeSubject, readProbeRequest } from '../net/agent-protocol.js'
+import { AGENT_SERVICE, probeQueue, probeSubject, readProbeRequest, requestExpectations } from '../net/agent-protocol.js'
 import { connectNats } from '../net/nats.js'
 import { probeDns } from '../net/resolver.js'
 import { targetPolicy } from '../rules/target-policy.js'
@@ -104,7 +104,13 @@ export async function startAgent({
       location.missed(request.class)
     }, config.probeTimeoutMs + ANSWER_MARGIN_MS)
     const running = location
-      .probe({ domain: request.domain, lane: request.lane, cls: request.class, userAgent: request.user_agent })
+      .probe({
+        domain: request.domain,
+        lane: request.lane,
+        cls: request.class,
+        userAgent: request.user_agent,
+        expect: requestExpectations(request)
+      })
       .then(({ code, ...rest }) => {
         probed++
         msg.respond(JSON.stringify({ result: { ...rest, code: code ?? null } }))

@@ -586,6 +586,25 @@ export interface components {
              * @example example.com
              */
             domain: string;
+            expect?: components["schemas"]["CheckExpectations"];
+        };
+        /** @description What this check expects of each location's final answer, as a site's `expect` setting: a location whose answer fails reports `down` (`unexpected_status`, `body_mismatch`) and the quorum counts it. A result judged by expectations is reused only by checks with the same ones, and never recorded for a tracked site. A key set to null is as if absent. */
+        CheckExpectations: {
+            /**
+             * @description Status codes and inclusive ranges the final answer (after redirects) may have; set, it decides instead of the default rule (below 500 up, 403/429 and challenge pages blocked).
+             * @example [
+             *       200,
+             *       "300-399"
+             *     ]
+             * @example [
+             *       401
+             *     ]
+             */
+            status?: (number | string)[] | null;
+            /** @description A literal, case-sensitive text (at most 256 bytes in UTF-8) the first 64 KiB of the final body must hold. */
+            body_contains?: string | null;
+            /** @description The result says `slow: true` when it is up and its response_ms is over this. */
+            max_response_ms?: number | null;
         };
         /** @description Milliseconds per phase, summed over every redirect hop. */
         Timings: {
@@ -599,7 +618,7 @@ export interface components {
             /** @example Frankfurt 1, Germany */
             location: string;
             /**
-             * @description up: answered below 500; down: no answer or 5xx; blocked: refused the automated check; error: the location itself failed.
+             * @description up: answered below 500 (or as the check's expectations ask); down: no answer, 5xx, or an answer that fails the check's expectations; blocked: refused the automated check; error: the location itself failed.
              * @enum {string}
              */
             status: "up" | "down" | "blocked" | "error";
@@ -634,6 +653,8 @@ export interface components {
             checked_at: string;
             partial: boolean;
             blocked: boolean;
+            /** @description Only when the check gave `expect.max_response_ms`: up, with response_ms over it. */
+            slow?: boolean;
         };
         BatchCheckRequest: {
             /**
@@ -644,6 +665,7 @@ export interface components {
              *     ]
              */
             domains: string[];
+            expect?: components["schemas"]["CheckExpectations"];
         };
         /** @description One domain of a batch that was not checked; the batch's other domains are unaffected. */
         BatchCheckError: {

@@ -1,5 +1,6 @@
 import Joi from 'joi'
 import { tryNormaliseDomain } from '../rules/domain.js'
+import { expectSchema, type LocationExpectations, type StatusEntry } from '../rules/expectations.js'
 
 /**
  * What the central and the agents say to each other over NATS. The central sends the domain and
@@ -29,6 +30,26 @@ export interface AgentProbeRequest {
   class: 'demand' | 'scheduled' | 'light'
   /** The User-Agent the probe sends: the central's, naming its PUBLIC_URL. */
   user_agent: string
+  /**
+   * What the check expects of the final answer, only the keys set. An agent older than this field
+   * refuses the whole request as invalid (the central reports `agent_rejected`), never probing
+   * without it: an answer judged by the wrong rule would count in the quorum.
+   */
+  expect?: { status?: StatusEntry[]; body_contains?: string }
+}
+
+/** The expectations as a request carries them: the keys set, nothing for the others. */
+export function agentExpectations(expect: Readonly<LocationExpectations>): NonNullable<AgentProbeRequest['expect']> {
+  return {
+    ...(expect.status === null ? {} : { status: expect.status }),
+    ...(expect.body_contains === null ? {} : { body_contains: expect.body_contains })
+  }
+}
+
+/** A request's expectations as the probe takes them; undefined when it carries none. */
+export function requestExpectations(request: AgentProbeRequest): LocationExpectations | undefined {
+  if (request.expect === undefined) return undefined
+  return { status: request.expect.status ?? null, body_contains: request.expect.body_contains ?? null }
 }
 
 /** The largest request an agent reads; a bigger one is refused unread. */
@@ -41,7 +62,13 @@ const requestSchema = Joi.object({
   domain: Joi.string().max(253).required(),
   lane: Joi.string().max(200).pattern(PRINTABLE),
   class: Joi.string().valid('demand', 'scheduled', 'light').required(),
-  user_agent: Joi.string().max(256).pattern(PRINTABLE).required()
+  user_agent: Joi.string().max(256).pattern(PRINTABLE).required(),
+  // The sites API's own schema (normal form, byte limit); a null key is refused: absent means unset.
+  expect: expectSchema.keys({
+    status: expectSchema.extract('status').disallow(null),
+    body_contains: expectSchema.extract('body_contains').disallow(null),
+    max_response_ms: Joi.forbidden()
+  })
 })
   .unknown(false)
   .prefs({ convert: false })

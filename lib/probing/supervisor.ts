@@ -4,6 +4,8 @@ import { isRefusal, type Admission, type Ticket } from './admission.js'
 import { CapacityError, TargetPolicyError } from './check-errors.js'
 import { applyConnectTo } from '../rules/connect-to.js'
 import { decide, type SiteStatus } from '../rules/consensus.js'
+import type { Expectations, LocationExpectations } from '../rules/expectations.js'
+import { ask, judgedAtLocations, slowField, type Ask } from './check-asks.js'
 import type { LocationAnswer, LocationResult } from './locations/index.js'
 import { FairStarts, SCHEDULED_LANE } from '../../workers/fair-starts.js'
 import { checkHost } from '../net/host-check.js'
@@ -11,6 +13,7 @@ import type { Resolve } from '../net/resolver.js'
 import { isPolicyRefusal, NON_PUBLIC_ERROR, POLICY_ERRORS, type TargetPolicy } from '../rules/target-policy.js'
 
 export { CapacityError, TargetPolicyError } from './check-errors.js'
+export { checkKey } from './check-asks.js'
 
 /** The check endpoint's answer: the spec's fields first, then what API consumers also want. */
 export interface CheckResult {
@@ -24,6 +27,8 @@ export interface CheckResult {
   checked_at: string
   partial: boolean
   blocked: boolean
+  /** Up with a consensus response time over the check's `max_response_ms`; present only when one was given. */
+  slow?: boolean
 }
 
 const UNCOUNTED: Ticket = { release: () => {} }
@@ -51,7 +56,7 @@ function reused(outcome: Outcome): Outcome {
 /** Anything that can ask every location about a domain: the Piscina actors in production. */
 export interface Prober {
   /** `lane`: whose check it is, {@link SCHEDULED_LANE} or a key's (see {@link laneOf}). */
-  probeAll(domain: string, lane?: string, light?: boolean, signal?: AbortSignal): Promise<LocationAnswer[]>
+  probeAll(domain: string, lane?: string, light?: boolean, signal?: AbortSignal, expect?: LocationExpectations): Promise<LocationAnswer[]>
 }
 
 /**
@@ -85,7 +90,8 @@ export interface SupervisorOptions {
    */
   lookupTimeoutMs?: number
   /**
-   * The recording seam: every fresh (not cached) result is handed here. The monitoring side records
+   * The recording seam: every fresh (not cached) result is handed here, but for on-demand checks
+   * given expectations (judged by a rule that may not be the site's). The monitoring side records
    * it when the domain is tracked; failures there must not fail the check.
    */
   onResult?: (result: CheckResult, source: 'demand' | 'schedule') => void
@@ -101,7 +107,7 @@ export interface SupervisorOptions {
  * calling `probe` itself.
  */
 export interface SharedRuns<T> {
-  /** A result another instance (or this one) keeps for reuse, with its remaining time. */
+  /** A result another instance (or this one) keeps for reuse, with its remaining time; `domain` is a {@link checkKey}. */
   cached(domain: string): Promise<{ value: T; ttlMs: number } | null>
   /**
    * Calls `probe` unless another instance is running a probe of `domain`, whose result is then
@@ -156,9 +162,10 @@ export class CheckSupervisor {
    * Checks a normalised domain now from every location, on behalf of `key` (its share of the
    * capacity). Throws TargetPolicyError for a non-public target, and CapacityError, at once, when a
    * new probe run would exceed the capacity; a cached result or a run already under way costs none.
+   * `expect`: the expectations (normal form) the locations judge the answers by.
    */
-  async check(domain: string, { key }: { key?: string } = {}): Promise<CheckResult> {
-    const outcome = await this.#outcome(domain, key)
+  async check(domain: string, { key, expect = null }: { key?: string; expect?: Readonly<Expectations> | null } = {}): Promise<CheckResult> {
+    const outcome = await this.#outcome(ask(domain, expect), key)
     if (!outcome.ok) throw new TargetPolicyError(outcome.error)
     return outcome.result
   }
@@ -168,7 +175,7 @@ export class CheckSupervisor {
    * null when the policy refused it.
    */
   async probeNow(domain: string): Promise<CheckResult | null> {
-    const outcome = await this.#shared(domain, 'schedule', undefined)
+    const outcome = await this.#shared(ask(domain), 'schedule', undefined)
     return outcome.ok ? outcome.result : null
   }
 
@@ -177,32 +184,36 @@ export class CheckSupervisor {
    * instead of being refused, and the wait ends when `signal` aborts (rejecting with its reason).
    * A run that nobody else waits for then ends too: its probes are cancelled, nothing is kept.
    */
-  async checkWhenFree(domain: string, { key, signal }: { key?: string; signal: AbortSignal }): Promise<CheckResult> {
-    const cached = this.#cache?.get(domain)
+  async checkWhenFree(
+    domain: string,
+    { key, signal, expect = null }: { key?: string; signal: AbortSignal; expect?: Readonly<Expectations> | null }
+  ): Promise<CheckResult> {
+    const asked = ask(domain, expect)
+    const cached = this.#cache?.get(asked.runKey)
     if (cached) return resultOf(reused(cached))
-    let run = this.#inFlight.get(domain)
+    let run = this.#inFlight.get(asked.runKey)
     if (run === undefined) {
       const admission = this.#opts.admission
       const ticket = admission === undefined ? UNCOUNTED : await admission.waitDemand(key, signal)
       // Another check may have started the run, or kept its result, while this one waited.
-      run = this.#inFlight.get(domain)
-      const kept = run === undefined ? this.#cache?.get(domain) : undefined
+      run = this.#inFlight.get(asked.runKey)
+      const kept = run === undefined ? this.#cache?.get(asked.runKey) : undefined
       if (run !== undefined || kept !== undefined) ticket.release()
       if (kept !== undefined) return resultOf(reused(kept))
-      run ??= this.#start(domain, 'demand', key, ticket, new AbortController())
+      run ??= this.#start(asked, 'demand', key, ticket, new AbortController())
     }
-    return this.#await(domain, run, signal)
+    return this.#await(asked.runKey, run, signal)
   }
 
   /** Waits for a run on behalf of a check that may give up; the last to give up ends the run. */
-  #await(domain: string, run: Run, signal: AbortSignal): Promise<CheckResult> {
+  #await(runKey: string, run: Run, signal: AbortSignal): Promise<CheckResult> {
     if (signal.aborted) return Promise.reject(signal.reason as Error)
     run.waiters++
     return new Promise<CheckResult>((resolve, reject) => {
       const giveUp = (): void => {
         if (--run.waiters === 0 && !run.held && run.abort !== null) {
           run.abort.abort()
-          if (this.#inFlight.get(domain) === run) this.#inFlight.delete(domain)
+          if (this.#inFlight.get(runKey) === run) this.#inFlight.delete(runKey)
         }
         reject(signal.reason as Error)
       }
@@ -223,10 +234,10 @@ export class CheckSupervisor {
     })
   }
 
-  async #outcome(domain: string, key: string | undefined): Promise<Outcome> {
-    const cached = this.#cache?.get(domain)
+  async #outcome(asked: Ask, key: string | undefined): Promise<Outcome> {
+    const cached = this.#cache?.get(asked.runKey)
     if (cached) return reused(cached)
-    return this.#shared(domain, 'demand', key)
+    return this.#shared(asked, 'demand', key)
   }
 
   /**
@@ -234,12 +245,12 @@ export class CheckSupervisor {
    * a slot of the capacity and holds it until the run ends, whether or not anyone still waits for it.
    * With other instances to share with, an on-demand check first looks for their result or run.
    */
-  #shared(domain: string, source: 'demand' | 'schedule', key: string | undefined): Promise<Outcome> {
-    let run = this.#inFlight.get(domain)
+  #shared(asked: Ask, source: 'demand' | 'schedule', key: string | undefined): Promise<Outcome> {
+    let run = this.#inFlight.get(asked.runKey)
     if (run === undefined) {
       // Sharing with other instances, a slot is taken only to probe (see #runShared).
       const ticket = source === 'demand' && this.#opts.shared ? null : this.#admit(source, key)
-      run = this.#start(domain, source, key, ticket, null)
+      run = this.#start(asked, source, key, ticket, null)
     }
     run.held = true
     return run.outcome
@@ -249,23 +260,17 @@ export class CheckSupervisor {
    * Starts a probe run of `domain` holding `ticket` (null: sharing with other instances, it takes
    * one only if it probes itself); the run is the domain's until it ends or is abandoned.
    */
-  #start(
-    domain: string,
-    source: 'demand' | 'schedule',
-    key: string | undefined,
-    ticket: Ticket | null,
-    abort: AbortController | null
-  ): Run {
+  #start(asked: Ask, source: 'demand' | 'schedule', key: string | undefined, ticket: Ticket | null, abort: AbortController | null): Run {
     const shared = this.#opts.shared
     const signal = abort?.signal
     const outcome =
-      source === 'demand' && shared ? this.#runShared(shared, domain, key, ticket, signal) : this.#run(domain, source, key, signal)
+      source === 'demand' && shared ? this.#runShared(shared, asked, key, ticket, signal) : this.#run(asked, source, key, signal)
     const run: Run = { outcome, waiters: 0, held: false, abort }
     run.outcome = outcome.finally(() => {
       ticket?.release()
-      if (this.#inFlight.get(domain) === run) this.#inFlight.delete(domain)
+      if (this.#inFlight.get(asked.runKey) === run) this.#inFlight.delete(asked.runKey)
     })
-    this.#inFlight.set(domain, run)
+    this.#inFlight.set(asked.runKey, run)
     return run
   }
 
@@ -277,26 +282,26 @@ export class CheckSupervisor {
    */
   async #runShared(
     shared: SharedRuns<Outcome>,
-    domain: string,
+    asked: Ask,
     key: string | undefined,
     ticket: Ticket | null,
     signal: AbortSignal | undefined
   ): Promise<Outcome> {
-    const hit = await shared.cached(domain)
+    const hit = await shared.cached(asked.runKey)
     if (hit) {
-      this.#remember(domain, hit.value, hit.ttlMs)
+      this.#remember(asked.runKey, hit.value, hit.ttlMs)
       return reused(hit.value)
     }
-    const { value, ran } = await shared.run(domain, async () => {
+    const { value, ran } = await shared.run(asked.runKey, async () => {
       const held = ticket ?? this.#admit('demand', key)
       try {
-        const outcome = await this.#run(domain, 'demand', key, signal)
+        const outcome = await this.#run(asked, 'demand', key, signal)
         return { value: outcome, share: !outcome.ok || !outcome.cut }
       } finally {
         held.release()
       }
     })
-    if (!ran) this.#remember(domain, value)
+    if (!ran) this.#remember(asked.runKey, value)
     return value
   }
 
@@ -317,15 +322,17 @@ export class CheckSupervisor {
   }
 
   /** Runs a check just admitted: called right after its slot was taken, which the key's count includes. */
-  async #run(domain: string, source: 'demand' | 'schedule', key: string | undefined, signal?: AbortSignal): Promise<Outcome> {
-    const outcome = await this.#probe(domain, laneOf(source, key), this.#light(source, key), signal)
+  async #run(asked: Ask, source: 'demand' | 'schedule', key: string | undefined, signal?: AbortSignal): Promise<Outcome> {
+    const outcome = await this.#probe(asked, laneOf(source, key), this.#light(source, key), signal)
     // A check cut short (the service stopping, or nobody waiting any longer) says nothing about the
     // site: neither kept nor recorded.
     if (outcome.ok && outcome.cut) return outcome
     // Only on-demand results are kept for reuse: holding every scheduled result for a minute would
     // keep tens of thousands of objects alive at scale for checks that mostly never come.
-    if (source === 'demand') this.#remember(domain, outcome)
-    if (outcome.ok) this.#opts.onResult?.(outcome.result, source)
+    if (source === 'demand') this.#remember(asked.runKey, outcome)
+    // A result judged by the check's own expectations is not the site's (judged by its settings):
+    // it is answered, never recorded.
+    if (outcome.ok && asked.expect === null) this.#opts.onResult?.(outcome.result, source)
     return outcome
   }
 
@@ -335,7 +342,7 @@ export class CheckSupervisor {
    * TTL, when something new is stored, keeps it at about the domains of the last one or two TTLs,
    * with no timer to stop.
    */
-  #remember(domain: string, outcome: Outcome, ttlMs?: number): void {
+  #remember(runKey: string, outcome: Outcome, ttlMs?: number): void {
     const cache = this.#cache
     if (!cache) return
     const now = performance.now()
@@ -343,14 +350,14 @@ export class CheckSupervisor {
       this.#purgedAt = now
       cache.purgeStale()
     }
-    cache.set(domain, outcome, ttlMs === undefined ? undefined : { ttl: Math.min(ttlMs, cache.ttl) })
+    cache.set(runKey, outcome, ttlMs === undefined ? undefined : { ttl: Math.min(ttlMs, cache.ttl) })
   }
 
   /**
    * The check's work on this thread, handing it over and answering it, is done in its lane's turn:
    * a flood of one key's checks (thousands timing out together) does not hold up another's.
    */
-  async #probe(domain: string, lane: string, light: boolean, signal: AbortSignal | undefined): Promise<Outcome> {
+  async #probe({ domain, expect }: Ask, lane: string, light: boolean, signal: AbortSignal | undefined): Promise<Outcome> {
     await this.#turns.run(lane, ready)
     const { connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
     const dial = applyConnectTo(connectTo, domain, 443)
@@ -359,7 +366,7 @@ export class CheckSupervisor {
     // it as down, and a direct location judges the very address it dials.
     if (!verdict.ok && verdict.reason === 'non_public') return { ok: false, error: NON_PUBLIC_ERROR }
     const checkedAt = this.#now()
-    const answers = await prober.probeAll(domain, lane, light, signal)
+    const answers = await prober.probeAll(domain, lane, light, signal, judgedAtLocations(expect))
     await this.#turns.run(lane, ready)
     let cut = false
     const locations: LocationResult[] = []
@@ -382,7 +389,8 @@ export class CheckSupervisor {
         locations,
         checked_at: checkedAt.toISOString(),
         partial: consensus.partial,
-        blocked: consensus.blocked
+        blocked: consensus.blocked,
+        ...slowField(expect, consensus)
       }
     }
   }

@@ -5,6 +5,7 @@ import Joi from 'joi'
 import { requireScope } from '../auth.js'
 import { safeErrorSummary } from '../errors.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
+import { checkExpectations, expectSchema, type ExpectationsPatch } from '../rules/expectations.js'
 import { TargetPolicyError, type CheckResult, type CheckSupervisor } from '../probing/supervisor.js'
 import { chargeRequest, refundRequest, type RateLimitCredentials, type Limiter } from '../rate-limit.js'
 import { CHECK_COST } from './check.js'
@@ -21,7 +22,8 @@ const body = Joi.object({
     .min(1)
     .max(MAX_BATCH_DOMAINS)
     .required()
-    .messages({ 'array.base': '"domains" must be a list of domains' })
+    .messages({ 'array.base': '"domains" must be a list of domains' }),
+  expect: expectSchema
 })
   .required()
   .unknown(false)
@@ -112,7 +114,9 @@ export function batchCheckRoutes({ checks, limiter }: { checks: CheckSupervisor;
         validate: { payload: body }
       },
       handler: async (request, h) => {
-        const { domains, invalid } = readBatch((request.payload as { domains: string[] }).domains)
+        const payload = request.payload as { domains: string[]; expect?: ExpectationsPatch }
+        const { domains, invalid } = readBatch(payload.domains)
+        const expect = checkExpectations(payload.expect)
         const cost = CHECK_COST * domains.length
         const charged = await chargeRequest(request, limiter, cost)
         if (!charged.allowed) return overBudget(h, domains.length, charged.remaining, charged.limit, charged.retryAfterMs)
@@ -130,7 +134,7 @@ export function batchCheckRoutes({ checks, limiter }: { checks: CheckSupervisor;
         /** A domain's line; null once the client has gone. */
         const checkOne = async (domain: string): Promise<BatchLine | null> => {
           try {
-            const result = await checks.checkWhenFree(domain, { key: String(keyId), signal: gone.signal })
+            const result = await checks.checkWhenFree(domain, { key: String(keyId), signal: gone.signal, expect })
             summary.checked++
             if (result.cached) summary.cached++
             return result

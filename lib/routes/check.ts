@@ -3,17 +3,24 @@ import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
 import { requireScope } from '../auth.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
+import { checkExpectations, expectSchema, type ExpectationsPatch } from '../rules/expectations.js'
 import { CapacityError, TargetPolicyError, type CheckSupervisor } from '../probing/supervisor.js'
 import { refundRequest, type RateLimitCredentials, type Limiter } from '../rate-limit.js'
 
 /** What a check costs against the key's per-minute budget, cached or not. */
 export const CHECK_COST = 5
 
-const body = Joi.object({ domain: Joi.string().required() })
+const body = Joi.object({ domain: Joi.string().required(), expect: expectSchema })
   .required()
   .unknown(false)
   .label('request body')
   .messages({ 'object.base': 'request body must be a JSON object with a "domain" field' })
+
+interface CheckBody {
+  domain: string
+  /** In its normal form once validated. */
+  expect?: ExpectationsPatch
+}
 
 export function checkRoutes({ checks, limiter }: { checks: CheckSupervisor; limiter: Limiter }): ServerRoute[] {
   return [
@@ -27,11 +34,12 @@ export function checkRoutes({ checks, limiter }: { checks: CheckSupervisor; limi
         validate: { payload: body }
       },
       handler: async (request) => {
-        const parsed = tryNormaliseDomain((request.payload as { domain: string }).domain)
+        const payload = request.payload as CheckBody
+        const parsed = tryNormaliseDomain(payload.domain)
         if (!parsed.ok) throw Boom.badRequest(parsed.error.message)
         const { keyId } = request.auth.credentials as unknown as RateLimitCredentials
         try {
-          return await checks.check(parsed.domain, { key: String(keyId) })
+          return await checks.check(parsed.domain, { key: String(keyId), expect: checkExpectations(payload.expect) })
         } catch (err) {
           if (err instanceof TargetPolicyError) throw Boom.badRequest(err.message)
           if (err instanceof CapacityError) {

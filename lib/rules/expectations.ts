@@ -28,6 +28,9 @@ export interface Expectations {
   max_response_ms: number | null
 }
 
+/** The part of the setting a location judges: response time is the site's, read from the consensus. */
+export type LocationExpectations = Pick<Expectations, 'status' | 'body_contains'>
+
 /** What a request may send: any of the keys, each null to clear it. */
 export type ExpectationsPatch = Partial<Expectations>
 
@@ -138,6 +141,13 @@ export function parseExpectations(input: unknown): ParsedExpectations {
   return { ok: true, value: result.value }
 }
 
+/** What a check asks for when it sends `expect`: the setting from nothing, null when it sets no key. */
+export function checkExpectations(patch: ExpectationsPatch | undefined): Expectations | null {
+  if (patch === undefined) return null
+  const expect = applyExpectations(NO_EXPECTATIONS, patch)
+  return expect.status === null && expect.body_contains === null && expect.max_response_ms === null ? null : expect
+}
+
 /** The setting after a change: keys absent keep their value, null clears one. */
 export function applyExpectations(current: Readonly<Expectations>, patch: ExpectationsPatch): Expectations {
   return {
@@ -168,7 +178,7 @@ export function bodyContains(body: Uint8Array, text: string): boolean {
  * Response time is not judged here: slowness is the site's, read from the consensus (slow.ts).
  */
 export function expectationVerdict(
-  expect: Readonly<Expectations>,
+  expect: Readonly<LocationExpectations>,
   answer: { status: number; body: Uint8Array }
 ): ExpectationFailure | null {
   if (statusExpected(expect.status, answer.status) === false) {

@@ -33,7 +33,8 @@ export async function checkStack(
     actorFile = TEST_ACTORS.actorFile,
     keyLimit = 100_000,
     scheduledActors = false,
-    lightActors = false
+    lightActors = false,
+    engine = 'sqlite'
   }: {
     proxies: Array<number | null>
     connectTo: string
@@ -46,6 +47,8 @@ export async function checkStack(
     scheduledActors?: boolean
     /** The light consumers' actors of their own, started with the others (Locations' `lightActors`). */
     lightActors?: boolean
+    /** The database the keys live in. */
+    engine?: 'sqlite' | 'mysql'
   }
 ): Promise<CheckStack> {
   const locations = proxies.map((port, i) => ({
@@ -72,7 +75,7 @@ export async function checkStack(
   })
   t.teardown(() => pools.close())
   await pools.ready({ light: lightActors })
-  const { db } = await migratedDb('sqlite', t)
+  const { db } = await migratedDb(engine, t)
   const { server, issueKey } = await testServer({ db, env, checks })
   const key = await issueKey({ limit: keyLimit })
   return {

@@ -113,3 +113,54 @@ t.test('a final answer is judged by its status and body', async (t) => {
     error: 'blocked: challenge (cloudflare)'
   })
 })
+
+t.test("a check's expectations judge the final answer after the probe's own rule, or instead of it", async (t) => {
+  const page = Buffer.from('<h1>Welcome</h1> Sign in')
+  const none = Buffer.alloc(0)
+  const up = { status: 'up', code: null, error: null }
+  const expect = (e: { status?: Array<number | string>; body_contains?: string }) => ({
+    status: e.status ?? null,
+    body_contains: e.body_contains ?? null
+  })
+  // [what, status, headers, body, expectations, judgement]
+  const rows: Array<[string, number, Record<string, string>, Buffer, ReturnType<typeof expect>, object]> = [
+    ['the keyword present', 200, {}, page, expect({ body_contains: 'Sign in' }), up],
+    [
+      'the keyword missing',
+      200,
+      {},
+      page,
+      expect({ body_contains: 'Sign out' }),
+      { status: 'down', code: 'body_mismatch', error: 'expect: body_contains not found' }
+    ],
+    ['a 5xx stays down whatever the body', 503, {}, page, expect({ body_contains: 'Sign in' }), { status: 'down', code: 'http_5xx' }],
+    [
+      'a 429 stays blocked without a list',
+      429,
+      {},
+      page,
+      expect({ body_contains: 'Sign in' }),
+      { status: 'blocked', code: 'blocked_status' }
+    ],
+    ['a listed 401 is up', 401, {}, none, expect({ status: [401] }), up],
+    [
+      'an unlisted 401 is down',
+      401,
+      {},
+      none,
+      expect({ status: ['200-299'] }),
+      { status: 'down', code: 'unexpected_status', error: 'expect: status 401' }
+    ],
+    ['a listed 503 is up: the list decides', 503, {}, page, expect({ status: [503] }), up],
+    [
+      'a listed status with the keyword missing',
+      200,
+      {},
+      none,
+      expect({ status: ['200-299'], body_contains: 'Sign in' }),
+      { status: 'down', code: 'body_mismatch' }
+    ]
+  ]
+  for (const [what, status, headers, body, e, want] of rows) t.match(judge(status, headers, body, e), want, what)
+  t.same(judge(401, {}, none), up, 'without expectations, the probe rule alone: a 401 is up')
+})

@@ -6,7 +6,40 @@ export const checkSchemas: Json = {
     type: 'object',
     required: ['domain'],
     properties: {
-      domain: { type: 'string', description: 'A hostname, or an http(s) URL reduced to its host.', examples: ['example.com'] }
+      domain: { type: 'string', description: 'A hostname, or an http(s) URL reduced to its host.', examples: ['example.com'] },
+      expect: ref('schemas', 'CheckExpectations')
+    },
+    additionalProperties: false
+  },
+  CheckExpectations: {
+    type: 'object',
+    description:
+      "What this check expects of each location's final answer, as a site's `expect` setting: a location whose answer fails reports `down` (`unexpected_status`, `body_mismatch`) and the quorum counts it. A result judged by expectations is reused only by checks with the same ones, and never recorded for a tracked site. A key set to null is as if absent.",
+    properties: {
+      status: {
+        ...nullable({
+          type: 'array',
+          minItems: 1,
+          maxItems: 50,
+          items: {
+            oneOf: [
+              { type: 'integer', minimum: 100, maximum: 599 },
+              { type: 'string', pattern: '^[1-5][0-9][0-9]-[1-5][0-9][0-9]$' }
+            ]
+          }
+        }),
+        description:
+          'Status codes and inclusive ranges the final answer (after redirects) may have; set, it decides instead of the default rule (below 500 up, 403/429 and challenge pages blocked).',
+        examples: [[200, '300-399'], [401]]
+      },
+      body_contains: {
+        ...nullable({ type: 'string', minLength: 1 }),
+        description: 'A literal, case-sensitive text (at most 256 bytes in UTF-8) the first 64 KiB of the final body must hold.'
+      },
+      max_response_ms: {
+        ...nullable({ type: 'integer', minimum: 1, maximum: 120000 }),
+        description: 'The result says `slow: true` when it is up and its response_ms is over this.'
+      }
     },
     additionalProperties: false
   },
@@ -26,7 +59,7 @@ export const checkSchemas: Json = {
         type: 'string',
         enum: ['up', 'down', 'blocked', 'error'],
         description:
-          'up: answered below 500; down: no answer or 5xx; blocked: refused the automated check; error: the location itself failed.'
+          "up: answered below 500 (or as the check's expectations ask); down: no answer, 5xx, or an answer that fails the check's expectations; blocked: refused the automated check; error: the location itself failed."
       },
       http_code: { type: 'integer', minimum: 0, maximum: 599, description: 'Last HTTP status seen; 0 when there was no HTTP response.' },
       response_ms: ms,
@@ -69,7 +102,11 @@ export const checkSchemas: Json = {
       locations: { type: 'array', items: ref('schemas', 'LocationResult') },
       checked_at: timestamp,
       partial: { type: 'boolean' },
-      blocked: { type: 'boolean' }
+      blocked: { type: 'boolean' },
+      slow: {
+        type: 'boolean',
+        description: 'Only when the check gave `expect.max_response_ms`: up, with response_ms over it.'
+      }
     },
     additionalProperties: false
   },
@@ -84,7 +121,8 @@ export const checkSchemas: Json = {
         items: { type: 'string', maxLength: 2048 },
         description: 'Hostnames or http(s) URLs, as for a single check; duplicates after normalisation are checked once.',
         examples: [['example.com', 'example.org']]
-      }
+      },
+      expect: ref('schemas', 'CheckExpectations')
     },
     additionalProperties: false
   },

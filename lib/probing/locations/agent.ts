@@ -1,7 +1,7 @@
 import { createInbox, Events, RequestStrategy, ServiceErrorCodeHeader, type Msg, type NatsConnection, type Subscription } from 'nats'
 import type { Logger } from 'pino'
 import type { NatsConfig } from '../../../config/index.js'
-import { AGENT_SERVICE, probeSubject, type AgentProbeRequest } from '../../net/agent-protocol.js'
+import { AGENT_SERVICE, agentExpectations, probeSubject, type AgentProbeRequest } from '../../net/agent-protocol.js'
 import { connectNats } from '../../net/nats.js'
 import { isPolicyRefusal } from '../../rules/target-policy.js'
 import type { ProbeResult } from '../../../workers/http-probe.js'
@@ -312,10 +312,17 @@ export class AgentLocation implements Location {
     return Promise.resolve()
   }
 
-  async probe({ domain, lane, cls }: ProbeRequest): Promise<Omit<LocationAnswer, 'location'>> {
+  async probe({ domain, lane, cls, expect }: ProbeRequest): Promise<Omit<LocationAnswer, 'location'>> {
     const answer = await this.#link.request(
       this.#agent,
-      { v: 1, domain, ...(lane === undefined ? {} : { lane }), class: cls, user_agent: this.#userAgent },
+      {
+        v: 1,
+        domain,
+        ...(lane === undefined ? {} : { lane }),
+        class: cls,
+        user_agent: this.#userAgent,
+        ...(expect === undefined ? {} : { expect: agentExpectations(expect) })
+      },
       this.#limitMs
     )
     if (!answer.ok) return notAnswered(answer.code, answer.error)

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { ConnectToRule, LocationConfig } from '../../../config/index.js'
 import { dnsTimeoutFor, type DnsSettings } from '../../net/resolver.js'
+import type { LocationExpectations } from '../../rules/expectations.js'
 import type { TargetPolicy } from '../../rules/target-policy.js'
 import type { Piscina } from 'piscina'
 import { AgentLocation, type AgentLink } from './agent.js'
@@ -136,9 +137,10 @@ export class Locations {
    * the probe deadline plus a margin, is reported as `error` (it did not answer); an agent location
    * ends its own request a hop's margin later. The others are not held up. `lane` is whose check it
    * is (workers/fair-starts.ts); `light`: the check of a consumer with few checks in flight;
-   * `signal`: aborted when nobody waits for the check any longer, which ends it at once.
+   * `signal`: aborted when nobody waits for the check any longer, which ends it at once; `expect`:
+   * what the check expects of each location's final answer.
    */
-  probeAll(domain: string, lane?: string, light = false, signal?: AbortSignal): Promise<LocationAnswer[]> {
+  probeAll(domain: string, lane?: string, light = false, signal?: AbortSignal, expect?: LocationExpectations): Promise<LocationAnswer[]> {
     const labels = this.#labels
     const locations = this.all
     if (this.#cutAll)
@@ -182,7 +184,7 @@ export class Locations {
         giveUp('location_cancelled', 'location: check cancelled', false)
       }
       signal?.addEventListener('abort', cancelled, { once: true })
-      const request = { domain, lane, cls, ...(signal === undefined ? {} : { signal }) }
+      const request = { domain, lane, cls, ...(signal === undefined ? {} : { signal }), ...(expect === undefined ? {} : { expect }) }
       for (let i = 0; i < labels.length; i++) {
         void (locations[i] as Location).probe(request).then((result) => {
           answer(i, result)

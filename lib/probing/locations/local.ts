@@ -102,7 +102,7 @@ export class LocalLocation implements Location {
     await Promise.all([...starting].map((pool) => pool.run({ ping: true } satisfies ProbeTask)))
   }
 
-  probe({ domain, lane, cls, userAgent, signal }: ProbeRequest): Promise<Omit<LocationAnswer, 'location'>> {
+  probe({ domain, lane, cls, userAgent, expect, signal }: ProbeRequest): Promise<Omit<LocationAnswer, 'location'>> {
     // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
     // A probe that may be cancelled carries an id, and a cancel task names it to the same actor.
     const actor = this.#actorFor(cls)
@@ -112,7 +112,13 @@ export class LocalLocation implements Location {
     }
     signal?.addEventListener('abort', cancel, { once: true })
     return actor
-      .run({ domain, lane, ...(userAgent === undefined ? {} : { userAgent }), ...(id === undefined ? {} : { id }) } satisfies ProbeTask)
+      .run({
+        domain,
+        lane,
+        ...(userAgent === undefined ? {} : { userAgent }),
+        ...(id === undefined ? {} : { id }),
+        ...(expect === undefined ? {} : { expect })
+      } satisfies ProbeTask)
       .then(
         (result: ProbeResult) => result,
         () => notAnswered('location_failed', 'location: worker failed')

@@ -1,4 +1,5 @@
 import type { ProbeErrorCode, ProbeResult } from '../../../workers/http-probe.js'
+import type { LocationExpectations } from '../../rules/expectations.js'
 import type { ServiceClass } from './classes.js'
 
 /** Extra time a local location gets beyond its probe deadline before it counts as not answering. */
@@ -49,6 +50,8 @@ export interface ProbeRequest {
   cls: ServiceClass
   /** The User-Agent to send instead of the location's own (an agent probes with its central's). */
   userAgent?: string
+  /** What the check expects of the final answer, judged here; absent: the probe's own rule. */
+  expect?: LocationExpectations
   /**
    * Aborted when nobody waits for the probe any longer: a local actor then ends it (an agent's runs
    * to its own deadline; only the wait for it ends).

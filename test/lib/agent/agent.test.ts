@@ -106,3 +106,65 @@ t.test('an agent reaches NATS over TLS when NATS_URL says tls://', async (t) => 
   )
   t.match(JSON.parse(new TextDecoder().decode(reply.data)), { result: { status: 'up', http_code: 200 } }, 'and serves probes')
 })
+
+t.test("an agent judges the check's expectations, and refuses them malformed", async (t) => {
+  const password = `p${randomBytes(12).toString('hex')}`
+  const nats = await startNats(t, { users: natsUsers(password, ['ams1']) })
+  let ports: TargetPorts | undefined
+  const tracked = await startTrackedService(t, {
+    engine: 'sqlite',
+    site: { domain: 'shop.test', name: 'Shop' },
+    env: (p) => {
+      ports = p
+      return {
+        LOCATIONS: JSON.stringify([{ label: 'Local 1, Local' }, { label: 'Amsterdam 1, Netherlands', agent: 'ams1' }]),
+        NATS_URL: natsUrlWithAuth(nats.url, 'central', password),
+        CACHE_TTL_S: '0'
+      }
+    }
+  })
+  const { http: web, closed } = ports as TargetPorts
+  await startAgentProcess(t, 'ams1', {
+    NATS_URL: natsUrlWithAuth(nats.url, 'agent-ams1', password),
+    ALLOW_PRIVATE_TARGETS: '1',
+    CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${web}`
+  })
+  const check = async (expect: unknown) => {
+    const res = await fetch(`${tracked.service.server.info.uri}/api/v1/check`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tracked.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ domain: 'expect.site.test', expect })
+    })
+    t.equal(res.status, 200)
+    return (await res.json()) as { status: string; locations: unknown[] }
+  }
+  // The target answers 200 `ok`.
+  const missing = await check({ body_contains: 'Sign in' })
+  t.match(missing, { status: 'down' })
+  t.match(missing.locations, [
+    { location: 'Local 1, Local', status: 'down', error: 'expect: body_contains not found' },
+    { location: 'Amsterdam 1, Netherlands', status: 'down', http_code: 200, error: 'expect: body_contains not found' }
+  ])
+  const unlisted = await check({ status: [204] })
+  t.match(unlisted.locations, [
+    { status: 'down', error: 'expect: status 200' },
+    { location: 'Amsterdam 1, Netherlands', status: 'down', error: 'expect: status 200' }
+  ])
+  const met = await check({ status: ['200-299'], body_contains: 'ok' })
+  t.match(met, { status: 'up' })
+  t.match(met.locations, [{ status: 'up' }, { location: 'Amsterdam 1, Netherlands', status: 'up', error: null }])
+
+  const nc = await connect({ servers: nats.url.replace('nats://', ''), user: 'central', pass: password })
+  t.teardown(() => nc.close())
+  const request = { v: 1, domain: 'expect.site.test', class: 'demand', user_agent: 'x' }
+  const bad: Array<[string, unknown]> = [
+    ['a null key (absent means unset)', { body_contains: null }],
+    ['max_response_ms (judged by the central)', { max_response_ms: 100 }],
+    ['a status that is none', { status: [99] }],
+    ['a text over 256 bytes', { body_contains: 'x'.repeat(257) }]
+  ]
+  for (const [what, expect] of bad) {
+    const reply = await nc.request('site-status.probe.ams1', JSON.stringify({ ...request, expect }), { timeout: 5000 })
+    t.equal(reply.headers?.get('Nats-Service-Error-Code'), '400', `refused: ${what}`)
+  }
+})

@@ -3,11 +3,15 @@ import t from 'tap'
 import {
   CheckSupervisor,
   CHECKS_PER_TURN,
+  checkKey,
   laneOf,
   LIGHT_KEY_CHECKS,
   TargetPolicyError,
-  type Prober
+  type Outcome,
+  type Prober,
+  type SharedRuns
 } from '../../../lib/probing/supervisor.js'
+import type { Expectations, LocationExpectations } from '../../../lib/rules/expectations.js'
 import { Admission } from '../../../lib/probing/admission.js'
 import { SCHEDULED_LANE } from '../../../workers/fair-starts.js'
 import type { LocationAnswer, LocationErrorCode, LocationResult } from '../../../lib/probing/locations/index.js'
@@ -246,4 +250,54 @@ t.test('one key’s flood of checks does not hold up another key’s check on th
   const done = answered.indexOf('light.example.com')
   t.ok(over >= 0 && over < CHECKS_PER_TURN + 8, `handed over ${over + 1}th of 601`)
   t.ok(done >= 0 && done < CHECKS_PER_TURN + 8, `answered ${done + 1}th of 601`)
+})
+
+t.test('expectations travel to the locations and key the reuse and single flight', async (t) => {
+  const asked: Array<LocationExpectations | undefined> = []
+  const inner = counting(50)
+  const prober: Prober = {
+    probeAll(domain, lane, light, signal, expect) {
+      asked.push(expect)
+      return inner.probeAll(domain, lane, light, signal)
+    }
+  }
+  const seen: string[] = []
+  const checks = new CheckSupervisor({ ...options, prober, onResult: (r, source) => seen.push(`${r.domain} ${source}`) })
+  const keyword: Expectations = { status: null, body_contains: 'Sign in', max_response_ms: null }
+  const fast: Expectations = { status: null, body_contains: null, max_response_ms: 15 }
+  const [withKeyword, scheduled, plain] = await Promise.all([
+    checks.check('e.example.com', { expect: keyword }),
+    checks.probeNow('e.example.com'),
+    checks.check('e.example.com')
+  ])
+  t.equal(inner.runs, 2, 'the scheduled and the plain check share a run; the one with expectations has its own')
+  t.equal(scheduled?.checked_at, plain.checked_at)
+  t.same(asked, [{ status: null, body_contains: 'Sign in' }, undefined], 'only the part judged at the locations travels')
+  t.notOk('slow' in withKeyword, 'no slow without max_response_ms')
+  t.equal((await checks.check('e.example.com', { expect: { ...keyword } })).cached, true, 'the same expectations reuse it')
+  const slow = await checks.check('e.example.com', { expect: fast })
+  t.match(slow, { cached: false, slow: true, response_ms: 20 }, 'over max_response_ms: slow')
+  t.equal(asked.at(-1), undefined, 'max_response_ms alone asks the locations nothing')
+  t.same(seen, ['e.example.com schedule'], 'results judged by a check’s own expectations are not recorded')
+})
+
+t.test('runs shared across instances are keyed as the local ones', async (t) => {
+  const keys: string[] = []
+  const shared: SharedRuns<Outcome> = {
+    async cached(key) {
+      keys.push(key)
+      return null
+    },
+    async run(key, probe) {
+      keys.push(key)
+      return { value: (await probe()).value, ran: true }
+    }
+  }
+  const checks = new CheckSupervisor({ ...options, prober: counting(), shared })
+  const expect: Expectations = { status: [401], body_contains: null, max_response_ms: null }
+  await checks.check('f.example.com')
+  await checks.check('f.example.com', { expect })
+  t.same(keys, ['f.example.com', 'f.example.com', checkKey('f.example.com', expect), checkKey('f.example.com', expect)])
+  t.equal(checkKey('f.example.com', null), 'f.example.com', 'a check without expectations keeps the bare domain')
+  t.notOk(checkKey('f.example.com', expect).includes('\n'), 'no newline: check-runs messages split on the first')
 })

@@ -1,0 +1,49 @@
+import type { SiteStatus } from '../rules/consensus.js'
+import type { Expectations, LocationExpectations } from '../rules/expectations.js'
+import { isSlowCheck } from '../rules/slow.js'
+
+/*
+ * What an on-demand check asks besides its domain: the expectations its locations judge answers by,
+ * and the key that keeps checks judged by different ones apart.
+ */
+
+/** What one check asks: a domain and, when given, the expectations (normal form) its answers are judged by. */
+export interface Ask {
+  domain: string
+  expect: Readonly<Expectations> | null
+  /** What its result is kept and its run shared under ({@link checkKey}). */
+  runKey: string
+}
+
+/**
+ * The key a check's result is kept and its probe run shared under, here and across instances: the
+ * domain alone without expectations, as before they existed; else the domain and the expectations'
+ * normal form, so that checks judged by different rules never answer for each other. A domain
+ * holds no space, and JSON no raw newline (check-runs' messages split on the first one).
+ */
+export function checkKey(domain: string, expect: Readonly<Expectations> | null): string {
+  if (expect === null) return domain
+  return `${domain} expect:${JSON.stringify([expect.status, expect.body_contains, expect.max_response_ms])}`
+}
+
+/** The part of the expectations each location judges; undefined when that part sets nothing. */
+export function judgedAtLocations(expect: Readonly<Expectations> | null): LocationExpectations | undefined {
+  if (expect === null || (expect.status === null && expect.body_contains === null)) return undefined
+  return { status: expect.status, body_contains: expect.body_contains }
+}
+
+export const ask = (domain: string, expect: Readonly<Expectations> | null = null): Ask => ({
+  domain,
+  expect,
+  runKey: checkKey(domain, expect)
+})
+
+/** The result's `slow`, present only when the check gave `max_response_ms`: existing answers keep their fields. */
+export function slowField(
+  expect: Readonly<Expectations> | null,
+  consensus: { status: SiteStatus; response_ms: number | null }
+): { slow?: boolean } {
+  const max = expect?.max_response_ms ?? null
+  if (max === null) return {}
+  return { slow: isSlowCheck({ status: consensus.status, response_ms: consensus.response_ms, max_response_ms: max }) }
+}
