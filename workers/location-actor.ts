@@ -32,9 +32,10 @@ export interface ActorSettings {
 
 /**
  * A probe of one domain (`userAgent`: the one an agent's central names, instead of the actor's;
- * `id`: a probe that may be cancelled by that id; `expect`: what the check expects of the answer); a readiness and liveness check (`ping`) that only
- * proves the actor's event loop runs; (`stats`) what the actor holds: the TCP connections it dialled
- * and has not closed; or (`cancel`) the end of a probe nobody waits for any longer.
+ * `id`: a probe that may be cancelled by that id; `expect`: what the check expects of the answer);
+ * a readiness and liveness check (`ping`) that only proves the actor's event loop runs; (`stats`)
+ * what the actor holds: the TCP connections it dialled and has not closed; or (`cancel`) the end of
+ * a probe nobody waits for any longer.
  */
 export type ProbeTask =
   | { domain: string; lane?: string; userAgent?: string; id?: number; expect?: LocationExpectations }
