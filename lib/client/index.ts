@@ -39,6 +39,14 @@ export interface CallOptions {
   signal?: AbortSignal
 }
 
+/** A check's options: the call's, and the expectations its answers are judged by. */
+export interface CheckOptions extends CallOptions {
+  expect?: T.CheckExpectations
+}
+
+/** The body's `expect`, only when given: a check without one sends what it always did. */
+const expectOf = ({ expect }: CheckOptions): { expect?: T.CheckExpectations } => (expect === undefined ? {} : { expect })
+
 /** Units per check (the document's info.description: a check costs 5, `rate_limit` nothing, the rest 1). */
 const CHECK_COST = 5
 
@@ -90,15 +98,18 @@ export class SiteStatusClient {
     return this.#json({ ...get('/api/v1/rate_limit', options), cost: 0 })
   }
 
-  /** `POST /api/v1/check`: checks a domain now from every location (5 units). */
-  checkDomain(domain: string, options?: CallOptions): Promise<T.CheckResult> {
-    const body: T.Body<'checkDomain'> = { domain }
+  /**
+   * `POST /api/v1/check`: checks a domain now from every location (5 units); `expect`: what a
+   * healthy answer is (status codes, a text in the body, the slow threshold), judged at each location.
+   */
+  checkDomain(domain: string, options: CheckOptions = {}): Promise<T.CheckResult> {
+    const body: T.Body<'checkDomain'> = { domain, ...expectOf(options) }
     return this.#json({ ...post('/api/v1/check', body, options), cost: CHECK_COST })
   }
 
   /** `POST /api/v1/checks`: up to 100 domains, answered once all are done (5 units per distinct domain). */
-  checkDomains(domains: string[], options?: CallOptions): Promise<T.BatchCheckResults> {
-    const body: T.Body<'checkDomains'> = { domains }
+  checkDomains(domains: string[], options: CheckOptions = {}): Promise<T.BatchCheckResults> {
+    const body: T.Body<'checkDomains'> = { domains, ...expectOf(options) }
     return this.#json({ ...post('/api/v1/checks', body, options), cost: batchCost(domains) })
   }
 
@@ -109,8 +120,8 @@ export class SiteStatusClient {
    * request goes when the loop starts; leaving the loop early, or aborting `signal`, aborts it,
    * and the server stops the probing only this client waited for. Iterate once.
    */
-  checkMany(domains: string[], options: CallOptions = {}): BatchCheck {
-    const body: T.Body<'checkDomains'> = { domains }
+  checkMany(domains: string[], options: CheckOptions = {}): BatchCheck {
+    const body: T.Body<'checkDomains'> = { domains, ...expectOf(options) }
     const call = { ...post('/api/v1/checks', body), accept: 'application/x-ndjson', cost: batchCost(domains) }
     return batchCheck(this.#transport, call, options.signal)
   }

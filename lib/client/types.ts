@@ -33,6 +33,7 @@ export type LocationResult = Schemas['LocationResult']
 export type BatchCheckResults = Ok<'checkDomains'>
 export type BatchCheckError = Schemas['BatchCheckError']
 export type BatchCheckSummary = Schemas['BatchCheckSummary']
+export type CheckExpectations = Schemas['CheckExpectations']
 /** A line of a batch other than its summary: one domain's result or error. */
 export type BatchCheckItem = CheckResult | BatchCheckError
 export type StatusRecord = Ok<'getStatus'>

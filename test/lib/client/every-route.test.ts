@@ -33,6 +33,13 @@ t.test('every route method works on the real service', async (t) => {
   t.match(check, { domain: 'tracked.example.com', status: 'up', cached: false })
   t.equal(check.locations.length, tracked.config.locations.length, "each location's answer")
   t.match(client.budget, { limit: 100_000, remaining: 100_000 - 5, pending: 0 }, 'a check spent 5 units')
+  const missing = await client.checkDomain('tracked.example.com', { expect: { body_contains: 'Sign in' } })
+  t.match(missing, { status: 'down', cached: false }, 'expectations travel with the check: the body lacks the text')
+  t.ok(missing.locations.every((l) => l.error === 'expect: body_contains not found'))
+  const found = await client.checkDomain('tracked.example.com', { expect: { body_contains: 'ok', max_response_ms: 60_000 } })
+  t.match(found, { status: 'up', slow: false })
+  const batch = await client.checkDomains(['tracked.example.com'], { expect: { status: [503] } })
+  t.match(batch.results, [{ domain: 'tracked.example.com', status: 'down' }], 'a batch takes them too')
 
   t.match(await client.getStatus('tracked.example.com'), { domain: 'tracked.example.com', name: 'Tracked' })
   t.same(
