@@ -1,5 +1,5 @@
 import type { LocationVerdict } from '../lib/rules/consensus.js'
-import { expectationVerdict, statusExpected, type LocationExpectations } from '../lib/rules/expectations.js'
+import { expectationVerdict, type LocationExpectations } from '../lib/rules/expectations.js'
 import { POLICY_REFUSALS, type PolicyRefusalCode } from '../lib/rules/target-policy.js'
 import { matchChallenge, mayBeChallenge } from './challenge-signatures.js'
 import { POLICY_REFUSED_CODE, SITE_DNS_CODE } from './location-dispatcher.js'
@@ -189,20 +189,26 @@ export function judge(
   body: Buffer,
   expect?: Readonly<LocationExpectations>
 ): Judgement {
-  if (expect === undefined) return judgeAnswer(status, headers, body)
-  const listed = statusExpected(expect.status, status)
-  const own = listed === null ? judgeAnswer(status, headers, body) : UP
-  if (own.status !== 'up') return own
+  // Without a status list the probe's own rule goes first; with one, the list replaces it but for
+  // a recognised challenge page, which says nothing about the site's own answer.
+  const own = expect?.status == null ? judgeAnswer(status, headers, body) : (challenge(status, headers, body) ?? UP)
+  if (expect === undefined || own.status !== 'up') return own
   const failure = expectationVerdict(expect, { status, body })
   return failure === null ? UP : { status: 'down', code: failure.code, error: failure.error }
 }
 
 const UP: Judgement = { status: 'up', code: null, error: null }
 
+/** A challenge page's verdict; null for any other answer. */
+function challenge(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer): Judgement | null {
+  const sig = mayBeChallenge(status) ? matchChallenge(status, headers, body.toString('latin1')) : null
+  return sig === null ? null : { status: 'blocked', code: 'blocked_challenge', error: `blocked: ${sig.kind} (${sig.vendor})` }
+}
+
 /** The probe's own rule, without expectations. */
 function judgeAnswer(status: number, headers: Record<string, string | string[] | undefined>, body: Buffer): Judgement {
-  const sig = mayBeChallenge(status) ? matchChallenge(status, headers, body.toString('latin1')) : null
-  if (sig !== null) return { status: 'blocked', code: 'blocked_challenge', error: `blocked: ${sig.kind} (${sig.vendor})` }
+  const blocked = challenge(status, headers, body)
+  if (blocked !== null) return blocked
   if (status === 403 || status === 429) return { status: 'blocked', code: 'blocked_status', error: `blocked: http ${status}` }
   if (status >= 500) return { status: 'down', code: 'http_5xx', error: `http: ${status}` }
   return { status: 'up', code: null, error: null }

@@ -1,4 +1,5 @@
 import Joi from 'joi'
+import { validated, type Validated } from './validated.js'
 
 /**
  * A site's `expect` setting: the status codes a healthy answer has, a literal text its body holds,
@@ -132,13 +133,11 @@ export const expectSchema = Joi.object({
     'object.unknown': '"expect" may hold only "status", "body_contains" and "max_response_ms", not "{{#child}}"'
   })
 
-export type ParsedExpectations = { ok: true; value: ExpectationsPatch } | { ok: false; error: string }
+export type ParsedExpectations = Validated<ExpectationsPatch>
 
-/** Validates an `expect` value outside a route (the operator tool): its normal form, or the 400 message. */
+/** Validates a value outside a route (the operator tool): its normal form, or the 400 message. */
 export function parseExpectations(input: unknown): ParsedExpectations {
-  const result = expectSchema.validate(input, { abortEarly: true }) as Joi.ValidationResult<ExpectationsPatch>
-  if (result.error) return { ok: false, error: result.error.message }
-  return { ok: true, value: result.value }
+  return validated<ExpectationsPatch>(expectSchema, input)
 }
 
 /** What a check asks for when it sends `expect`: the setting from nothing, null when it sets no key. */
@@ -163,7 +162,11 @@ export function applyExpectations(current: Readonly<Expectations>, patch: Expect
  */
 export function statusExpected(status: readonly StatusEntry[] | null, code: number): boolean | null {
   if (status === null) return null
-  return mergedRanges(status).some(([lo, hi]) => code >= lo && code <= hi)
+  // Entries are read as they are: a list in its normal form needs no sorting or merging again.
+  return status.some((entry) => {
+    const range = entryRange(entry)
+    return range !== null && code >= range[0] && code <= range[1]
+  })
 }
 
 /** Whether the first 64 KiB of a body hold the text's UTF-8 bytes, whole. */

@@ -1,4 +1,5 @@
 import Joi from 'joi'
+import { validated, type Validated } from './validated.js'
 import { clipIntervals, intervalAt, unionIntervals, type Interval } from './intervals.js'
 import { parseIsoInstant } from './sla.js'
 import { canonicalZone, wallClock, zonedInstant } from './zoned-time.js'
@@ -128,13 +129,11 @@ export const maintenanceWindowSchema = Joi.object({
     'window.length': '"to" must be at most 31 days after "from"'
   })
 
-export type ParsedWindow = { ok: true; value: MaintenanceWindow } | { ok: false; error: string }
+export type ParsedWindow = Validated<MaintenanceWindow>
 
-/** Validates a window outside a route (the operator tool): its normal form, or the 400 message. */
+/** Validates a value outside a route (the operator tool): its normal form, or the 400 message. */
 export function parseMaintenanceWindow(input: unknown): ParsedWindow {
-  const result = maintenanceWindowSchema.validate(input, { abortEarly: true }) as Joi.ValidationResult<MaintenanceWindow>
-  if (result.error) return { ok: false, error: result.error.message }
-  return { ok: true, value: result.value }
+  return validated<MaintenanceWindow>(maintenanceWindowSchema, input)
 }
 
 function weeklyOccurrences(w: WeeklySchedule, from: number, to: number): Interval[] {

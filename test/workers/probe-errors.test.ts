@@ -153,6 +153,15 @@ t.test("a check's expectations judge the final answer after the probe's own rule
     ],
     ['a listed 503 is up: the list decides', 503, {}, page, expect({ status: [503] }), up],
     [
+      'a recognised challenge page stays blocked, listed status or not',
+      403,
+      { 'cf-mitigated': 'challenge' },
+      none,
+      expect({ status: [403] }),
+      { status: 'blocked', code: 'blocked_challenge' }
+    ],
+    ['a listed 403 that is no challenge is up', 403, {}, none, expect({ status: [403] }), up],
+    [
       'a listed status with the keyword missing',
       200,
       {},

@@ -11,6 +11,7 @@ import {
   ANSWER_MARGIN_MS,
   notAnswered,
   STOPPING_ERROR,
+  CANCELLED_ERROR,
   type Location,
   type LocationAnswer,
   type LocationFailureCode,
@@ -146,9 +147,7 @@ export class Locations {
     if (this.#cutAll)
       return Promise.resolve(labels.map((label) => ({ location: label, ...notAnswered('location_stopping', STOPPING_ERROR) })))
     if (signal?.aborted)
-      return Promise.resolve(
-        labels.map((label) => ({ location: label, ...notAnswered('location_cancelled', 'location: check cancelled') }))
-      )
+      return Promise.resolve(labels.map((label) => ({ location: label, ...notAnswered('location_cancelled', CANCELLED_ERROR) })))
     const cls = classOf(lane, light)
     return new Promise((resolve) => {
       const results = new Array<LocationAnswer | undefined>(labels.length)
@@ -181,7 +180,7 @@ export class Locations {
       this.#cuts.add(cut)
       // Cancelled: every location is told (the request carries the signal) and nobody is waited for.
       const cancelled = (): void => {
-        giveUp('location_cancelled', 'location: check cancelled', false)
+        giveUp('location_cancelled', CANCELLED_ERROR, false)
       }
       signal?.addEventListener('abort', cancelled, { once: true })
       const request = { domain, lane, cls, ...(signal === undefined ? {} : { signal }), ...(expect === undefined ? {} : { expect }) }

@@ -103,15 +103,12 @@ export class LocalLocation implements Location {
   }
 
   probe({ domain, lane, cls, userAgent, expect, signal }: ProbeRequest): Promise<Omit<LocationAnswer, 'location'>> {
-    // No abort signal: aborting a running Piscina task terminates the whole thread and every probe on it.
-    // A probe that may be cancelled carries an id, and a cancel task names it to the same actor.
     const actor = this.#actorFor(cls)
+    // No abort signal for Piscina: aborting a running task terminates the whole thread and every
+    // probe on it. A probe that may be cancelled carries an id, and a cancel task names it to the
+    // same actor; the others carry nothing more.
     const id = signal === undefined ? undefined : ++this.#lastId
-    const cancel = (): void => {
-      actor.run({ cancel: id as number } satisfies ProbeTask).catch(() => {})
-    }
-    signal?.addEventListener('abort', cancel, { once: true })
-    return actor
+    const answered = actor
       .run({
         domain,
         lane,
@@ -123,7 +120,14 @@ export class LocalLocation implements Location {
         (result: ProbeResult) => result,
         () => notAnswered('location_failed', 'location: worker failed')
       )
-      .finally(() => signal?.removeEventListener('abort', cancel))
+    if (signal === undefined || id === undefined) return answered
+    const cancel = (): void => {
+      actor.run({ cancel: id } satisfies ProbeTask).catch(() => {})
+    }
+    signal.addEventListener('abort', cancel, { once: true })
+    return answered.finally(() => {
+      signal.removeEventListener('abort', cancel)
+    })
   }
 
   /**

@@ -6,12 +6,15 @@ import type { ServiceClass } from './classes.js'
 export const ANSWER_MARGIN_MS = 2000
 /** The error of a location whose probe was still running when the service's stop grace ran out. */
 export const STOPPING_ERROR = 'location: service stopping'
+/** The error of a location whose probe nobody waited for any longer (its check was cancelled). */
+export const CANCELLED_ERROR = 'location: check cancelled'
 
 /**
- * Why a location gave no answer of its own: its actor failed, missed the deadline, the service
- * is stopping, or nobody waited for the check any longer (cancelled); or, for a location served by agents, no agent serves it, the agent gave no answer in
- * time (it died or was cut off), NATS cannot be reached, the agent refused the request as invalid
- * or was at its capacity, or the agent's own target policy refused the target.
+ * Why a location gave no answer of its own: its actor failed, missed the deadline, the service is
+ * stopping, or nobody waited for the check any longer (cancelled); or, for a location served by
+ * agents, no agent serves it, the agent gave no answer in time (it died or was cut off), NATS cannot
+ * be reached, the agent refused the request as invalid or was at its capacity, or the agent's own
+ * target policy refused the target.
  */
 export type LocationFailureCode =
   | 'location_failed'
