@@ -5,7 +5,7 @@ import prettier from 'eslint-config-prettier'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  // lib/client/schema.ts is generated (npm run client:types), checked by tsc and a test, not by hand.
+  // lib/client/schema.ts is generated (npm run client:types, run by the build and lint), checked by tsc.
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tap/**', 'lib/client/schema.ts'] },
   {
     files: ['**/*.ts'],

@@ -1,7 +1,7 @@
 /**
  * The client's types, generated from the service's own OpenAPI document with openapi-typescript:
- * the text of lib/client/schema.ts. `npm run client:types` writes it; a test fails when the
- * committed file differs, so the document and the client never drift apart.
+ * the text of lib/client/schema.ts. `npm run client:types` writes it, and the build, `npm ci` and
+ * lint run it first: the file is not committed, so the client never lags behind the document.
  */
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
 import { openApiDocument } from '../lib/openapi/document.js'
@@ -11,7 +11,7 @@ export const SCHEMA_FILE = 'lib/client/schema.ts'
 
 const HEADER = `/**
  * Generated from the service's OpenAPI document (lib/openapi/) by openapi-typescript: do not edit.
- * Regenerate with \`npm run client:types\` after changing the document.
+ * \`npm run client:types\` (and so the build and lint) writes it; it is not committed.
  */
 
 `
