@@ -3,7 +3,7 @@
  * policy whatever the central allows, reads each request strictly (refused ones are logged and
  * never probed), signs in with an nkey seed file, and reaches NATS over TLS when the URL says so.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import http from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
@@ -14,6 +14,28 @@ import { holds } from '../../helpers/poll.js'
 import { closedPort, makeCert, serveOnLoopback } from '../../helpers/targets.js'
 import { startTrackedService, type TargetPorts } from '../../helpers/tracked-service.js'
 
+/**
+ * The real service with two locations, a local one and `label` served by agent location `agent`
+ * over NATS at `natsUrl`, and the ports of its loopback target (for the agent's CONNECT_TO).
+ */
+async function centralWithAgent(t: Test, natsUrl: string, label: string, agent: string) {
+  let ports: TargetPorts | undefined
+  const tracked = await startTrackedService(t, {
+    engine: 'sqlite',
+    site: { domain: 'shop.test', name: 'Shop' },
+    env: (p) => {
+      ports = p
+      return {
+        LOCATIONS: JSON.stringify([{ label: 'Local 1, Local' }, { label, agent }]),
+        NATS_URL: natsUrl,
+        CACHE_TTL_S: '0'
+      }
+    }
+  })
+  const { http: web, closed } = ports as TargetPorts
+  return { tracked, web, closed }
+}
+
 t.test('an agent holds its own target policy and reads requests strictly', async (t) => {
   const password = `p${randomBytes(12).toString('hex')}`
   // This agent signs in with an nkey seed file (NATS_CREDENTIALS) instead of a password.
@@ -22,20 +44,12 @@ t.test('an agent holds its own target policy and reads requests strictly', async
   const [central, lon1] = natsUsers(password, ['lon1']) as [NatsUser, NatsUser]
   const { user: _user, password: _password, ...byKey } = lon1
   const nats = await startNats(t, { users: [central, { ...byKey, nkey: pair.getPublicKey() } as unknown as NatsUser] })
-  let ports: TargetPorts | undefined
-  const tracked = await startTrackedService(t, {
-    engine: 'sqlite',
-    site: { domain: 'shop.test', name: 'Shop' },
-    env: (p) => {
-      ports = p
-      return {
-        LOCATIONS: JSON.stringify([{ label: 'Local 1, Local' }, { label: 'London 1, United Kingdom', agent: 'lon1' }]),
-        NATS_URL: natsUrlWithAuth(nats.url, 'central', password),
-        CACHE_TTL_S: '0'
-      }
-    }
-  })
-  const { http: web, closed } = ports as TargetPorts
+  const { tracked, web, closed } = await centralWithAgent(
+    t,
+    natsUrlWithAuth(nats.url, 'central', password),
+    'London 1, United Kingdom',
+    'lon1'
+  )
   // No ALLOW_PRIVATE_TARGETS: the agent refuses loopback, whatever the central allows.
   const agent = await startAgentProcess(t, 'lon1', {
     NATS_URL: nats.url,
@@ -110,20 +124,12 @@ t.test('an agent reaches NATS over TLS when NATS_URL says tls://', async (t) => 
 t.test("an agent judges the check's expectations, and refuses them malformed", async (t) => {
   const password = `p${randomBytes(12).toString('hex')}`
   const nats = await startNats(t, { users: natsUsers(password, ['ams1']) })
-  let ports: TargetPorts | undefined
-  const tracked = await startTrackedService(t, {
-    engine: 'sqlite',
-    site: { domain: 'shop.test', name: 'Shop' },
-    env: (p) => {
-      ports = p
-      return {
-        LOCATIONS: JSON.stringify([{ label: 'Local 1, Local' }, { label: 'Amsterdam 1, Netherlands', agent: 'ams1' }]),
-        NATS_URL: natsUrlWithAuth(nats.url, 'central', password),
-        CACHE_TTL_S: '0'
-      }
-    }
-  })
-  const { http: web, closed } = ports as TargetPorts
+  const { tracked, web, closed } = await centralWithAgent(
+    t,
+    natsUrlWithAuth(nats.url, 'central', password),
+    'Amsterdam 1, Netherlands',
+    'ams1'
+  )
   await startAgentProcess(t, 'ams1', {
     NATS_URL: natsUrlWithAuth(nats.url, 'agent-ams1', password),
     ALLOW_PRIVATE_TARGETS: '1',
