@@ -11,6 +11,7 @@ import * as siteCertificates from './20261124-09-site-certificates.js'
 import * as siteLeases from './20261124-10-site-leases.js'
 import * as firstCheckedAt from './20261124-11-first-checked-at.js'
 import * as stateWriter from './20261124-12-state-writer.js'
+import * as siteSettings from './20261128-13-site-settings.js'
 
 export interface Migration {
   readonly name: string
@@ -31,5 +32,6 @@ export const migrations: readonly Migration[] = [
   { name: '20261124-09-site-certificates', ...siteCertificates },
   { name: '20261124-10-site-leases', ...siteLeases },
   { name: '20261124-11-first-checked-at', ...firstCheckedAt },
-  { name: '20261124-12-state-writer', ...stateWriter }
+  { name: '20261124-12-state-writer', ...stateWriter },
+  { name: '20261128-13-site-settings', ...siteSettings }
 ]

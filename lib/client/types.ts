@@ -56,6 +56,8 @@ export type ServiceEvent =
   | { id: number; type: 'outage.opened' | 'outage.closed'; data: Schemas['OutageEventData'] }
   | { id: number; type: 'site.added' | 'site.removed'; data: Schemas['SiteEventData'] }
   | { id: number; type: 'certificate.expiring'; data: Schemas['CertificateEventData'] }
+  | { id: number; type: 'site.slow' | 'site.slow_ended'; data: Schemas['SlowEventData'] }
+  | { id: number; type: 'maintenance.started' | 'maintenance.ended'; data: Schemas['MaintenanceEventData'] }
 
 /** Whether a batch line is an error for its domain rather than a check result. */
 export function isBatchCheckError(line: BatchCheckItem): line is BatchCheckError {

@@ -45,6 +45,32 @@ export const eventSchemas: Json = {
     },
     additionalProperties: false
   },
+  SlowEventData: {
+    type: 'object',
+    description:
+      "The data of `site.slow` and `site.slow_ended`: the site's second check in a row over its `max_response_ms` (or at most it), its consensus response time and the threshold (null when the threshold was cleared, which ends being slow).",
+    required: ['site', 'response_ms', 'max_response_ms', 'at'],
+    properties: {
+      site: eventSite,
+      response_ms: { oneOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
+      max_response_ms: { oneOf: [{ type: 'integer', minimum: 1 }, { type: 'null' }] },
+      at: { ...timestamp, description: 'When the check ran.' }
+    },
+    additionalProperties: false
+  },
+  MaintenanceEventData: {
+    type: 'object',
+    description:
+      "The data of `maintenance.started` and `maintenance.ended`, announced by the site's first check inside, or after, a maintenance window: when the maintenance ends (or ended) and the window's reason.",
+    required: ['site', 'until', 'reason', 'at'],
+    properties: {
+      site: eventSite,
+      until: timestamp,
+      reason: { oneOf: [{ type: 'string' }, { type: 'null' }] },
+      at: { ...timestamp, description: 'When the check ran.' }
+    },
+    additionalProperties: false
+  },
   SiteEventData: {
     type: 'object',
     description: 'The data of `site.added` (tracked, or tracked again after a removal) and `site.removed`: the site and when.',
@@ -54,11 +80,15 @@ export const eventSchemas: Json = {
   }
 }
 
+const DATA_SCHEMAS: Record<string, string> = {
+  outage: 'OutageEventData',
+  certificate: 'CertificateEventData',
+  maintenance: 'MaintenanceEventData',
+  'site.slow': 'SlowEventData'
+}
+
 const dataSchema = (type: string): Json =>
-  ref(
-    'schemas',
-    type.startsWith('outage.') ? 'OutageEventData' : type.startsWith('certificate.') ? 'CertificateEventData' : 'SiteEventData'
-  )
+  ref('schemas', DATA_SCHEMAS[type.split('.')[0] as string] ?? DATA_SCHEMAS[type.replace(/_ended$/, '')] ?? 'SiteEventData')
 
 /** `GET /api/v1/events`, the path item. */
 export const eventsPath: Json = {
@@ -67,9 +97,9 @@ export const eventsPath: Json = {
     tags: ['api'],
     // The key must hold the read scope (see the bearerAuth scheme); the route table declares the same.
     security: [{ bearerAuth: ['read'] }],
-    summary: 'Server-Sent Events: every outage, site change and certificate warning as it commits (costs 1 when opened)',
+    summary: 'Server-Sent Events: every outage, site change, certificate warning, slow spell and maintenance as it commits (costs 1 when opened)',
     description: [
-      'A `text/event-stream` that stays open. Each event is `id: <id>`, `event: <type>` and `data: <JSON>` followed by a blank line; ids increase strictly without gaps. Types: `outage.opened`, `outage.closed` (data: OutageEventData), `site.added`, `site.removed` (data: SiteEventData), `certificate.expiring` (data: CertificateEventData).',
+      'A `text/event-stream` that stays open. Each event is `id: <id>`, `event: <type>` and `data: <JSON>` followed by a blank line; ids increase strictly without gaps. Types: `outage.opened`, `outage.closed` (data: OutageEventData), `site.added`, `site.removed` (data: SiteEventData), `certificate.expiring` (data: CertificateEventData), `site.slow`, `site.slow_ended` (data: SlowEventData), `maintenance.started`, `maintenance.ended` (data: MaintenanceEventData).',
       'With `Last-Event-ID` (what EventSource sends when it reconnects) or `since`, the events after that id are replayed from the stored log, then the stream goes on live, with nothing missed or repeated. The header wins over `since`. Events are kept 7 days: an id older than the oldest kept replays from the oldest, and the first comment says which ids were pruned. Without either, the stream starts with the events after the newest one.',
       'Lines starting with `:` are comments: one first, then one at least every 15 s. Never compressed. A key may hold 10 open streams; the eleventh is refused with 429 and costs nothing. When the server stops, every stream ends cleanly: reconnect with Last-Event-ID.'
     ].join('\n\n'),

@@ -2,7 +2,17 @@ import { daysRemaining, type SiteCertificate } from './certificates.js'
 import { durationSeconds } from './outages.js'
 
 /** Every event type the service announces, on streams and to webhooks alike. */
-export const EVENT_TYPES = ['outage.opened', 'outage.closed', 'site.added', 'site.removed', 'certificate.expiring'] as const
+export const EVENT_TYPES = [
+  'outage.opened',
+  'outage.closed',
+  'site.added',
+  'site.removed',
+  'certificate.expiring',
+  'site.slow',
+  'site.slow_ended',
+  'maintenance.started',
+  'maintenance.ended'
+] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 /** A site as events name it. */
@@ -38,7 +48,26 @@ export interface CertificateEventData {
   at: string
 }
 
-export type EventData = OutageEventData | SiteEventData | CertificateEventData
+/** The payload of `site.slow` and `site.slow_ended`: the check that made it so, and the threshold. */
+export interface SlowEventData {
+  site: EventSite
+  response_ms: number | null
+  max_response_ms: number | null
+  /** When the check ran. */
+  at: string
+}
+
+/** The payload of `maintenance.started` and `maintenance.ended`: the site, the window's end and reason. */
+export interface MaintenanceEventData {
+  site: EventSite
+  /** When the maintenance ends (started) or ended (ended). */
+  until: string
+  reason: string | null
+  /** When the check that saw the change ran. */
+  at: string
+}
+
+export type EventData = OutageEventData | SiteEventData | CertificateEventData | SlowEventData | MaintenanceEventData
 
 /** An event to append: what changed, the site it concerns, its payload, when it happened. */
 export interface NewEvent {
@@ -100,6 +129,46 @@ export function certificateEvent(
       days_remaining: daysRemaining(certificate.expiresAt, at),
       threshold_days: thresholdDays,
       issuer: certificate.issuer,
+      at: at.toISOString()
+    }
+  }
+}
+
+/** The event announcing that a check at `at` made the site slow, or ended its being slow. */
+export function slowEvent(
+  type: 'site.slow' | 'site.slow_ended',
+  site: EventSite & { id: number },
+  check: { response_ms: number | null; max_response_ms: number | null },
+  at: Date
+): NewEvent {
+  return {
+    type,
+    siteId: site.id,
+    at,
+    data: {
+      site: { domain: site.domain, name: site.name },
+      response_ms: check.response_ms,
+      max_response_ms: check.max_response_ms,
+      at: at.toISOString()
+    }
+  }
+}
+
+/** The event announcing that a check at `at` found the site's maintenance begun, or over. */
+export function maintenanceEvent(
+  kind: 'started' | 'ended',
+  site: EventSite & { id: number },
+  maintenance: { until: Date; reason: string | null },
+  at: Date
+): NewEvent {
+  return {
+    type: kind === 'started' ? 'maintenance.started' : 'maintenance.ended',
+    siteId: site.id,
+    at,
+    data: {
+      site: { domain: site.domain, name: site.name },
+      until: maintenance.until.toISOString(),
+      reason: maintenance.reason,
       at: at.toISOString()
     }
   }

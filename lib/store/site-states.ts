@@ -1,5 +1,6 @@
 import { toDate, type Db } from './db.js'
-import { toSiteRow } from './sites.js'
+import { expectOf, toSiteRow } from './sites.js'
+import type { Expectations } from '../rules/expectations.js'
 import type { SiteRow } from './tables.js'
 
 /** An outage's span of time, open-ended while ongoing. */
@@ -60,10 +61,29 @@ export async function sitesVersion({ db }: { db: Db }): Promise<string> {
   return `${Number(row?.n ?? 0)}@${toDate(row?.at)?.getTime() ?? '-'}`
 }
 
-/** The tracked sites' ids and domains, for noticing additions and removals cheaply. */
-export async function listTrackedIds({ db }: { db: Db }): Promise<Array<{ id: number; domain: string; name: string; added_at: Date }>> {
-  const rows = await db('sites').whereNull('removed_at').select('id', 'domain', 'name', 'added_at')
-  return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain), name: String(r.name), added_at: toDate(r.added_at) as Date }))
+/** A tracked site as the list of them reads it: what the operator may change besides its state. */
+export interface TrackedId {
+  id: number
+  domain: string
+  name: string
+  added_at: Date
+  interval_s: number | null
+  expect: Expectations
+}
+
+/** The tracked sites' ids, domains and settings, for noticing additions, removals and changes cheaply. */
+export async function listTrackedIds({ db }: { db: Db }): Promise<TrackedId[]> {
+  const rows = await db('sites')
+    .whereNull('removed_at')
+    .select('id', 'domain', 'name', 'added_at', 'interval_s', 'expect_status', 'body_contains', 'max_response_ms')
+  return rows.map((r) => ({
+    id: Number(r.id),
+    domain: String(r.domain),
+    name: String(r.name),
+    added_at: toDate(r.added_at) as Date,
+    interval_s: r.interval_s === null ? null : Number(r.interval_s),
+    expect: expectOf(r)
+  }))
 }
 
 /** A site's current state as a check last wrote it, with when that was written. */
@@ -74,6 +94,7 @@ export interface ChangedState {
   partial: boolean
   response_ms: number | null
   checked_at: Date | null
+  slow: boolean
   state_at: Date
 }
 
@@ -101,7 +122,7 @@ export async function listChangedStates({
     query.where((q) => {
       q.whereNull('state_by').orWhere('state_by', '<>', except)
     })
-  const rows = await query.select('id', 'status', 'blocked', 'partial', 'response_ms', 'checked_at', 'state_at')
+  const rows = await query.select('id', 'status', 'blocked', 'partial', 'response_ms', 'checked_at', 'slow', 'state_at')
   return rows.map((r) => ({
     id: Number(r.id),
     status: String(r.status) as SiteRow['status'],
@@ -109,6 +130,7 @@ export async function listChangedStates({
     partial: Boolean(r.partial),
     response_ms: r.response_ms === null ? null : Number(r.response_ms),
     checked_at: toDate(r.checked_at),
+    slow: Boolean(r.slow),
     state_at: toDate(r.state_at) as Date
   }))
 }

@@ -2,6 +2,7 @@ import { chunks, ID_CHUNK } from './checks.js'
 import { toDate, type Db } from './db.js'
 import type { SiteRow, SiteStatus } from './tables.js'
 import type { ExpiryNotice } from '../rules/certificates.js'
+import type { Expectations, StatusEntry } from '../rules/expectations.js'
 
 export function toSiteRow(r: Record<string, unknown>): SiteRow {
   return {
@@ -17,7 +18,28 @@ export function toSiteRow(r: Record<string, unknown>): SiteRow {
     checked_at: toDate(r.checked_at),
     first_checked_at: toDate(r.first_checked_at),
     tls_expires_at: toDate(r.tls_expires_at),
-    tls_issuer: typeof r.tls_issuer === 'string' ? r.tls_issuer : null
+    tls_issuer: typeof r.tls_issuer === 'string' ? r.tls_issuer : null,
+    interval_s: r.interval_s === null || r.interval_s === undefined ? null : Number(r.interval_s),
+    expect: expectOf(r),
+    slow: Boolean(r.slow)
+  }
+}
+
+/** The stored expectations: the status list as its JSON normal form, the others as they are. */
+export function expectOf(r: Record<string, unknown>): Expectations {
+  return {
+    status: typeof r.expect_status === 'string' ? (JSON.parse(r.expect_status) as StatusEntry[]) : null,
+    body_contains: typeof r.body_contains === 'string' ? r.body_contains : null,
+    max_response_ms: r.max_response_ms === null || r.max_response_ms === undefined ? null : Number(r.max_response_ms)
+  }
+}
+
+/** The columns that store a site's expectations. */
+export function expectColumns(expect: Readonly<Expectations>): Record<string, unknown> {
+  return {
+    expect_status: expect.status === null ? null : JSON.stringify(expect.status),
+    body_contains: expect.body_contains,
+    max_response_ms: expect.max_response_ms
   }
 }
 

@@ -1,3 +1,5 @@
+import type { Expectations } from '../rules/expectations.js'
+
 /** Row shapes as the store hands them out (timestamps already Dates). */
 
 export interface ApiKeyRow {
@@ -29,4 +31,10 @@ export interface SiteRow {
   /** The certificate the newest check saw: its `notAfter` and issuer (null: none seen). */
   tls_expires_at: Date | null
   tls_issuer: string | null
+  /** The site's own check interval in seconds; null: CHECK_INTERVAL_S. */
+  interval_s: number | null
+  /** The site's expectations, each null when not set (see lib/rules/expectations.ts). */
+  expect: Expectations
+  /** The slow rule's state: whether the site is slow now (see lib/rules/slow.ts). */
+  slow: boolean
 }

@@ -2,7 +2,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../../store/db.js'
 import type { CheckRecord } from '../../store/checks.js'
-import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState } from '../../store/site-states.js'
+import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState, type TrackedId } from '../../store/site-states.js'
+import { checkKey } from '../../probing/check-asks.js'
 import type { SiteStatus } from '../../rules/consensus.js'
 import { outageStep, type OutageSnapshot } from '../../rules/outages.js'
 import { UPTIME_WINDOWS, type OutageSpan } from '../../rules/uptime.js'
@@ -31,6 +32,22 @@ export interface SiteMetrics {
   outageOngoing: boolean
   /** The newest check's locations while that check is fresh; empty otherwise (stale or none since start). */
   probes: readonly LocationProbe[]
+}
+
+/** A tracked site as the scheduler gets it: its own interval in seconds, null for CHECK_INTERVAL_S. */
+export interface TrackedSite {
+  id: number
+  domain: string
+  interval_s: number | null
+}
+
+/** Whether the operator changed what the list of tracked sites carries of a site since it was read. */
+function settingsChanged(site: StoredSiteState['site'], listed: TrackedId): boolean {
+  return (
+    site.name !== listed.name ||
+    site.interval_s !== listed.interval_s ||
+    checkKey('', site.expect) !== checkKey('', listed.expect)
+  )
 }
 
 /** The tracked sites are read in full at least this often, whatever their version says. */
@@ -63,7 +80,7 @@ export class SiteStates {
   /** The tracked domains in order, kept until the set of sites changes. */
   #sorted: string[] | null = null
   /** The last list `refresh` returned, the sites' version it was read at, and when it was read in full. */
-  #tracked: Array<{ id: number; domain: string }> | null = null
+  #tracked: TrackedSite[] | null = null
   #version: string | null = null
   #fullAt = -Infinity
   /** Set by {@link changed}: the next refresh reads the list whatever the version says. */
@@ -95,7 +112,7 @@ export class SiteStates {
    * turn every {@link COUNT_SLICE} sites, so that requests do not wait behind it. Calls run one
    * after another, never interleaved.
    */
-  refresh(db: Db, now: Date): Promise<Array<{ id: number; domain: string }>> {
+  refresh(db: Db, now: Date): Promise<TrackedSite[]> {
     const next = this.#refreshing.then(
       () => this.#refresh(db, now),
       () => this.#refresh(db, now)
@@ -104,7 +121,7 @@ export class SiteStates {
     return next
   }
 
-  async #refresh(db: Db, now: Date): Promise<Array<{ id: number; domain: string }>> {
+  async #refresh(db: Db, now: Date): Promise<TrackedSite[]> {
     const stale = this.#stale
     this.#stale = false
     const version = await sitesVersion({ db })
@@ -114,16 +131,16 @@ export class SiteStates {
     const tracked = await listTrackedIds({ db })
     const seen = new Set<number>()
     const reload: number[] = []
-    const listed: Array<{ id: number; domain: string }> = []
+    const listed: TrackedSite[] = []
     let n = 0
     for (const t of tracked) {
       seen.add(t.id)
-      listed.push({ id: t.id, domain: t.domain })
+      listed.push({ id: t.id, domain: t.domain, interval_s: t.interval_s })
       const known = this.#byId.get(t.id)
       // New, or removed and added again (a new tracking period): read its whole state.
       if (!known || known.site.added_at.getTime() !== t.added_at.getTime()) reload.push(t.id)
-      else if (known.site.name !== t.name) {
-        known.site.name = t.name
+      else if (settingsChanged(known.site, t)) {
+        Object.assign(known.site, { name: t.name, interval_s: t.interval_s, expect: t.expect })
         this.#serialised.delete(t.id)
       }
       if (++n % COUNT_SLICE === 0) await nextTurn()
@@ -186,7 +203,8 @@ export class SiteStates {
         blocked: row.blocked,
         partial: row.partial,
         response_ms: row.response_ms,
-        checked_at: row.checked_at
+        checked_at: row.checked_at,
+        slow: row.slow
       })
       this.#serialised.delete(row.id)
     }
@@ -207,7 +225,7 @@ export class SiteStates {
         again.push(fresh.site.id)
         continue
       }
-      state.site = { ...fresh.site, name: state.site.name }
+      state.site = { ...fresh.site, name: state.site.name, interval_s: state.site.interval_s, expect: state.site.expect }
       state.outages = fresh.outages
       state.lastOutage = fresh.lastOutage
       this.#serialised.delete(fresh.site.id)
