@@ -97,7 +97,8 @@ export const eventsPath: Json = {
     tags: ['api'],
     // The key must hold the read scope (see the bearerAuth scheme); the route table declares the same.
     security: [{ bearerAuth: ['read'] }],
-    summary: 'Server-Sent Events: every outage, site change, certificate warning, slow spell and maintenance as it commits (costs 1 when opened)',
+    summary:
+      'Server-Sent Events: every outage, site change, certificate warning, slow spell and maintenance as it commits (costs 1 when opened)',
     description: [
       'A `text/event-stream` that stays open. Each event is `id: <id>`, `event: <type>` and `data: <JSON>` followed by a blank line; ids increase strictly without gaps. Types: `outage.opened`, `outage.closed` (data: OutageEventData), `site.added`, `site.removed` (data: SiteEventData), `certificate.expiring` (data: CertificateEventData), `site.slow`, `site.slow_ended` (data: SlowEventData), `maintenance.started`, `maintenance.ended` (data: MaintenanceEventData).',
       'With `Last-Event-ID` (what EventSource sends when it reconnects) or `since`, the events after that id are replayed from the stored log, then the stream goes on live, with nothing missed or repeated. The header wins over `since`. Events are kept 7 days: an id older than the oldest kept replays from the oldest, and the first comment says which ids were pruned. Without either, the stream starts with the events after the newest one.',

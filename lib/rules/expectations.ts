@@ -37,6 +37,13 @@ export type ExpectationsPatch = Partial<Expectations>
 
 export const NO_EXPECTATIONS: Readonly<Expectations> = Object.freeze({ status: null, body_contains: null, max_response_ms: null })
 
+/** Whether two settings in normal form are the same. */
+export function sameExpectations(a: Readonly<Expectations>, b: Readonly<Expectations>): boolean {
+  return (
+    a.body_contains === b.body_contains && a.max_response_ms === b.max_response_ms && JSON.stringify(a.status) === JSON.stringify(b.status)
+  )
+}
+
 /** Why an answer fails the setting; `error` is the short stable text a location result carries. */
 export interface ExpectationFailure {
   code: 'unexpected_status' | 'body_mismatch'

@@ -2,8 +2,14 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../../store/db.js'
 import type { CheckRecord } from '../../store/checks.js'
-import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState, type TrackedId } from '../../store/site-states.js'
-import { checkKey } from '../../probing/check-asks.js'
+import {
+  listTrackedIds,
+  loadSiteStates,
+  settingsChanged,
+  sitesVersion,
+  type ChangedState,
+  type StoredSiteState
+} from '../../store/site-states.js'
 import type { SiteStatus } from '../../rules/consensus.js'
 import { outageStep, type OutageSnapshot } from '../../rules/outages.js'
 import { UPTIME_WINDOWS, type OutageSpan } from '../../rules/uptime.js'
@@ -39,15 +45,6 @@ export interface TrackedSite {
   id: number
   domain: string
   interval_s: number | null
-}
-
-/** Whether the operator changed what the list of tracked sites carries of a site since it was read. */
-function settingsChanged(site: StoredSiteState['site'], listed: TrackedId): boolean {
-  return (
-    site.name !== listed.name ||
-    site.interval_s !== listed.interval_s ||
-    checkKey('', site.expect) !== checkKey('', listed.expect)
-  )
 }
 
 /** The tracked sites are read in full at least this often, whatever their version says. */
