@@ -104,7 +104,8 @@ export async function startService({
       onResult: (result, source) => {
         metrics.checkDone(result, source)
         recorder.record(result, source)
-      }
+      },
+      siteExpect: (domain) => states.expectations(domain)
     })
     const { admission, checks } = probing
     locations = probing.locations

@@ -30,9 +30,17 @@ const COLORS: Record<CurrentStatus['status'], BadgeContent['color']> = {
   unavailable: 'lightgrey'
 }
 
-/** Each status's message, indexed by blocked (1) + partial (2): made once, not per hit. */
+const NOTES = ['blocked', 'partial', 'slow'] as const
+
+/** Each status's message, indexed by blocked (1) + partial (2) + slow (4): made once, not per hit. */
 const MESSAGES = Object.fromEntries(
-  Object.keys(COLORS).map((status) => [status, [status, `${status} (blocked)`, `${status} (partial)`, `${status} (blocked, partial)`]])
+  Object.keys(COLORS).map((status) => [
+    status,
+    Array.from({ length: 2 ** NOTES.length }, (_, bits) => {
+      const notes = NOTES.filter((_note, i) => (bits & (1 << i)) !== 0)
+      return notes.length === 0 ? status : `${status} (${notes.join(', ')})`
+    })
+  ])
 ) as Record<CurrentStatus['status'], string[]>
 
 /** The default label, and the label of a domain nobody tracks. */
@@ -40,14 +48,15 @@ export const GENERIC_LABEL = 'status'
 
 /**
  * Label: the site's name (a name too long for a badge, or no site at all, gives `status`), unless
- * the caller overrides it. Message: the status, with blocked and partial noted in brackets, or
+ * the caller overrides it. Message: the status, with blocked, partial and slow noted in brackets, or
  * `not tracked`. Colour: by status alone.
  */
 export function describeBadge(site: CurrentStatus | null, override?: string): BadgeContent {
   const fallback = site === null || site.name.length > MAX_LABEL_LENGTH ? GENERIC_LABEL : site.name
   const label = override ?? fallback
   if (site === null) return { label, message: 'not tracked', color: 'lightgrey' }
-  return { label, message: MESSAGES[site.status][(site.blocked ? 1 : 0) + (site.partial ? 2 : 0)] as string, color: COLORS[site.status] }
+  const notes = (site.blocked ? 1 : 0) + (site.partial ? 2 : 0) + (site.slow ? 4 : 0)
+  return { label, message: MESSAGES[site.status][notes] as string, color: COLORS[site.status] }
 }
 
 const DEFAULT_OPTIONS: BadgeOptions = Object.freeze({ style: 'flat' })

@@ -8,16 +8,22 @@ import { parseSiteName, SiteNameError } from '../rules/site-name.js'
 import { removeSite } from '../monitoring/remove-site.js'
 import { currentVerdict } from '../monitoring/state/status-record.js'
 import type { Db } from '../store/db.js'
-import { listTrackedSites, type AddOutcome, type SiteEntry } from '../store/sites.js'
+import { applySettings, NO_SETTINGS, type SettingsPatch } from '../rules/site-settings.js'
+import { changeSiteSettings, listTrackedSites, type AddOutcome, type SiteEntry } from '../store/sites.js'
+import { SETTINGS_HELP, SETTINGS_OPTIONS, settingsCell, settingsPatchOf } from './site-settings.js'
 import { CommandError, UsageError, println, table, type CliIo } from './io.js'
 
 export const SITES_HELP = `usage:
-  site-status sites add DOMAIN [--name NAME]   start tracking a domain; prints the normalised domain
+  site-status sites add DOMAIN [--name NAME] [settings]
+                                               start tracking a domain; prints the normalised domain
+  site-status sites set DOMAIN [--name NAME] [settings]
+                                               change a tracked site's name or settings
   site-status sites remove DOMAIN              stop tracking (history kept)
   site-status sites list                       tracked sites with their current status
   site-status sites import FILE                add many: one domain per line, optionally "domain,name";
                                                blank lines and lines starting with # are skipped;
-                                               FILE - reads standard input; exits 3 if any line was rejected`
+                                               FILE - reads standard input; exits 3 if any line was rejected
+${SETTINGS_HELP}`
 
 /** How many sites one import transaction writes: small enough to show progress, large enough to be fast. */
 const IMPORT_BATCH = 500
@@ -39,17 +45,21 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
     println(sub === undefined ? io.stderr : io.stdout, SITES_HELP)
     return sub === undefined ? 2 : 0
   }
-  if (sub === 'add') {
-    const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' } }, strict: true, allowPositionals: true })
-    const domain = domainArg(positionals, 'add')
+  if (sub === 'add' || sub === 'set') {
+    const { values, positionals } = parseArgs({ args: rest, options: SETTINGS_OPTIONS, strict: true, allowPositionals: true })
+    const domain = domainArg(positionals, sub)
     let name: string | null
     try {
       name = parseSiteName(values.name)
     } catch (err) {
       throw new UsageError(`--${(err as Error).message}`)
     }
+    const patch = settingsPatchOf(values)
+    if (sub === 'set') return setSite({ domain, name, patch }, io, open)
+    const settings = Object.keys(patch).length === 0 ? undefined : applySettings(NO_SETTINGS, patch)
     const { db } = await open()
-    const outcome = await addSite({ db, entry: { domain, name }, now: io.now() })
+    const outcome = await addSite({ db, entry: { domain, name, ...(settings ? { settings } : {}) }, now: io.now() })
+    if (outcome === 'already' && settings) println(io.stderr, 'settings not changed: use sites set for a tracked site')
     println(io.stderr, { added: 'now tracking', resumed: 'tracking again', already: 'already tracked' }[outcome])
     println(io.stdout, domain)
     return 0
@@ -70,7 +80,7 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
     println(
       io.stdout,
       table(
-        ['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT'],
+        ['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT', 'SETTINGS'],
         sites.map((s) => {
           // The same freshness rule as the status endpoint: no check in three intervals is `unavailable`.
           const v = currentVerdict(s, now, config.checkIntervalS * 1000)
@@ -79,7 +89,8 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
             s.name,
             v.status + (v.blocked ? ' (blocked)' : '') + (v.partial ? ' (partial)' : ''),
             v.response_ms === null ? '-' : String(Math.round(v.response_ms)),
-            s.checked_at?.toISOString() ?? '-'
+            s.checked_at?.toISOString() ?? '-',
+            settingsCell(s)
           ]
         })
       )
@@ -92,6 +103,19 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
     return importSites(positionals[0] as string, io, open)
   }
   throw new UsageError(`unknown sites command "${sub}"`)
+}
+
+async function setSite(
+  { domain, name, patch }: { domain: string; name: string | null; patch: SettingsPatch },
+  io: CliIo,
+  open: () => Promise<{ db: Db }>
+): Promise<number> {
+  if (name === null && Object.keys(patch).length === 0) throw new UsageError('sites set needs --name or a setting to change')
+  const { db } = await open()
+  const changed = await db.transaction((trx) => changeSiteSettings({ db: trx, domain, name, patch, now: io.now() }))
+  if (!changed) throw new CommandError(`${domain} is not tracked`)
+  println(io.stdout, domain)
+  return 0
 }
 
 interface ParsedFile {

@@ -146,6 +146,11 @@ export class SiteStatusClient {
     return this.#json(post('/api/v1/sites', site, options))
   }
 
+  /** `PATCH /api/v1/sites/{domain}`: changes a tracked site's name or settings (scope `manage`). */
+  changeSite(domain: string, change: T.ChangeSiteRequest, options?: CallOptions): Promise<T.StatusRecord> {
+    return this.#json({ ...base('PATCH', path('/api/v1/sites/{domain}', { domain }), options?.signal), body: change })
+  }
+
   /** `DELETE /api/v1/sites/{domain}`: stops tracking a site (scope `manage`). */
   removeSite(domain: string, options?: CallOptions): Promise<void> {
     return this.#none(remove(path('/api/v1/sites/{domain}', { domain }), options))

@@ -41,6 +41,7 @@ export type OutageList = Ok<'listOutages'>
 export type Outage = Schemas['Outage']
 export type SiteList = Ok<'listSites'>
 export type AddSiteRequest = Body<'addSite'>
+export type ChangeSiteRequest = Body<'changeSite'>
 export type Sla = Ok<'getSla'>
 export type WebhookRequest = Body<'createWebhook'>
 export type WebhookCreated = Ok<'createWebhook', 201>

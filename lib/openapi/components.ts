@@ -7,10 +7,11 @@ import { ref, type Json } from './parts.js'
 import { badgeSchemas } from './schemas/badges.js'
 import { checkSchemas } from './schemas/checks.js'
 import { serviceSchemas } from './schemas/service.js'
+import { settingsSchemas } from './schemas/settings.js'
 import { siteSchemas } from './schemas/sites.js'
 import { webhookSchemas } from './schemas/webhooks.js'
 
-const schemas: Json = { ...serviceSchemas, ...checkSchemas, ...siteSchemas, ...webhookSchemas, ...badgeSchemas }
+const schemas: Json = { ...serviceSchemas, ...checkSchemas, ...siteSchemas, ...settingsSchemas, ...webhookSchemas, ...badgeSchemas }
 
 const integerHeader = (description: string): Json => ({ description, schema: { type: 'integer', minimum: 0 } })
 

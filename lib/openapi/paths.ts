@@ -121,7 +121,7 @@ export const paths: Json = {
       tags: ['api'],
       summary: 'Track a site (costs 1)',
       description:
-        'The domain is normalised and judged by the same rules as `site-status sites add`. A site removed earlier is tracked again (its history kept, a new tracking period). The scheduler takes it at once; its first check comes within one check interval.',
+        'The domain is normalised and judged by the same rules as `site-status sites add`, with optional settings (`interval_s`, `expect`). A site removed earlier is tracked again (its history kept, a new tracking period; settings given replace its old ones). The scheduler takes it at once; its first check comes within one check interval.',
       security: scope('manage'),
       requestBody: { required: true, content: json(ref('schemas', 'AddSiteRequest')) },
       responses: {
@@ -138,6 +138,20 @@ export const paths: Json = {
     }
   },
   '/api/v1/sites/{domain}': {
+    patch: {
+      operationId: 'changeSite',
+      tags: ['api'],
+      summary: "Change a tracked site's name or settings (costs 1)",
+      description:
+        'Keys absent are kept; in `expect`, a key set to null is cleared, and `expect: null` clears every expectation. A new interval or expectation applies from the next check (the scheduler takes it at once); clearing `max_response_ms` ends a slow spell at the next check. Answers the status record with its new `settings`.',
+      security: scope('manage'),
+      parameters: [ref('parameters', 'Domain')],
+      requestBody: { required: true, content: json(ref('schemas', 'ChangeSiteRequest')) },
+      responses: {
+        200: ok('The status record, settings changed.', ref('schemas', 'StatusRecord')),
+        ...scopedErrors('BadRequest', 'NotFound', 'PayloadTooLarge', 'UnsupportedMediaType')
+      }
+    },
     delete: {
       operationId: 'removeSite',
       tags: ['api'],

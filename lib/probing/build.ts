@@ -27,6 +27,8 @@ export interface ProbingOptions {
   logger: Logger
   /** Where every fresh result goes (the monitoring side records it). */
   onResult?: SupervisorOptions['onResult']
+  /** A tracked site's own expectations, which its checks are judged by. */
+  siteExpect?: SupervisorOptions['siteExpect']
   /** The supervisor's look-up for the target policy; default: a resolver with {@link Probing.dns}. */
   lookup?: Resolve
   /** Wraps the pool as the supervisor asks it (tests count the probe runs). */
@@ -100,7 +102,8 @@ export function createProbing(config: Config, opts: ProbingOptions): Probing {
     connectTo: config.connectTo,
     lookup: opts.lookup ?? createResolver(dns),
     lookupTimeoutMs: dns.timeoutMs,
-    onResult: opts.onResult
+    onResult: opts.onResult,
+    siteExpect: opts.siteExpect
   })
   return { policy, dns, locations, admission, checks }
 }

@@ -1,5 +1,5 @@
 import type { SiteStatus } from '../rules/consensus.js'
-import type { Expectations, LocationExpectations } from '../rules/expectations.js'
+import { sameExpectations, type Expectations, type LocationExpectations } from '../rules/expectations.js'
 import { isSlowCheck } from '../rules/slow.js'
 
 /*
@@ -13,6 +13,8 @@ export interface Ask {
   expect: Readonly<Expectations> | null
   /** What its result is kept and its run shared under ({@link checkKey}). */
   runKey: string
+  /** Judged as the site's settings judge it: the result may be recorded for a tracked site. */
+  record: boolean
 }
 
 /**
@@ -32,11 +34,16 @@ export function judgedAtLocations(expect: Readonly<Expectations> | null): Locati
   return { status: expect.status, body_contains: expect.body_contains }
 }
 
-export const ask = (domain: string, expect: Readonly<Expectations> | null = null): Ask => ({
-  domain,
-  expect,
-  runKey: checkKey(domain, expect)
-})
+/**
+ * A check of `domain` asking `given` expectations, or (given none) the site's own `site` ones: a
+ * tracked site's checks are judged by its settings, whoever asks. Only a check judged as the site's
+ * settings judge it is recorded; one asking other expectations is answered, never recorded.
+ */
+export function ask(domain: string, given: Readonly<Expectations> | null = null, site: Readonly<Expectations> | null = null): Ask {
+  const expect = given ?? site
+  const record = given === null || (site !== null && sameExpectations(given, site))
+  return { domain, expect, runKey: checkKey(domain, expect), record }
+}
 
 /** The result's `slow`, present only when the check gave `max_response_ms`: existing answers keep their fields. */
 export function slowField(
@@ -46,4 +53,19 @@ export function slowField(
   const max = expect?.max_response_ms ?? null
   if (max === null) return {}
   return { slow: isSlowCheck({ status: consensus.status, response_ms: consensus.response_ms, max_response_ms: max }) }
+}
+
+/**
+ * Results and probe runs shared by several instances (lib/sharing/check-runs.ts, on Redis). Both
+ * answer without the other instances whenever they cannot reach them: `cached` with null, `run` by
+ * calling `probe` itself.
+ */
+export interface SharedRuns<T> {
+  /** A result another instance (or this one) keeps for reuse, with its remaining time; `domain` is a {@link checkKey}. */
+  cached(domain: string): Promise<{ value: T; ttlMs: number } | null>
+  /**
+   * Calls `probe` unless another instance is running a probe of `domain`, whose result is then
+   * awaited (`ran: false`); `share` says whether the result may be reused by others.
+   */
+  run(domain: string, probe: () => Promise<{ value: T; share: boolean }>): Promise<{ value: T; ran: boolean }>
 }

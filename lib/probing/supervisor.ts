@@ -5,7 +5,9 @@ import { CapacityError, TargetPolicyError } from './check-errors.js'
 import { applyConnectTo } from '../rules/connect-to.js'
 import { decide, type SiteStatus } from '../rules/consensus.js'
 import type { Expectations, LocationExpectations } from '../rules/expectations.js'
-import { ask, judgedAtLocations, slowField, type Ask } from './check-asks.js'
+import { ask, judgedAtLocations, slowField, type Ask, type SharedRuns } from './check-asks.js'
+
+export type { SharedRuns } from './check-asks.js'
 import type { LocationAnswer, LocationResult } from './locations/index.js'
 import { FairStarts, SCHEDULED_LANE } from '../../workers/fair-starts.js'
 import { checkHost } from '../net/host-check.js'
@@ -95,25 +97,12 @@ export interface SupervisorOptions {
    * it when the domain is tracked; failures there must not fail the check.
    */
   onResult?: (result: CheckResult, source: 'demand' | 'schedule') => void
+  /** A tracked site's own expectations (normal form; null when it sets none or is not tracked). */
+  siteExpect?: (domain: string) => Readonly<Expectations> | null
   /** MAX_CHECKS_IN_FLIGHT's gate; without one (some tests) every check is admitted. */
   admission?: Admission
   /** With REDIS_URL: on-demand results and their probe runs shared with the other instances. */
   shared?: SharedRuns<Outcome>
-}
-
-/**
- * Results and probe runs shared by several instances (lib/sharing/check-runs.ts, on Redis). Both
- * answer without the other instances whenever they cannot reach them: `cached` with null, `run` by
- * calling `probe` itself.
- */
-export interface SharedRuns<T> {
-  /** A result another instance (or this one) keeps for reuse, with its remaining time; `domain` is a {@link checkKey}. */
-  cached(domain: string): Promise<{ value: T; ttlMs: number } | null>
-  /**
-   * Calls `probe` unless another instance is running a probe of `domain`, whose result is then
-   * awaited (`ran: false`); `share` says whether the result may be reused by others.
-   */
-  run(domain: string, probe: () => Promise<{ value: T; share: boolean }>): Promise<{ value: T; ran: boolean }>
 }
 
 /**
@@ -165,7 +154,7 @@ export class CheckSupervisor {
    * `expect`: the expectations (normal form) the locations judge the answers by.
    */
   async check(domain: string, { key, expect = null }: { key?: string; expect?: Readonly<Expectations> | null } = {}): Promise<CheckResult> {
-    const outcome = await this.#outcome(ask(domain, expect), key)
+    const outcome = await this.#outcome(this.#ask(domain, expect), key)
     if (!outcome.ok) throw new TargetPolicyError(outcome.error)
     return outcome.result
   }
@@ -175,7 +164,7 @@ export class CheckSupervisor {
    * null when the policy refused it.
    */
   async probeNow(domain: string): Promise<CheckResult | null> {
-    const outcome = await this.#shared(ask(domain), 'schedule', undefined)
+    const outcome = await this.#shared(this.#ask(domain, null), 'schedule', undefined)
     return outcome.ok ? outcome.result : null
   }
 
@@ -188,7 +177,7 @@ export class CheckSupervisor {
     domain: string,
     { key, signal, expect = null }: { key?: string; signal: AbortSignal; expect?: Readonly<Expectations> | null }
   ): Promise<CheckResult> {
-    const asked = ask(domain, expect)
+    const asked = this.#ask(domain, expect)
     const cached = this.#cache?.get(asked.runKey)
     if (cached) return resultOf(reused(cached))
     let run = this.#inFlight.get(asked.runKey)
@@ -305,6 +294,10 @@ export class CheckSupervisor {
     return value
   }
 
+  #ask(domain: string, given: Readonly<Expectations> | null): Ask {
+    return ask(domain, given, this.#opts.siteExpect?.(domain) ?? null)
+  }
+
   #admit(source: 'demand' | 'schedule', key: string | undefined): Ticket {
     const admission = this.#opts.admission
     if (admission === undefined) return UNCOUNTED
@@ -332,7 +325,7 @@ export class CheckSupervisor {
     if (source === 'demand') this.#remember(asked.runKey, outcome)
     // A result judged by the check's own expectations is not the site's (judged by its settings):
     // it is answered, never recorded.
-    if (outcome.ok && asked.expect === null) this.#opts.onResult?.(outcome.result, source)
+    if (outcome.ok && asked.record) this.#opts.onResult?.(outcome.result, source)
     return outcome
   }
 

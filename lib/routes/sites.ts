@@ -7,7 +7,10 @@ import { removeSite } from '../monitoring/remove-site.js'
 import type { SiteStates } from '../monitoring/state/site-state.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { parseSiteName, SiteNameError } from '../rules/site-name.js'
+import { expectSchema } from '../rules/expectations.js'
+import { applySettings, intervalSchema, NO_SETTINGS, type SettingsPatch } from '../rules/site-settings.js'
 import { isDuplicateKey, type Db } from '../store/db.js'
+import { changeSiteSettings } from '../store/sites.js'
 import { pageLimit } from './paging.js'
 
 const listQuery = Joi.object({
@@ -16,11 +19,33 @@ const listQuery = Joi.object({
 }).unknown(false)
 
 // Empty strings are let through to the shared rules, so the API says what the operator tool says.
-const addBody = Joi.object({ domain: Joi.string().allow('').required(), name: Joi.string().allow('') })
+const settingsKeys = { name: Joi.string().allow(''), interval_s: intervalSchema, expect: expectSchema.allow(null) }
+
+const addBody = Joi.object({ domain: Joi.string().allow('').required(), ...settingsKeys })
   .required()
   .unknown(false)
   .label('request body')
-  .messages({ 'object.base': 'request body must be a JSON object with a "domain" field and an optional "name"' })
+  .messages({
+    'object.base': 'request body must be a JSON object with a "domain" field and optional "name", "interval_s" and "expect"'
+  })
+
+const changeBody = Joi.object(settingsKeys).required().min(1).unknown(false).label('request body').messages({
+  'object.base': 'request body must be a JSON object with any of "name", "interval_s" and "expect"',
+  'object.min': 'request body must change at least one of "name", "interval_s" and "expect"'
+})
+
+interface SettingsBody extends SettingsPatch {
+  name?: string
+}
+
+function nameOf(raw: string | undefined): string | null {
+  try {
+    return parseSiteName(raw)
+  } catch (err) {
+    if (err instanceof SiteNameError) throw Boom.badRequest(err.message)
+    throw err
+  }
+}
 
 /** The cursor is opaque to clients: base64url of the last domain listed. */
 function encodeCursor(domain: string): string {
@@ -79,16 +104,14 @@ export function siteRoutes({
         validate: { payload: addBody }
       },
       handler: async (request, h) => {
-        const body = request.payload as { domain: string; name?: string }
+        const body = request.payload as SettingsBody & { domain: string }
         const domain = domainOf(body.domain)
-        let name: string | null
-        try {
-          name = parseSiteName(body.name)
-        } catch (err) {
-          if (err instanceof SiteNameError) throw Boom.badRequest(err.message)
-          throw err
-        }
-        const add = () => addSite({ db, entry: { domain, name }, now: now(), renameTracked: false })
+        const name = nameOf(body.name)
+        // A site tracked again keeps its old settings unless the request gives some.
+        const given = body.interval_s !== undefined || body.expect !== undefined
+        const settings = given ? applySettings(NO_SETTINGS, body) : undefined
+        const entry = { domain, name, ...(settings ? { settings } : {}) }
+        const add = () => addSite({ db, entry, now: now(), renameTracked: false })
         // Two requests adding one new domain at once: the second insert meets the unique index, and
         // asking again finds the row the first one stored.
         const outcome = await add().catch((err: unknown) => {
@@ -101,6 +124,29 @@ export function siteRoutes({
         // Tracked, but the re-read failed (the database went away) or a removal came in between.
         if (record === null) throw Boom.serverUnavailable(`${domain} was added, but its status could not be read; ask again shortly`)
         return h.response(record).code(201).location(`/api/v1/status/${domain}`)
+      }
+    },
+    {
+      method: 'PATCH',
+      path: '/api/v1/sites/{domain}',
+      options: {
+        auth: requireScope('manage'),
+        payload: { allow: 'application/json', maxBytes: 4096 },
+        validate: { payload: changeBody }
+      },
+      handler: async (request) => {
+        const domain = domainOf(request.params.domain)
+        const body = request.payload as SettingsBody
+        const name = nameOf(body.name)
+        const { interval_s, expect } = body
+        const changed = await db.transaction((trx) =>
+          changeSiteSettings({ db: trx, domain, name, patch: { interval_s, expect }, now: now() })
+        )
+        if (!changed) throw Boom.notFound('site is not tracked')
+        await sitesChanged()
+        const record = states.statusRecord(domain, now())
+        if (record === null) throw Boom.serverUnavailable(`${domain} was changed, but its status could not be read; ask again shortly`)
+        return record
       }
     },
     {

@@ -2,6 +2,7 @@ import type { Knex } from 'knex'
 import { toDate, type Db } from './db.js'
 import type { SiteStatus } from './tables.js'
 import type { SiteCertificate } from '../rules/certificates.js'
+import type { SlowState } from '../rules/slow.js'
 
 /** A merged check, ready to store. */
 export interface CheckRecord {
@@ -106,11 +107,14 @@ export async function updateSiteStates({
   db,
   checks,
   firstAt = new Map(),
+  slow,
   writer = null
 }: {
   db: Db
   checks: readonly CheckRecord[]
   firstAt?: ReadonlyMap<number, Date>
+  /** Each site's slow rule state after the checks (see lib/rules/slow.ts); absent: left as it is. */
+  slow?: ReadonlyMap<number, SlowState>
   /** Who writes (see `SiteStates.writer`); null: nobody in particular, read back by every reader. */
   writer?: string | null
 }): Promise<void> {
@@ -124,6 +128,9 @@ export async function updateSiteStates({
     ['tls_expires_at', (c) => c.tls?.expiresAt ?? null],
     ['tls_issuer', (c) => c.tls?.issuer ?? null]
   ]
+  if (slow) {
+    columns.push(['slow', (c) => slow.get(c.siteId)?.slow ?? false], ['slow_streak', (c) => slow.get(c.siteId)?.streak ?? 0])
+  }
   for (const part of chunks(checks, 500)) {
     const whens = part.map(() => 'when ? then ?').join(' ')
     const sets = columns.map(() => `?? = case ?? ${whens} end`).join(', ')

@@ -3,6 +3,8 @@ import { toDate, type Db } from './db.js'
 import type { SiteRow, SiteStatus } from './tables.js'
 import type { ExpiryNotice } from '../rules/certificates.js'
 import type { Expectations, StatusEntry } from '../rules/expectations.js'
+import type { SlowState } from '../rules/slow.js'
+import { applySettings, type SettingsPatch, type SiteSettings } from '../rules/site-settings.js'
 
 export function toSiteRow(r: Record<string, unknown>): SiteRow {
   return {
@@ -46,6 +48,13 @@ export function expectColumns(expect: Readonly<Expectations>): Record<string, un
 export interface SiteEntry {
   domain: string
   name: string | null
+  /** Settings to store with a new site or one tracked again (absent: none, or its old ones); a tracked one keeps its own. */
+  settings?: SiteSettings
+}
+
+/** The columns that store a site's settings. */
+export function settingsColumns(settings: Readonly<SiteSettings>): Record<string, unknown> {
+  return { interval_s: settings.interval_s, ...expectColumns(settings.expect) }
 }
 export type AddOutcome = 'added' | 'resumed' | 'already'
 
@@ -84,7 +93,13 @@ export async function trackSites({
   const fresh = entries.filter((e) => !existing.has(e.domain))
   for (let i = 0; i < fresh.length; i += 200) {
     await db('sites').insert(
-      fresh.slice(i, i + 200).map((e) => ({ domain: e.domain, name: e.name ?? e.domain, added_at: now, changed_at: now }))
+      fresh.slice(i, i + 200).map((e) => ({
+        domain: e.domain,
+        name: e.name ?? e.domain,
+        added_at: now,
+        changed_at: now,
+        ...(e.settings ? settingsColumns(e.settings) : {})
+      }))
     )
   }
   const outcomes = new Map<string, AddOutcome>()
@@ -96,6 +111,8 @@ export async function trackSites({
     }
     const patch: Record<string, unknown> = {}
     if (e.name !== null && (found.removed || renameTracked)) patch.name = e.name
+    // An already tracked site keeps its settings: they change through `changeSiteSettings` alone.
+    if (e.settings && found.removed) Object.assign(patch, settingsColumns(e.settings))
     if (found.removed)
       Object.assign(patch, {
         removed_at: null,
@@ -108,6 +125,9 @@ export async function trackSites({
         first_checked_at: null,
         tls_expires_at: null,
         tls_issuer: null,
+        slow: false,
+        slow_streak: 0,
+        maintenance_until: null,
         // A new tracking period is scheduled afresh, like a new site.
         due_at: null,
         lease_owner: null,
@@ -140,6 +160,9 @@ export interface LockedSite {
   checked_at: Date | null
   /** What `certificate.expiring` announced last for the site, if anything. */
   tls_notice: ExpiryNotice | null
+  /** The slow threshold in force and the slow rule's state. */
+  max_response_ms: number | null
+  slow: SlowState
 }
 
 const forUpdate = <Q extends { forUpdate(): Q }>(db: Db, query: Q): Q => (db.client.config.client === 'mysql2' ? query.forUpdate() : query)
@@ -156,7 +179,19 @@ export async function lockSites({ db, ids }: { db: Db; ids: readonly number[] })
     const query = db('sites')
       .whereIn('id', part)
       .orderBy('id')
-      .select('id', 'domain', 'name', 'checked_at', 'removed_at', 'added_at', 'tls_notice_expires_at', 'tls_notice_days')
+      .select(
+        'id',
+        'domain',
+        'name',
+        'checked_at',
+        'removed_at',
+        'added_at',
+        'tls_notice_expires_at',
+        'tls_notice_days',
+        'max_response_ms',
+        'slow',
+        'slow_streak'
+      )
     for (const row of await forUpdate(db, query)) {
       sites.set(Number(row.id), {
         id: Number(row.id),
@@ -165,7 +200,9 @@ export async function lockSites({ db, ids }: { db: Db; ids: readonly number[] })
         added_at: toDate(row.added_at) as Date,
         removed_at: toDate(row.removed_at),
         checked_at: toDate(row.checked_at),
-        tls_notice: noticeOf(row)
+        tls_notice: noticeOf(row),
+        max_response_ms: row.max_response_ms === null ? null : Number(row.max_response_ms),
+        slow: { slow: Boolean(row.slow), streak: Number(row.slow_streak) }
       })
     }
   }
@@ -188,6 +225,33 @@ export async function updateExpiryNotices({ db, notices }: { db: Db; notices: Re
 export async function lockTrackedSite({ db, domain }: { db: Db; domain: string }): Promise<{ id: number; name: string } | null> {
   const row = await forUpdate(db, db('sites').where({ domain }).whereNull('removed_at').first('id', 'name'))
   return row ? { id: Number(row.id), name: String(row.name) } : null
+}
+
+/**
+ * Changes a tracked site's name and settings inside the caller's transaction `db` (keys absent are
+ * kept); `changed_at` moves so that every instance re-reads the site. False when it is not tracked.
+ */
+export async function changeSiteSettings({
+  db,
+  domain,
+  name,
+  patch,
+  now
+}: {
+  db: Db
+  domain: string
+  name: string | null
+  patch: SettingsPatch
+  now: Date
+}): Promise<boolean> {
+  const row = await forUpdate(db, db('sites').where({ domain }).whereNull('removed_at').first('*'))
+  if (!row) return false
+  const site = toSiteRow(row)
+  const settings = applySettings({ interval_s: site.interval_s, expect: site.expect }, patch)
+  await db('sites')
+    .where({ id: site.id })
+    .update({ ...settingsColumns(settings), ...(name === null ? {} : { name }), changed_at: now })
+  return true
 }
 
 /** Marks a site removed (no longer tracked) at `now`; its checks and outages are kept. */

@@ -4,6 +4,7 @@ import { loadConfig } from '../../config/index.js'
 import { createProbing } from '../../lib/probing/build.js'
 import type { Locations } from '../../lib/probing/locations/index.js'
 import type { CheckResult } from '../../lib/probing/supervisor.js'
+import type { Expectations } from '../../lib/rules/expectations.js'
 import { createLogger } from '../../lib/logger.js'
 import { TEST_ACTORS } from './compiled.js'
 import { migratedDb } from './db.js'
@@ -34,7 +35,8 @@ export async function checkStack(
     keyLimit = 100_000,
     scheduledActors = false,
     lightActors = false,
-    engine = 'sqlite'
+    engine = 'sqlite',
+    siteExpect
   }: {
     proxies: Array<number | null>
     connectTo: string
@@ -49,6 +51,8 @@ export async function checkStack(
     lightActors?: boolean
     /** The database the keys live in. */
     engine?: 'sqlite' | 'mysql'
+    /** Tracked sites' own expectations (the service reads them from its in-memory states). */
+    siteExpect?: (domain: string) => Readonly<Expectations> | null
   }
 ): Promise<CheckStack> {
   const locations = proxies.map((port, i) => ({
@@ -71,7 +75,8 @@ export async function checkStack(
     actorFile,
     scheduledActors,
     lightActors,
-    onResult: (r) => results.push(r)
+    onResult: (r) => results.push(r),
+    siteExpect
   })
   t.teardown(() => pools.close())
   await pools.ready({ light: lightActors })

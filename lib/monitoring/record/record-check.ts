@@ -1,6 +1,7 @@
 import { announced, appendToOutbox } from '../../events/outbox.js'
 import { dueExpiryThreshold, type ExpiryNotice } from '../../rules/certificates.js'
-import { certificateEvent, outageEvent, type NewEvent } from '../../rules/events.js'
+import { certificateEvent, outageEvent, slowEvent, type NewEvent } from '../../rules/events.js'
+import { slowStep, type SlowEvent, type SlowState } from '../../rules/slow.js'
 import { isStale, outageTransition, type OutageSnapshot, type OutageStep } from '../../rules/outages.js'
 import { checkKey, findStoredChecks, insertChecks, newestCheckTime, updateSiteStates, type CheckRecord } from '../../store/checks.js'
 import type { Db } from '../../store/db.js'
@@ -14,9 +15,13 @@ export interface RecordedCheck {
   step: OutageStep
   /** The outage opened or closed by this check. */
   outage: { id: number; started_at: Date; ended_at: Date | null } | null
+  /** Whether the site is slow after this check (the slow rule); unchanged by a check not current. */
+  slow: boolean
+  /** The slow spell this check began or ended, if any. */
+  slowEvent?: SlowEvent | null
 }
 
-const NOT_CURRENT: RecordedCheck = { current: false, step: 'none', outage: null }
+const NOT_CURRENT: RecordedCheck = { current: false, step: 'none', outage: null, slow: false, slowEvent: null }
 
 /**
  * Stores a check, updates the site's current state and opens or closes its outage, all in one
@@ -105,6 +110,9 @@ function announcements(
     const site = sites.get(check.siteId)
     if (!r?.current || !site) continue
     if (r.outage && r.step !== 'none') events.push(outageEvent(r.step, site, r.outage, check.checkedAt))
+    if (r.slowEvent) {
+      events.push(slowEvent(r.slowEvent, site, { response_ms: check.responseMs, max_response_ms: site.max_response_ms }, check.checkedAt))
+    }
     const certificate = check.tls
     if (!certificate) continue
     const days = dueExpiryThreshold(certificate.expiresAt, check.checkedAt, notices.get(site.id) ?? site.tls_notice)
@@ -131,6 +139,7 @@ async function applyChecks(
   for (const [siteId, outage] of open) openIds.set(siteId, outage.id)
   const newest = new Map<number, CheckRecord>()
   const firstAt = new Map<number, Date>()
+  const slowStates = new Map<number, SlowState>()
   const results = new Map<CheckRecord, RecordedCheck>()
   for (const check of checks) {
     const snapshot = snapshots.get(check.siteId) ?? {
@@ -146,20 +155,29 @@ async function applyChecks(
     newest.set(check.siteId, check)
     const first = firstAt.get(check.siteId)
     if (first === undefined || check.checkedAt < first) firstAt.set(check.siteId, check.checkedAt)
+    const site = sites.get(check.siteId) as LockedSite
+    const slow = slowStep(slowStates.get(check.siteId) ?? site.slow, {
+      status: check.status,
+      response_ms: check.responseMs,
+      max_response_ms: site.max_response_ms
+    })
+    slowStates.set(check.siteId, slow.state)
+    const spell = { slow: slow.state.slow, slowEvent: slow.event }
     if (change.kind === 'open') {
       const id = await insertOutage({ db: trx, siteId: check.siteId, startedAt: change.at })
       openIds.set(check.siteId, id)
-      results.set(check, { current: true, step: 'open', outage: { id, started_at: change.at, ended_at: null } })
+      results.set(check, { current: true, step: 'open', outage: { id, started_at: change.at, ended_at: null }, ...spell })
     } else if (change.kind === 'close') {
       const id = openIds.get(check.siteId) as number
       await closeOutage({ db: trx, id, endedAt: change.at })
       openIds.delete(check.siteId)
-      results.set(check, { current: true, step: 'close', outage: { id, started_at: change.outage.started_at, ended_at: change.at } })
+      const outage = { id, started_at: change.outage.started_at, ended_at: change.at }
+      results.set(check, { current: true, step: 'close', outage, ...spell })
     } else {
-      results.set(check, { current: true, step: 'none', outage: null })
+      results.set(check, { current: true, step: 'none', outage: null, ...spell })
     }
   }
-  await updateSiteStates({ db: trx, checks: [...newest.values()], firstAt, writer })
+  await updateSiteStates({ db: trx, checks: [...newest.values()], firstAt, slow: slowStates, writer })
   return results
 }
 
@@ -188,15 +206,17 @@ async function replayCommitted(
       continue
     }
     newest.set(check.siteId, check.checkedAt)
+    // The committed attempt's slow state is the row's now; its events committed with it.
+    const slow = sites.get(check.siteId)?.slow.slow ?? false
     const row = await findOutageAt({ db: trx, siteId: check.siteId, at: check.checkedAt })
     if (!row) {
-      results.set(check, { current: true, step: 'none', outage: null })
+      results.set(check, { current: true, step: 'none', outage: null, slow, slowEvent: null })
       continue
     }
     const closed = row.ended_at !== null && row.ended_at.getTime() === check.checkedAt.getTime()
     // An outage this check opened reads as it was then: open (a later check may have closed it).
     const outage = { id: row.id, started_at: row.started_at, ended_at: closed ? row.ended_at : null }
-    results.set(check, { current: true, step: closed ? 'close' : 'open', outage })
+    results.set(check, { current: true, step: closed ? 'close' : 'open', outage, slow, slowEvent: null })
   }
   return results
 }

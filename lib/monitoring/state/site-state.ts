@@ -15,20 +15,13 @@ import { outageStep, type OutageSnapshot } from '../../rules/outages.js'
 import { UPTIME_WINDOWS, type OutageSpan } from '../../rules/uptime.js'
 import type { LocationResult } from '../../probing/locations/index.js'
 import type { RecordedCheck } from '../record/record-check.js'
+import type { Expectations } from '../../rules/expectations.js'
+import { setExpectations } from '../../rules/site-settings.js'
+import { locationProbes, type LocationProbe } from './location-probes.js'
+
+export type { LocationProbe } from './location-probes.js'
 import { SerialisedRecords } from './serialised-records.js'
 import { currentVerdict, isFresh, statusRecord, type CurrentStatus, type StatusRecord } from './status-record.js'
-
-/** One location's part of a site's newest check, as `/metrics` shows it (blackbox_exporter's `probe_*`). */
-export interface LocationProbe {
-  location: string
-  /** The location saw the site up. */
-  success: boolean
-  durationS: number
-  /** The last HTTP status the probe got; 0 when none. */
-  httpCode: number
-  /** The leaf certificate's expiry in Unix seconds; null when the probe did not learn it. */
-  tlsExpiry: number | null
-}
 
 /** What `/metrics` shows of one tracked site. */
 export interface SiteMetrics {
@@ -266,9 +259,10 @@ export class SiteStates {
       checked_at: check.checkedAt,
       first_checked_at: state.site.first_checked_at ?? check.checkedAt,
       tls_expires_at: check.tls?.expiresAt ?? null,
-      tls_issuer: check.tls?.issuer ?? null
+      tls_issuer: check.tls?.issuer ?? null,
+      slow: recorded.slow
     })
-    this.#probes.set(check.siteId, this.#locationProbes(check.locations as Array<Partial<LocationResult>>))
+    this.#probes.set(check.siteId, locationProbes(check.locations as Array<Partial<LocationResult>>, this.#labels))
     if (recorded.step === 'open' && recorded.outage) {
       const span: OutageSpan = { started_at: recorded.outage.started_at, ended_at: null }
       state.outages.push(span)
@@ -278,25 +272,6 @@ export class SiteStates {
       if (open) open.ended_at = recorded.outage.ended_at
       state.lastOutage = open ?? { started_at: recorded.outage.started_at, ended_at: recorded.outage.ended_at }
     }
-  }
-
-  #locationProbes(locations: ReadonlyArray<Partial<LocationResult>>): LocationProbe[] {
-    return locations.map((l) => {
-      const label = String(l.location)
-      let location = this.#labels.get(label)
-      if (location === undefined) {
-        location = label
-        this.#labels.set(label, label)
-      }
-      const expiresAt = typeof l.tls_expires_at === 'string' ? Date.parse(l.tls_expires_at) : NaN
-      return {
-        location,
-        success: l.status === 'up',
-        durationS: (l.response_ms ?? 0) / 1000,
-        httpCode: l.http_code ?? 0,
-        tlsExpiry: Number.isFinite(expiresAt) ? Math.floor(expiresAt / 1000) : null
-      }
-    })
   }
 
   /**
@@ -316,13 +291,19 @@ export class SiteStates {
     }
   }
 
+  /** A tracked site's own expectations, which its checks are judged by; null when it sets none or is not tracked. */
+  expectations(domain: string): Readonly<Expectations> | null {
+    const state = this.#byDomain.get(domain)
+    return state ? setExpectations(state.site.expect) : null
+  }
+
   /** The site's name and current verdict, with the same freshness rule as the status record. */
   current(domain: string, now: Date): CurrentStatus | null {
     const state = this.#byDomain.get(domain)
     if (!state) return null
     const { site } = state
     const { status, blocked, partial } = currentVerdict(site, now, this.#intervalMs)
-    return { name: site.name, status, blocked, partial }
+    return { name: site.name, status, blocked, partial, slow: site.slow && status === 'up' }
   }
 
   /**

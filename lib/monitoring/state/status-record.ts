@@ -2,6 +2,7 @@ import type { StoredSiteState } from '../../store/site-states.js'
 import type { SiteStatus } from '../../rules/consensus.js'
 import { daysRemaining } from '../../rules/certificates.js'
 import { durationSeconds } from '../../rules/outages.js'
+import { settingsView, type SettingsView } from '../../rules/site-settings.js'
 import { uptimeSummary, type UptimeWindows } from '../../rules/uptime.js'
 
 /** The status endpoint's record (spec 2.1). */
@@ -17,6 +18,10 @@ export interface StatusRecord {
   last_outage: { started_at: string; ended_at: string | null; duration_seconds: number } | null
   /** The certificate the newest check saw (the earliest-expiring one among its locations); null when none. */
   tls: { expires_at: string; days_remaining: number; issuer: string | null } | null
+  /** Up, but slower than the site's `max_response_ms` (the slow rule); false while the verdict is stale. */
+  slow: boolean
+  /** The site's own settings: only what is set. */
+  settings: SettingsView
   url: string
 }
 
@@ -26,6 +31,7 @@ export interface CurrentStatus {
   status: SiteStatus
   blocked: boolean
   partial: boolean
+  slow: boolean
 }
 
 /** A newest check older than this many intervals means nobody knows: `unavailable`. */
@@ -88,6 +94,8 @@ export function statusRecord(
             days_remaining: daysRemaining(site.tls_expires_at, now),
             issuer: site.tls_issuer
           },
+    slow: site.slow && verdict.status === 'up',
+    settings: settingsView(site),
     url: `${publicUrl}/sites/${site.domain}`
   }
 }

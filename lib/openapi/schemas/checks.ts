@@ -14,7 +14,7 @@ export const checkSchemas: Json = {
   CheckExpectations: {
     type: 'object',
     description:
-      "What this check expects of each location's final answer, as a site's `expect` setting: a location whose answer fails reports `down` (`unexpected_status`, `body_mismatch`) and the quorum counts it. A result judged by expectations is reused only by checks with the same ones, and never recorded for a tracked site. A key set to null is as if absent.",
+      "What this check expects of each location's final answer, as a site's `expect` setting: a location whose answer fails reports `down` (`unexpected_status`, `body_mismatch`) and the quorum counts it. A result judged by expectations is reused only by checks with the same ones; one judged by expectations other than a tracked site's own is never recorded. Without `expect`, a tracked site is judged by its own settings. A key set to null is as if absent.",
     properties: {
       status: {
         ...nullable({

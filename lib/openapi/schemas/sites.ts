@@ -21,6 +21,8 @@ export const siteSchemas: Json = {
       'uptime_percent',
       'last_outage',
       'tls',
+      'slow',
+      'settings',
       'url'
     ],
     properties: {
@@ -42,6 +44,12 @@ export const siteSchemas: Json = {
         oneOf: [ref('schemas', 'Certificate'), { type: 'null' }],
         description: 'The certificate the newest check saw; null when no location completed an https handshake on its final hop.'
       },
+      slow: {
+        type: 'boolean',
+        description:
+          "Up, but slow: the site's last two checks' response_ms over its `max_response_ms` (and not yet two at or under it). False when no threshold is set or the status is not up."
+      },
+      settings: ref('schemas', 'SiteSettings'),
       url: { type: 'string', format: 'uri', description: "The site's HTML page on this service." }
     },
     additionalProperties: false
@@ -126,19 +134,6 @@ export const siteSchemas: Json = {
     properties: {
       sites: { type: 'array', maxItems: 200, items: ref('schemas', 'StatusRecord') },
       next_cursor: { ...nullable({ type: 'string' }), description: 'Pass as `cursor` for the next page; null on the last page.' }
-    },
-    additionalProperties: false
-  },
-  AddSiteRequest: {
-    type: 'object',
-    required: ['domain'],
-    properties: {
-      domain: {
-        type: 'string',
-        description: 'A hostname, or an http(s) URL reduced to its host; normalised like everywhere (lower case, punycode).',
-        examples: ['example.com']
-      },
-      name: { type: 'string', minLength: 1, maxLength: 200, description: 'Display name; the domain when absent.' }
     },
     additionalProperties: false
   },

@@ -1,11 +1,12 @@
 import t from 'tap'
 import { describeBadge, parseBadgeOptions } from '../../../lib/badge/describe.js'
 
-const site = (status: 'up' | 'down' | 'unconfirmed' | 'unavailable', blocked = false, partial = false, name = 'Shop') => ({
+const site = (status: 'up' | 'down' | 'unconfirmed' | 'unavailable', blocked = false, partial = false, name = 'Shop', slow = false) => ({
   name,
   status,
   blocked,
-  partial
+  partial,
+  slow
 })
 
 t.test('label, message and colour per status', async (t) => {
@@ -18,6 +19,9 @@ t.test('label, message and colour per status', async (t) => {
     [site('up', false, true), 'Shop', 'up (partial)', 'green'],
     [site('up', true, true), 'Shop', 'up (blocked, partial)', 'green'],
     [site('down', false, true), 'Shop', 'down (partial)', 'red'],
+    [site('up', false, false, 'Shop', true), 'Shop', 'up (slow)', 'green'],
+    [site('up', false, true, 'Shop', true), 'Shop', 'up (partial, slow)', 'green'],
+    [site('up', true, true, 'Shop', true), 'Shop', 'up (blocked, partial, slow)', 'green'],
     [null, 'status', 'not tracked', 'lightgrey']
   ]
   for (const [state, label, message, color] of cases) {

@@ -87,13 +87,13 @@ for (const engine of engines()) {
       const list = await spawnCli(['sites', 'list'], { env })
       t.equal(list.code, 0, 'list exits 0')
       const table = lines(list.stdout).map((l) => l.split(/ {2,}/))
-      t.same(table[0], ['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT'], 'the header names the columns')
+      t.same(table[0], ['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT', 'SETTINGS'], 'the header names the columns')
       t.same(table[1]?.slice(0, 4), [BOOKS, 'Books', 'down (blocked) (partial)', '123'], 'the site shows its current status')
 
       const remove = await spawnCli(['sites', 'remove', 'bücher.de'], { env })
       t.equal(remove.code, 0, 'remove exits 0')
       t.equal(remove.stdout, `stopped tracking ${BOOKS} (its history is kept)\n`, 'remove confirms')
-      t.same(await listed(), [['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT']], 'the list no longer shows it')
+      t.same(await listed(), [['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT', 'SETTINGS']], 'the list no longer shows it')
       const removed = await siteRow(BOOKS)
       t.ok(removed, 'the row is kept')
       t.ok(toDate(removed?.removed_at) instanceof Date, 'with removed_at set')
@@ -107,7 +107,7 @@ for (const engine of engines()) {
 
       const resumed = await runCli(['sites', 'add', BOOKS], { env })
       t.same([resumed.code, resumed.stderr], [0, 'tracking again\n'], 'adding it again resumes tracking')
-      t.same((await listed())[1], [BOOKS, 'Books', 'unavailable', '-', '-'], 'listed again, unchecked in its new tracking period')
+      t.same((await listed())[1], [BOOKS, 'Books', 'unavailable', '-', '-', '-'], 'listed again, unchecked in its new tracking period')
       const row = await siteRow(BOOKS)
       t.equal(row?.removed_at, null, 'removed_at is cleared')
       t.ok((toDate(row?.added_at)?.getTime() ?? 0) >= (toDate(removed?.removed_at)?.getTime() ?? Infinity), 'the tracking period restarts')
@@ -221,16 +221,16 @@ for (const engine of engines()) {
     t.same(
       await list('60'),
       [
-        ['never.example.com', 'Never', 'unavailable', '-', '-'],
-        ['stale.example.com', 'Stale', 'down (blocked) (partial)', '80', checkedAt.toISOString()]
+        ['never.example.com', 'Never', 'unavailable', '-', '-', '-'],
+        ['stale.example.com', 'Stale', 'down (blocked) (partial)', '80', checkedAt.toISOString(), '-']
       ],
       'checked 150 s ago with a 60 s interval: still fresh'
     )
     t.same(
       await list('30'),
       [
-        ['never.example.com', 'Never', 'unavailable', '-', '-'],
-        ['stale.example.com', 'Stale', 'unavailable', '-', checkedAt.toISOString()]
+        ['never.example.com', 'Never', 'unavailable', '-', '-', '-'],
+        ['stale.example.com', 'Stale', 'unavailable', '-', checkedAt.toISOString(), '-']
       ],
       'with a 30 s interval that is over three intervals ago: unavailable, and when it was last checked'
     )

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { ServerInjectResponse } from '@hapi/hapi'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { openApiDocument } from '../../../lib/openapi/document.js'
-import { certificateEvent } from '../../../lib/rules/events.js'
+import { certificateEvent, maintenanceEvent, slowEvent } from '../../../lib/rules/events.js'
 import { migratedDb } from '../../helpers/db.js'
 import { document, openApiProblems, schemaAt } from '../../helpers/openapi.js'
 import { everyRouteServer, testServer } from '../../helpers/server.js'
@@ -20,13 +20,19 @@ t.test('the document passes a third-party OpenAPI 3.1 validator', async (t) => {
   t.equal(validator.version, '3.1')
 })
 
+const T_EVENT = Date.parse('2026-11-24T06:25:07.123Z')
+
 t.test('every event type is described as a webhook, its data as the stream carries it', async (t) => {
   t.same(Object.keys(document.webhooks as Json).sort(), [
     'certificate.expiring',
+    'maintenance.ended',
+    'maintenance.started',
     'outage.closed',
     'outage.opened',
     'site.added',
-    'site.removed'
+    'site.removed',
+    'site.slow',
+    'site.slow_ended'
   ])
   const outage = {
     domain: 'example.com',
@@ -49,6 +55,22 @@ t.test('every event type is described as a webhook, its data as the stream carri
   t.ok(certificateData(certificate), 'a certificate event as the service writes it passes')
   t.ok(certificateData({ ...certificate, issuer: null }), 'with no issuer too')
   t.notOk(certificateData({ ...certificate, threshold_days: 3 }), 'a threshold that is not 14, 7 or 1 fails')
+  const slow = slowEvent('site.slow', { id: 1, ...outage.site }, { response_ms: 2400, max_response_ms: 2000 }, new Date(T_EVENT)).data
+  t.ok(schemaAt('/components/schemas/SlowEventData')(slow), 'a slow event as the service writes it passes')
+  const maintenance = maintenanceEvent(
+    'started',
+    { id: 1, ...outage.site },
+    { until: new Date(T_EVENT + 3_600_000), reason: null },
+    new Date(T_EVENT)
+  ).data
+  t.ok(schemaAt('/components/schemas/MaintenanceEventData')(maintenance), 'a maintenance event as the service writes it passes')
+  for (const [type, data] of [
+    ['site.slow_ended', 'SlowEventData'],
+    ['maintenance.ended', 'MaintenanceEventData']
+  ]) {
+    const carried = (document.webhooks as Json)[type as string].post.requestBody.content['application/json'].schema.properties.data
+    t.same(carried, { $ref: `#/components/schemas/${data}` }, `${type} carries ${data}`)
+  }
   const webhook = (document.webhooks as Json)['certificate.expiring'].post.requestBody.content['application/json'].schema
   t.same(webhook.properties.data, { $ref: '#/components/schemas/CertificateEventData' }, 'its webhook carries that data')
 })

@@ -5,6 +5,7 @@ import { checkStack, type CheckStack } from '../../helpers/check-stack.js'
 import { engines } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
 import { closedPort, serveOnLoopback } from '../../helpers/targets.js'
+import type { Expectations } from '../../../lib/rules/expectations.js'
 
 // Each site answers by its Host: the status and body the tests expect things of.
 const SITES: Record<string, { status: number; body: string; delayMs?: number }> = {
@@ -48,9 +49,34 @@ async function check(stack: CheckStack, payload: unknown, url = '/api/v1/check')
   return { status: res.statusCode, body: JSON.parse(res.payload), res }
 }
 
+/** Tracked sites' own expectations, as the service's in-memory states give them to the supervisor. */
+const TRACKED: Record<string, Expectations> = {
+  'tracked.site.test': { status: null, body_contains: 'Sign in', max_response_ms: 60_000 }
+}
+
 for (const engine of engines()) {
   t.test(`on-demand checks with expectations (${engine})`, async (t) => {
-    const stack = await checkStack(t, { proxies: [null, null, null], connectTo: CONNECT_TO, engine })
+    const stack = await checkStack(t, {
+      proxies: [null, null, null],
+      connectTo: CONNECT_TO,
+      engine,
+      siteExpect: (domain) => TRACKED[domain] ?? null
+    })
+
+    t.test("a tracked site's check is judged by its own settings, and recorded only when judged so", async (t) => {
+      const recorded = stack.results.length
+      const own = await check(stack, { domain: 'tracked.site.test' })
+      matchesOpenApi(t, own.res)
+      t.match(own.body, { status: 'down', slow: false }, 'its body lacks the keyword its settings ask for')
+      for (const l of own.body.locations) t.match(l, { status: 'down', error: 'expect: body_contains not found' })
+      t.equal(stack.results.length, recorded + 1, 'recorded: judged as the site is judged')
+      const same = await check(stack, { domain: 'tracked.site.test', expect: { body_contains: 'Sign in', max_response_ms: 60_000 } })
+      t.match(same.body, { status: 'down', cached: true }, 'the same expectations share its result')
+      const other = await check(stack, { domain: 'tracked.site.test', expect: { status: ['200-299'] } })
+      t.match(other.body, { status: 'up', cached: false })
+      t.notOk('slow' in other.body, 'judged by the check’s expectations alone')
+      t.equal(stack.results.length, recorded + 1, 'a result judged by other expectations is not recorded')
+    })
 
     t.test('a body without the keyword is down at every location, with it up', async (t) => {
       const missing = await check(stack, { domain: 'nokeyword.site.test', expect: { body_contains: 'Sign in' } })

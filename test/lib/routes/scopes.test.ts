@@ -69,6 +69,7 @@ for (const engine of engines()) {
         'GET /api/v1/outages': 'read',
         'GET /api/v1/sites': 'read',
         'POST /api/v1/sites': 'manage',
+        'PATCH /api/v1/sites/{domain}': 'manage',
         'DELETE /api/v1/sites/{domain}': 'manage',
         'GET /api/v1/sites/{domain}/sla': 'read',
         'GET /api/v1/events': 'read',

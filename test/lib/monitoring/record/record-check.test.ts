@@ -219,3 +219,79 @@ for (const engine of engines()) {
     t.equal((await firstOf(siteId))?.getTime(), T0 + 11 * MIN, 'its first check starts it')
   })
 }
+
+for (const engine of engines()) {
+  t.test(`a slow spell begins and ends with exactly one event each, kept on the site's row, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    await addSite({
+      db,
+      entry: {
+        domain: 'slow.example.com',
+        name: 'Slow',
+        settings: { interval_s: null, expect: { status: null, body_contains: null, max_response_ms: 500 } }
+      },
+      now: new Date(T0 - MIN)
+    })
+    const siteId = Number((await db('sites').first('id')).id)
+    await db('events').delete()
+    const timed = (i: number, ms: number | null, status: CheckRecord['status'] = 'up'): CheckRecord => ({
+      ...check(siteId, status, T0 + i * MIN),
+      responseMs: ms
+    })
+    // One slow check alone, then a down check in a slow streak, then two slow in a row; in batches and one by one.
+    const seen: boolean[] = []
+    for (const batch of [[timed(0, 900), timed(1, 100)], [timed(2, 900)], [timed(3, null, 'down'), timed(4, 900)], [timed(5, 950)]]) {
+      for (const r of await recordChecks({ db, checks: batch })) seen.push(Boolean(r?.slow))
+    }
+    t.same(
+      seen,
+      [false, false, false, false, false, true],
+      'slow after the second slow up check in a row, a down one between breaking the streak'
+    )
+    t.same(
+      await db('sites')
+        .where({ id: siteId })
+        .first('slow', 'slow_streak')
+        .then((r) => [Boolean(r.slow), Number(r.slow_streak)]),
+      [true, 0]
+    )
+    const again = await recordChecks({ db, checks: [timed(6, 100), timed(7, 2000), timed(8, 100), timed(9, 120), timed(10, 90)] })
+    t.same(
+      again.map((r) => r?.slow),
+      [true, true, true, false, false],
+      'ends after two fast checks in a row, not one'
+    )
+    const events = (await storedEvents(db)).filter((e) => e.type.startsWith('site.slow'))
+    t.same(
+      events.map((e) => [e.type, e.site_id]),
+      [
+        ['site.slow', siteId],
+        ['site.slow_ended', siteId]
+      ]
+    )
+    t.same(events[0]?.data, {
+      site: { domain: 'slow.example.com', name: 'Slow' },
+      response_ms: 950,
+      max_response_ms: 500,
+      at: new Date(T0 + 5 * MIN).toISOString()
+    })
+    const all = (await storedEvents(db)).length
+    await recordChecks({ db, checks: [timed(9, 120), timed(10, 90)], retried: true })
+    t.equal((await storedEvents(db)).length, all, 'a retried write announces nothing again')
+
+    await recordChecks({ db, checks: [timed(11, 900), timed(12, 900)] })
+    await db('sites').where({ id: siteId }).update({ max_response_ms: null })
+    const cleared = await recordChecks({ db, checks: [timed(13, 900)] })
+    t.equal(cleared[0]?.slow, false, 'a threshold cleared ends the spell at the next check')
+    t.same(
+      (await storedEvents(db))
+        .filter((e) => e.type.startsWith('site.slow'))
+        .slice(2)
+        .map((e) => [e.type, (e.data as { max_response_ms: unknown }).max_response_ms]),
+      [
+        ['site.slow', 500],
+        ['site.slow_ended', null]
+      ]
+    )
+  })
+}

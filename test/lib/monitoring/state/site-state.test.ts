@@ -22,7 +22,7 @@ function applyCheck(states: SiteStates, domain: string, checkedAt: Date, status:
       source: 'schedule',
       locations: []
     },
-    { current: true, step: 'none', outage: null }
+    { current: true, step: 'none', outage: null, slow: false }
   )
 }
 

@@ -1,0 +1,33 @@
+import type { LocationResult } from '../../probing/locations/index.js'
+
+/** One location's part of a site's newest check, as `/metrics` shows it (blackbox_exporter's `probe_*`). */
+export interface LocationProbe {
+  location: string
+  /** The location saw the site up. */
+  success: boolean
+  durationS: number
+  /** The last HTTP status the probe got; 0 when none. */
+  httpCode: number
+  /** The leaf certificate's expiry in Unix seconds; null when the probe did not learn it. */
+  tlsExpiry: number | null
+}
+
+/** A check's locations as `/metrics` shows them; `labels` keeps one string per location label however many results carry it. */
+export function locationProbes(locations: ReadonlyArray<Partial<LocationResult>>, labels: Map<string, string>): LocationProbe[] {
+  return locations.map((l) => {
+    const label = String(l.location)
+    let location = labels.get(label)
+    if (location === undefined) {
+      location = label
+      labels.set(label, label)
+    }
+    const expiresAt = typeof l.tls_expires_at === 'string' ? Date.parse(l.tls_expires_at) : NaN
+    return {
+      location,
+      success: l.status === 'up',
+      durationS: (l.response_ms ?? 0) / 1000,
+      httpCode: l.http_code ?? 0,
+      tlsExpiry: Number.isFinite(expiresAt) ? Math.floor(expiresAt / 1000) : null
+    }
+  })
+}
