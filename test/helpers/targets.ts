@@ -278,8 +278,16 @@ export interface Proxy {
  * but only to loopback (127.0.0.0/8 or localhost; anything else gets 403), and answers 502 when the
  * dial fails. `names` is the proxy's own resolver: names only it knows (as a proxy inside another
  * network knows `redis` or `metadata.google.internal`), each mapped to a loopback address.
+ * `localAddress`: the loopback address the tunnels dial from.
  */
-export async function startProxy(opts: { refuse?: number; names?: Record<string, string> } = {}): Promise<Proxy> {
+export async function startProxy(
+  opts: {
+    refuse?: number
+    names?: Record<string, string>
+    /** The loopback address its tunnels dial from (a target tells this proxy's location by it). */
+    localAddress?: string
+  } = {}
+): Promise<Proxy> {
   const connects: string[] = []
   const sockets = new Set<net.Socket>()
   const server = http.createServer((_req, res) => {
@@ -304,7 +312,11 @@ export async function startProxy(opts: { refuse?: number; names?: Record<string,
       client.end('HTTP/1.1 403 Forbidden\r\n\r\n')
       return
     }
-    const upstream = net.connect({ host: host === 'localhost' ? '127.0.0.1' : host, port: Number(m?.[3]) })
+    const upstream = net.connect({
+      host: host === 'localhost' ? '127.0.0.1' : host,
+      port: Number(m?.[3]),
+      ...(opts.localAddress === undefined ? {} : { localAddress: opts.localAddress })
+    })
     let tunnelled = false
     sockets.add(upstream)
     upstream.on('close', () => {

@@ -48,7 +48,8 @@ export async function startTrackedService(
     env,
     hang,
     sites = [],
-    scheduledActors = false
+    scheduledActors = false,
+    respond
   }: {
     engine: 'sqlite' | 'mysql'
     site: { domain: string; name: string }
@@ -60,6 +61,8 @@ export async function startTrackedService(
     sites?: Array<{ domain: string; name: string }>
     /** The scheduler's actors of their own, as in production; by default its probes share the on-demand actors. */
     scheduledActors?: boolean
+    /** Answers the target's requests instead of the 200 `ok` / 503 `down` of {@link TrackedService.setHealthy}. */
+    respond?: (req: http.IncomingMessage, res: http.ServerResponse, host: string) => void
   }
 ): Promise<TrackedService> {
   let healthy = true
@@ -72,6 +75,10 @@ export async function startTrackedService(
     hosts.push(host)
     for (const listener of listeners) listener(host)
     if (hang?.(host)) return
+    if (respond) {
+      respond(req, res, host)
+      return
+    }
     res.writeHead(healthy ? 200 : 503).end(healthy ? 'ok' : 'down')
   })
   const port = await serveOnLoopback(t, target)
