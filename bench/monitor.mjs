@@ -10,7 +10,10 @@
 // the status endpoint and bare hapi answering the same body, driven by wrk (bench/wrk.mjs), pinned
 // and unpinned, the scheduler idle.
 // Knobs: BENCH_SITES (10000), BENCH_INTERVAL_S (60), BENCH_RUN_S (150), BENCH_ROUNDS (5),
-// BENCH_SECONDS (5), BENCH_COMPARE (1; 0 skips phase 2), BENCH_FLAP_EVERY (100), BENCH_STATUS_WINDOW_S (15), BENCH_NAME (bench/monitor:
+// BENCH_SECONDS (5), BENCH_COMPARE (1; 0 skips phase 2), BENCH_FLAP_EVERY (100), BENCH_STATUS_WINDOW_S (15),
+// BENCH_EXPECT (1: every site expects a 2xx whose body holds "ok", slow over 10 s), BENCH_INTERVALS
+// (the sites' own intervals as `seconds:weight,...`, e.g. 30:1,60:3,120:2; unset: all at
+// BENCH_INTERVAL_S, the service default), BENCH_NAME (bench/monitor:
 // the section of docs/benchmarks.md written), BENCH_MYSQL_URL (default TEST_MYSQL_URL or
 // mysql://root@127.0.0.1:3306/test), BENCH_DOCS (1: rewrite the figures in docs/benchmarks.md).
 import { spawn } from 'node:child_process'
@@ -40,6 +43,14 @@ const COMPARE = (process.env.BENCH_COMPARE ?? '1') === '1'
 /** Event streams open and webhooks registered during phase 1 (bench:push: 1,000 and 100). */
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 0)
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 0)
+const EXPECT = (process.env.BENCH_EXPECT ?? '0') === '1'
+/** Each site's own interval in seconds, by index: the BENCH_INTERVALS weights in turn; null: the default. */
+const MIX = (process.env.BENCH_INTERVALS ?? '').split(',').filter(Boolean).flatMap((part) => {
+  const [seconds, weight = '1'] = part.split(':')
+  return Array.from({ length: Number(weight) }, () => Number(seconds))
+})
+const intervalOf = (i) => (MIX.length === 0 ? null : MIX[i % MIX.length])
+const intervalMsOf = (i) => (intervalOf(i) ?? INTERVAL_S) * 1000
 const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 /** A check is on time when its first request reaches the target within this long of its due time. */
 const ON_TIME_MS = 5000
@@ -101,9 +112,20 @@ try {
     await addSites({
       db,
       now,
-      entries: Array.from({ length: Math.min(1000, SITES - i) }, (_, j) => ({ domain: `s${i + j}.bench.test`, name: null }))
+      entries: Array.from({ length: Math.min(1000, SITES - i) }, (_, j) => ({
+        domain: `s${i + j}.bench.test`,
+        name: null,
+        settings: {
+          interval_s: intervalOf(i + j),
+          expect: EXPECT
+            ? { status: ['200-299'], body_contains: 'ok', max_response_ms: 10_000 }
+            : { status: null, body_contains: null, max_response_ms: null }
+        }
+      }))
     })
   }
+  let duePerS = 0
+  for (let i = 0; i < SITES; i++) duePerS += 1000 / intervalMsOf(i)
   const key = generateKey()
   // A limit no round comes near: a refused request would be measured as an error.
   await createKey({ db, name: 'bench', keyHash: hashKey(key), rateLimit: 1_000_000_000, now })
@@ -123,7 +145,10 @@ try {
     PORT: '0',
     LOG_LEVEL: 'warn'
   }
-  console.error(`bench/monitor: ${SITES} sites x 3 locations every ${INTERVAL_S} s for ${RUN_S} s on MySQL`)
+  console.error(
+    `bench/monitor: ${SITES} sites x 3 locations every ${MIX.length === 0 ? INTERVAL_S : [...new Set(MIX)].join('/')} s (${duePerS.toFixed(0)} due/s)` +
+      `${EXPECT ? ' with expectations' : ''} for ${RUN_S} s on MySQL`
+  )
 
   // Phase 1: the scheduler at scale.
   const sut = await start('./monitor-sut.mjs', { ...env, CHECK_INTERVAL_S: String(INTERVAL_S) })
@@ -296,11 +321,12 @@ try {
   const pageFig = windowFigures(pageWindows)
   const cpuPercent = ((last.cpu.user + last.cpu.system - first.cpu.user - first.cpu.system) / 1e6 / elapsedS) * 100
   const rowsPerS = (checksAfter - checksBefore) / elapsedS
+  const cpuPerCheckMs =
+    (last.cpu.user + last.cpu.system - first.cpu.user - first.cpu.system) / 1000 / Math.max(1, last.scheduler.started - first.scheduler.started)
 
   // Every due time in the window that had its full 5 s before the end, and the first request that
   // reached the target for it: the first arrival from the due time (less a second for clock
   // granularity) until the next due time.
-  const intervalMs = INTERVAL_S * 1000
   let due = 0
   let onTime = 0
   let late = 0
@@ -308,6 +334,7 @@ try {
   const delays = []
   for (let i = 0; i < SITES; i++) {
     const domain = `s${i}.bench.test`
+    const intervalMs = intervalMsOf(i)
     const phase = phaseOf(domain, intervalMs)
     const times = arrivals[domain] ?? []
     let at = Math.ceil((readyAt - phase) / intervalMs) * intervalMs + phase
@@ -392,7 +419,9 @@ try {
     )
   }
   const table = [
-    `Run ${when}: ${SITES} tracked sites (one in ${FLAP_EVERY} failing in every other ${FLAP_MS / 1000} s) x 3 locations every ${INTERVAL_S} s for ${elapsedS.toFixed(0)} s on MySQL (MariaDB on this machine), ` +
+    `Run ${when}: ${SITES} tracked sites (one in ${FLAP_EVERY} failing in every other ${FLAP_MS / 1000} s) x 3 locations ` +
+      `every ${MIX.length === 0 ? `${INTERVAL_S} s` : `${[...new Set(MIX)].join(', ')} s (weights ${process.env.BENCH_INTERVALS})`}` +
+      `${EXPECT ? ', each with expectations (a 2xx whose body holds "ok", slow over 10 s)' : ''} for ${elapsedS.toFixed(0)} s on MySQL (MariaDB on this machine), ` +
       `loopback targets, Node ${process.version}, ${os.availableParallelism?.() ?? os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`,
     '',
     '| scheduler | figure | goal |',
@@ -403,12 +432,12 @@ try {
     `| checks the scheduler handed over within ${ON_TIME_MS / 1000} s of due (its own count, the figure used until 2026-11-23) | ${(handedOverShare * 100).toFixed(2)}% of ${sched.started} (${sched.late} late, ${sched.skipped} skipped, ${sched.shed} shed) | |`,
     `| the scheduler's own last minute at the end: due / run per second, shed, behind | ${sched.lastMinute.duePerS} / ${sched.lastMinute.runPerS}, ${sched.lastMinute.shed}, ${sched.lastMinute.behind ? 'behind' : 'ok'} | |`,
     `| /healthz at the end; warned as behind during the run | "schedule": "${health.schedule}"; ${behindSeen ? 'yes' : 'no'} | ${truth} (as the share at the target says): ${health.schedule === truth ? 'yes' : '**no**'} |`,
-    `| checks due per second: the scheduler's figure / the tracked sites' | ${sched.lastMinute.duePerS} / ${(SITES / INTERVAL_S).toFixed(1)} | equal |`,
+    `| checks due per second: the scheduler's figure / the tracked sites' | ${sched.lastMinute.duePerS} / ${duePerS.toFixed(1)} | equal |`,
     `| checks run per second: the scheduler's last minute / rows written over the run | ${sched.lastMinute.runPerS} / ${rowsPerS.toFixed(1)} | |`,
     `| status p99 under this load, wrk 8 connections at a steady pace (${statusWindows.length} windows of ${STATUS_WINDOW_S} s, median ${fmt(statusRps ?? 0)} req/s): median / worst window | ${fmtMs(median(statusP99s))} / ${fmtMs(Math.max(...statusP99s))} ms, ${statusErrors} errors | < ${statusGoalMs} ms |`,
     `| beside it, badges (wrk 4 connections, median ${fmt(badgeFig.rps)} req/s): p99 median / worst window | ${fmtMs(badgeFig.median)} / ${fmtMs(badgeFig.worst)} ms, ${badgeFig.errors} errors | < ${statusGoalMs} ms |`,
     `| and pages, \`/\` and site pages in turn (wrk 2 connections, median ${fmt(pageFig.rps)} req/s): p99 median / worst window | ${fmtMs(pageFig.median)} / ${fmtMs(pageFig.worst)} ms, ${pageFig.errors} errors | < ${statusGoalMs} ms |`,
-    `| service CPU (2 cores = 200%) | ${cpuPercent.toFixed(0)}% | |`,
+    `| service CPU (2 cores = 200%); per check started | ${cpuPercent.toFixed(0)}%; ${cpuPerCheckMs.toFixed(2)} ms | |`,
     `| service peak RSS; RSS over the second half of the run, lowest to highest | ${mb(rssPeak)} MB; ${mb(rssLow)}-${mb(rssHigh)} MB | < ${rssGoalMb} MB |`,
     `| checks started / rows written (after the stop recorded what waited) / dropped / left waiting | ${final.scheduler.started} / ${rowsTotal} / ${dropped} / ${final.recorder.pending} | all recorded |`,
     `| outages: rows / transitions the recorded checks imply / outages differing from them / sites never failing with an outage | ${outageRows.length} / ${transitionsExpected} / ${transitionsMismatched} / ${outagesElsewhere} | - / - / 0 / 0 |`,
