@@ -32,3 +32,34 @@ export function claimedOccurrence(dueAt: number, now: number, intervalMs: number
   const due = dueAt + missed * intervalMs
   return { dueAt: due, missed, nextDueAt: due + intervalMs }
 }
+
+/**
+ * Where a site's next due time must move to fit its interval, or null when it may stay. A due time
+ * two intervals ahead or more was set under a longer interval (a claim sets one at most an interval
+ * and its look-ahead ahead); in a row `changed` since the schedule last looked, one off the site's
+ * phase was set under another interval. Either moves to the site's phase, at least half an interval
+ * after its last check (so never twice in a burst) and so within one and a half intervals. A due
+ * time already passed stays: the claims take it, late or passed over.
+ */
+export function movedDueAt({
+  dueAt,
+  phase,
+  intervalMs,
+  now,
+  checkedAt,
+  changed
+}: {
+  dueAt: number
+  phase: number
+  intervalMs: number
+  now: number
+  /** The site's newest check; null when it has none. */
+  checkedAt: number | null
+  changed: boolean
+}): number | null {
+  if (dueAt <= now) return null
+  const offPhase = changed && (((dueAt - phase) % intervalMs) + intervalMs) % intervalMs !== 0
+  if (!offPhase && dueAt <= now + 2 * intervalMs) return null
+  const moved = firstDueAt(phase, Math.max(now, checkedAt === null ? now : checkedAt + intervalMs / 2), intervalMs)
+  return moved === dueAt ? null : moved
+}

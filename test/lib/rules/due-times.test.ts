@@ -1,5 +1,5 @@
 import t from 'tap'
-import { claimedOccurrence, firstDueAt } from '../../../lib/rules/due-times.js'
+import { claimedOccurrence, firstDueAt, movedDueAt } from '../../../lib/rules/due-times.js'
 
 const I = 60_000
 const CYCLE = 1_000_000 * I
@@ -45,3 +45,78 @@ t.test('a claim takes the due check, or passes over the ones nobody started with
     t.ok(now - got.dueAt < I, `${title}: never started an interval or more after its due time`)
   }
 })
+
+t.test(
+  'a due time that no longer fits its interval moves to the phase, half an interval after the last check at the earliest',
+  async (t) => {
+    const S = 30_000
+    const L = 300_000
+    const now = CYCLE + 100_000
+    type Row = [string, Parameters<typeof movedDueAt>[0], number | null]
+    const rows: Row[] = [
+      [
+        'on its phase, within the interval',
+        { dueAt: CYCLE + I + 500, phase: 500, intervalMs: I, now, checkedAt: now - 40_000, changed: true },
+        null
+      ],
+      ['due already: the claims take it', { dueAt: now - 10, phase: 7, intervalMs: S, now, checkedAt: null, changed: true }, null],
+      // 300 s -> 30 s: the row still says the old interval's next check, 200 s ahead.
+      [
+        'shortened: at the phase within the new interval',
+        { dueAt: now + 200_000, phase: 7000, intervalMs: S, now, checkedAt: now - 100_000, changed: true },
+        CYCLE + 120_000 + 7000
+      ],
+      [
+        'shortened just after a check: half an interval after it',
+        { dueAt: now + 200_000, phase: 7000, intervalMs: S, now, checkedAt: now - 1000, changed: true },
+        CYCLE + 120_000 + 7000
+      ],
+      [
+        'shortened, its phase still ahead',
+        { dueAt: now + 200_000, phase: 29_000, intervalMs: S, now, checkedAt: now - 100_000, changed: true },
+        CYCLE + 90_000 + 29_000
+      ],
+      // 30 s -> 300 s: the old interval's next check is 21 s ahead, 11 s after the last one.
+      [
+        'lengthened: not before half the new interval',
+        { dueAt: now + 21_000, phase: 120_000, intervalMs: L, now, checkedAt: now - 11_000, changed: true },
+        CYCLE + 300_000 + 120_000
+      ],
+      [
+        'lengthened, the phase late in the interval',
+        { dueAt: now + 21_000, phase: 290_000, intervalMs: L, now, checkedAt: now - 11_000, changed: true },
+        CYCLE + 290_000
+      ],
+      [
+        'lengthened, never checked: at the phase',
+        { dueAt: now + 21_000, phase: 120_000, intervalMs: L, now, checkedAt: null, changed: true },
+        CYCLE + 120_000
+      ],
+      [
+        'off the phase in a row not known to have changed: stays',
+        { dueAt: now + 21_000, phase: 120_000, intervalMs: L, now, checkedAt: null, changed: false },
+        null
+      ],
+      [
+        'two intervals ahead, unchanged (CHECK_INTERVAL_S shortened)',
+        { dueAt: now + 2 * I + 1, phase: 500, intervalMs: I, now, checkedAt: null, changed: false },
+        CYCLE + 2 * I + 500
+      ],
+      [
+        'two intervals ahead exactly, unchanged: stays',
+        { dueAt: now + 2 * I, phase: 500, intervalMs: I, now, checkedAt: null, changed: false },
+        null
+      ]
+    ]
+    for (const [title, args, want] of rows) {
+      const got = movedDueAt(args)
+      t.equal(got, want, title)
+      if (got === null) continue
+      t.equal((got - args.phase) % args.intervalMs, 0, `${title}: at the phase`)
+      t.ok(got >= now && got <= now + 1.5 * args.intervalMs, `${title}: due within one and a half intervals`)
+      if (args.checkedAt !== null)
+        t.ok(got - args.checkedAt >= args.intervalMs / 2, `${title}: half an interval after the last check at least`)
+      t.equal(movedDueAt({ ...args, dueAt: got }), null, `${title}: and stays there`)
+    }
+  }
+)

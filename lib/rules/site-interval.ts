@@ -1,0 +1,12 @@
+/**
+ * A site is checked at its own interval (`sites.interval_s`) when it has one, otherwise at the
+ * service's CHECK_INTERVAL_S.
+ */
+
+/** The shortest interval a site may have of its own, in seconds (the longest is 3,600). */
+export const SHORTEST_SITE_INTERVAL_S = 30
+
+/** The interval a site is checked at, in ms: its own, or `defaultMs` (CHECK_INTERVAL_S) when it has none. */
+export function siteIntervalMs(intervalS: number | null | undefined, defaultMs: number): number {
+  return intervalS === null || intervalS === undefined ? defaultMs : intervalS * 1000
+}
