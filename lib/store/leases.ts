@@ -6,13 +6,26 @@ import { toDate, type Db } from './db.js'
 export interface DueSite {
   id: number
   domain: string
+  /** Its own check interval in seconds; null: CHECK_INTERVAL_S. */
+  intervalS: number | null
   dueAt: Date
+}
+
+/** A site's schedule as its row holds it, with what its next due time is judged by. */
+export interface DueTime {
+  id: number
+  domain: string
+  intervalS: number | null
+  dueAt: Date | null
+  checkedAt: Date | null
+  removed: boolean
 }
 
 /** A claim held by another instance, as a take-over locks it. */
 export interface LeasedSite {
   id: number
   domain: string
+  intervalS: number | null
   owner: string
   leaseUntil: Date
   checkedAt: Date | null
@@ -23,6 +36,8 @@ export interface InstanceBeat {
   id: string
   seenAt: Date
 }
+
+const intervalOf = (r: Record<string, unknown>): number | null => (r.interval_s === null ? null : Number(r.interval_s))
 
 /**
  * Locks up to `limit` tracked sites due after `after` (if given) and at or before `before`, in due
@@ -46,8 +61,43 @@ export async function lockDueSites({
   if (limit <= 0) return []
   const query = db('sites').whereNull('removed_at').where('due_at', '<=', before)
   if (after !== undefined) query.where('due_at', '>', after)
-  const rows = await query.orderBy('due_at', order).limit(limit).forUpdate().skipLocked().select('id', 'domain', 'due_at')
-  return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain), dueAt: toDate(r.due_at) as Date }))
+  const rows = await query.orderBy('due_at', order).limit(limit).forUpdate().skipLocked().select('id', 'domain', 'interval_s', 'due_at')
+  return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain), intervalS: intervalOf(r), dueAt: toDate(r.due_at) as Date }))
+}
+
+const DUE_TIME_COLUMNS = ['id', 'domain', 'interval_s', 'due_at', 'checked_at', 'removed_at']
+
+function toDueTime(r: Record<string, unknown>): DueTime {
+  return {
+    id: Number(r.id),
+    domain: String(r.domain),
+    intervalS: intervalOf(r),
+    dueAt: toDate(r.due_at),
+    checkedAt: toDate(r.checked_at),
+    removed: r.removed_at !== null
+  }
+}
+
+/**
+ * The schedule of the sites whose rows changed (added, renamed, resumed, removed, their settings
+ * changed: `changed_at`) at or after `changedSince`, removed ones included; of every tracked site when
+ * `changedSince` is absent. Indexed (`sites_changed_at`): nothing changed costs one range probe.
+ */
+export async function listDueTimes({ db, changedSince }: { db: Db; changedSince?: Date }): Promise<DueTime[]> {
+  const query = db('sites')
+  if (changedSince === undefined) query.whereNull('removed_at')
+  else query.where('changed_at', '>=', changedSince)
+  return (await query.select(DUE_TIME_COLUMNS)).map(toDueTime)
+}
+
+/** Locks the tracked sites `ids` until the transaction `db` ends, passing over rows another holds, and returns their schedule. */
+export async function lockDueTimes({ db, ids }: { db: Db; ids: readonly number[] }): Promise<DueTime[]> {
+  const locked: DueTime[] = []
+  for (const part of chunks(ids, ID_CHUNK)) {
+    const rows = await db('sites').whereIn('id', part).whereNull('removed_at').forUpdate().skipLocked().select(DUE_TIME_COLUMNS)
+    for (const r of rows) locked.push(toDueTime(r))
+  }
+  return locked
 }
 
 /** One statement per 500 rows setting each row's own value of some columns: `update ... set c = case id when ...`. */
@@ -88,18 +138,15 @@ export async function setLeases({
 }
 
 /** Tracked sites without a due time yet (added since the last look), up to `limit`. */
-export async function listUnscheduledSites({ db, limit }: { db: Db; limit: number }): Promise<Array<{ id: number; domain: string }>> {
-  const rows = await db('sites').whereNull('removed_at').whereNull('due_at').limit(limit).select('id', 'domain')
-  return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain) }))
-}
-
-/**
- * Forgets the due times set further ahead than `after` (set under a longer CHECK_INTERVAL_S than the
- * one now in force), so that those sites are scheduled again at their phase in the current interval.
- * Returns how many. Indexed (`sites_due_at`): nothing to do costs one range probe.
- */
-export async function forgetDueTimesAfter({ db, after }: { db: Db; after: Date }): Promise<number> {
-  return db('sites').whereNull('removed_at').where('due_at', '>', after).update({ due_at: null })
+export async function listUnscheduledSites({
+  db,
+  limit
+}: {
+  db: Db
+  limit: number
+}): Promise<Array<{ id: number; domain: string; intervalS: number | null }>> {
+  const rows = await db('sites').whereNull('removed_at').whereNull('due_at').limit(limit).select('id', 'domain', 'interval_s')
+  return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain), intervalS: intervalOf(r) }))
 }
 
 /** Sets the first due time of sites that have none yet; a site another instance scheduled meanwhile keeps its own. */
@@ -143,10 +190,11 @@ export async function lockLeasesOf({
     .limit(limit)
     .forUpdate()
     .skipLocked()
-    .select('id', 'domain', 'lease_owner', 'lease_until', 'checked_at')
+    .select('id', 'domain', 'interval_s', 'lease_owner', 'lease_until', 'checked_at')
   return rows.map((r) => ({
     id: Number(r.id),
     domain: String(r.domain),
+    intervalS: intervalOf(r),
     owner: String(r.lease_owner),
     leaseUntil: toDate(r.lease_until) as Date,
     checkedAt: toDate(r.checked_at)

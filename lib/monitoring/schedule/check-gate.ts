@@ -4,11 +4,15 @@ import type { LoadEvent } from './schedule-load.js'
 export interface ScheduledSite {
   id: number
   domain: string
+  /** Its own check interval in seconds; null or absent: the scheduler's `intervalMs`. */
+  interval_s?: number | null
 }
 
 /** A site as the gate sees it: whether its check runs or waits, and whether it left the list meanwhile. */
 export interface GateEntry {
   site: ScheduledSite
+  /** The site's interval: a check still waiting this long after its due time is shed. */
+  intervalMs: number
   running: boolean
   /** Its check waiting in the queue, if any. */
   waiting: Waiting<GateEntry> | null
@@ -32,8 +36,6 @@ export interface GateCounters {
 
 /** How a {@link CheckGate} runs checks and when it gives up on one. */
 export interface CheckGateOptions {
-  /** A waiting check that cannot start within this long of its due time is shed. */
-  intervalMs: number
   /** Checks running at once at most. */
   concurrency: number
   /** Due checks waiting for a slot at most; beyond it a due check is shed. */
@@ -52,8 +54,9 @@ export interface CheckGateOptions {
  * The concurrency gate: at most `concurrency` checks run at once, due checks beyond that wait in
  * due order, and a site still running or waiting is not started again.
  *
- * Past capacity it sheds instead of piling up: a check that cannot start within one interval of its
- * due time is dropped and counted (by then the site is due again, so a fresher check replaces it),
+ * Past capacity it sheds instead of piling up: a check that cannot start within one interval (the
+ * site's own) of its due time is dropped and counted (by then the site is due again, so a fresher
+ * check replaces it),
  * and at most `maxQueued` checks wait, so memory is bounded whatever the number of sites.
  */
 export class CheckGate<E extends GateEntry> {
@@ -95,7 +98,7 @@ export class CheckGate<E extends GateEntry> {
   offer(entry: E, dueAt: number): void {
     const now = this.#opts.now()
     // A check still waiting a whole interval after its due time gives way to the one due now.
-    if (entry.waiting !== null && now - entry.waiting.dueAt >= this.#opts.intervalMs) this.#shed(entry.waiting as Waiting<E>, now)
+    if (entry.waiting !== null && now - entry.waiting.dueAt >= entry.intervalMs) this.#shed(entry.waiting as Waiting<E>, now)
     if (entry.running || entry.waiting !== null) {
       this.#counters.skipped++
       this.#opts.count(now, 'skipped')
@@ -113,11 +116,15 @@ export class CheckGate<E extends GateEntry> {
     }
   }
 
-  /** Drops the waiting checks at the head of the queue that can no longer start within one interval of due. */
+  /**
+   * Drops the waiting checks at the head of the queue that can no longer start within one interval of
+   * due. The first that still can stops the walk: one behind it with a shorter interval is shed when
+   * it reaches a slot or falls due again.
+   */
   shedExpired(now: number): void {
     for (let head = this.#queue[this.#queueHead]; head !== undefined; head = this.#queue[this.#queueHead]) {
       if (head.entry.waiting === head) {
-        if (now - head.dueAt < this.#opts.intervalMs) break
+        if (now - head.dueAt < head.entry.intervalMs) break
         this.#shed(head, now)
       }
       this.#queueHead++
@@ -188,7 +195,7 @@ export class CheckGate<E extends GateEntry> {
       this.#queueHead++
       const { entry } = waiting
       if (entry.waiting !== waiting) continue
-      if (entry.removed || now - waiting.dueAt >= this.#opts.intervalMs) {
+      if (entry.removed || now - waiting.dueAt >= entry.intervalMs) {
         this.#shed(waiting, now)
         continue
       }

@@ -3,6 +3,7 @@ import { isDatabaseUnavailable, isPoolSaturated, type Db } from '../../store/db.
 import type { GateEntry, ScheduledSite } from './check-gate.js'
 import { InstanceBeats } from './lease-beats.js'
 import { claimDueChecks, keepOwnClaims, scheduleNewSites, takeOverClaims, type Claim, type PassedOver } from './lease-claims.js'
+import { SiteIntervals } from './site-intervals.js'
 import { GatedScheduler, type GatedSchedulerOptions } from './site-scheduler.js'
 
 /** How a {@link LeaseScheduler} claims, runs and paces the checks of the sites it shares with other instances. */
@@ -32,6 +33,8 @@ const CLAIMS_PER_ROUND = 10
 const FORGET_EVERY_MS = 5000
 /** After a spell without the database, claims wait this long, so that the others write back what they checked meanwhile first. */
 const RECONNECT_GRACE_MS = 1500
+/** Rows changed this long before the last look are looked at again: a slow commit or a clock a little behind is still seen. */
+const CHANGES_OVERLAP_MS = 2000
 
 interface Owned {
   entry: GateEntry
@@ -56,6 +59,9 @@ interface Held {
  * run. A site's due times keep its phase, so a check is due at the same moment whichever instance
  * runs it.
  *
+ * Each site is due once per its own interval (`interval_s`, read with its row), or `intervalMs`. A row
+ * whose interval changed is rescheduled at its next round (`scheduleNewSites`).
+ *
  * The same gate as a single instance's (see {@link GatedScheduler}) runs the claimed checks, so
  * overload behaves the same way: an instance claims no more than it has room for, leaving the rest
  * to the others; a check nobody could start within an interval of its due time is passed over
@@ -70,6 +76,10 @@ export class LeaseScheduler extends GatedScheduler<GateEntry, 'list' | 'round'> 
   readonly #o: Required<Pick<LeaseSchedulerOptions, 'db' | 'owner' | 'tracked' | 'learn' | 'sites' | 'claimEveryMs'>> &
     Pick<LeaseSchedulerOptions, 'onReconnect'>
   readonly #owned = new Map<number, Owned>()
+  readonly #intervals = new SiteIntervals()
+  /** When the first look at every row began; later rounds look at the rows changed since the last (see `scheduleNewSites`). */
+  #firstLookAt: number | undefined
+  #changesSince: number | undefined
   #held: Held[] = []
   #heldHead = 0
   #roundTimer: NodeJS.Timeout | undefined
@@ -149,13 +159,13 @@ export class LeaseScheduler extends GatedScheduler<GateEntry, 'list' | 'round'> 
   }
 
   /**
-   * The last minute's `due` is the schedule's load, every tracked site once an interval (all
+   * The last minute's `due` is the schedule's load, every tracked site once its interval (all
    * instances together), not a count of what this instance came across: occurrences nobody had
    * room for are only found when they are passed over, an interval later and in bursts, so a count
    * of them misstated the load. The rest of the figures are this instance's own.
    */
   protected override duePerS(): number {
-    return this.#o.sites() / (this.intervalMs / 1000)
+    return this.#intervals.duePerS
   }
 
   /** Runs a round now (or right after the one under way): new sites are scheduled, due checks claimed. */
@@ -200,7 +210,9 @@ export class LeaseScheduler extends GatedScheduler<GateEntry, 'list' | 'round'> 
         this.#lastDeadCheckAt = now
         dead = await this.#beats.dead(now)
       }
-      await scheduleNewSites({ db, now, intervalMs, limit: CLAIM_BATCH })
+      await scheduleNewSites({ db, now, intervalMs, limit: CLAIM_BATCH, changedSince: this.#changesSince, intervals: this.#intervals })
+      this.#firstLookAt ??= now
+      this.#changesSince = Math.max(this.#firstLookAt, now - CHANGES_OVERLAP_MS)
       if (now - this.#reconnectedAt < RECONNECT_GRACE_MS) {
         this.#lastOkAt = now
         return
@@ -272,15 +284,16 @@ export class LeaseScheduler extends GatedScheduler<GateEntry, 'list' | 'round'> 
    */
   #keepPassed(passed: readonly PassedOver[]): void {
     for (const p of passed) {
-      const entry = this.#entryFor(p.site)
+      const entry = this.#entryFor(p.site, p.intervalMs)
       this.#owned.set(p.site.id, { entry, until: p.dueAt, continued: false, lost: false })
     }
   }
 
   /** The site's one gate entry: the one running or waiting, the one of its last claim, or a new one. */
-  #entryFor(site: ScheduledSite): GateEntry {
-    const entry = this.gate.busyWith(site.id) ?? this.#owned.get(site.id)?.entry ?? newEntry(site)
+  #entryFor(site: ScheduledSite, intervalMs: number): GateEntry {
+    const entry = this.gate.busyWith(site.id) ?? this.#owned.get(site.id)?.entry ?? newEntry(site, intervalMs)
     entry.site = site
+    entry.intervalMs = intervalMs
     return entry
   }
 
@@ -289,8 +302,8 @@ export class LeaseScheduler extends GatedScheduler<GateEntry, 'list' | 'round'> 
     if (claims.some((c) => !this.#o.tracked(c.site))) await this.#o.learn()
     this.#countMissed(claims, now)
     for (const claim of claims) {
-      const entry = this.#entryFor(claim.site)
-      const own: Owned = { entry, until: claim.dueAt + this.intervalMs, continued: false, lost: false }
+      const entry = this.#entryFor(claim.site, claim.intervalMs)
+      const own: Owned = { entry, until: claim.dueAt + claim.intervalMs, continued: false, lost: false }
       this.#owned.set(claim.site.id, own)
       this.#held.push({ own, dueAt: claim.dueAt })
     }
@@ -315,7 +328,7 @@ export class LeaseScheduler extends GatedScheduler<GateEntry, 'list' | 'round'> 
       entry.removed = false
       // Held past a whole interval (the machine stalled, or a take-over came late): by now the next
       // check is due and claimed, so this one is shed rather than run in the next one's interval.
-      if (now - held.dueAt >= this.intervalMs) {
+      if (now - held.dueAt >= entry.intervalMs) {
         this.shedBeforeGate(now)
         continue
       }
@@ -327,12 +340,12 @@ export class LeaseScheduler extends GatedScheduler<GateEntry, 'list' | 'round'> 
 
   /** Without the database nobody can claim: the sites this instance claimed last go on being checked here, at their phase. */
   #continueOffline(now: number): void {
-    const { intervalMs } = this
     let added = false
     for (const own of this.#owned.values()) {
       if (own.lost || own.until > now + this.#lookaheadMs) continue
       // A claim that ended before the last good round was the others' to take, not this instance's to prolong.
       if (!own.continued && own.until <= this.#lastOkAt) continue
+      const { intervalMs } = own.entry
       const dueAt = claimedOccurrence(own.until, now, intervalMs).dueAt
       own.until = dueAt + intervalMs
       own.continued = true
@@ -365,13 +378,13 @@ export class LeaseScheduler extends GatedScheduler<GateEntry, 'list' | 'round'> 
   #forgetLapsed(now: number): void {
     if (this.#offline || now - this.#lastForgetAt < FORGET_EVERY_MS) return
     this.#lastForgetAt = now
-    const horizon = now - 2 * this.intervalMs - 10_000
     this.#owned.forEach((own, id) => {
-      if (own.until < horizon && !own.entry.running && own.entry.waiting === null) this.#owned.delete(id)
+      const { entry } = own
+      if (own.until < now - 2 * entry.intervalMs - 10_000 && !entry.running && entry.waiting === null) this.#owned.delete(id)
     })
   }
 }
 
-function newEntry(site: ScheduledSite): GateEntry {
-  return { site, running: false, waiting: null, removed: false }
+function newEntry(site: ScheduledSite, intervalMs: number): GateEntry {
+  return { site, intervalMs, running: false, waiting: null, removed: false }
 }

@@ -1,21 +1,28 @@
-import type { GateEntry, ScheduledSite } from './check-gate.js'
+import type { GateEntry } from './check-gate.js'
 
-/** A site on the wheel: the gate's view of it plus the offset of its due times within each interval. */
+/** A site on a wheel: the gate's view of it plus when it falls due. */
 export interface WheelEntry extends GateEntry {
+  /** The offset of its due times within each of its intervals. */
   phase: number
+  /** The wheel it is on; null when on none. */
+  wheel: PhaseWheel | null
+  /** Its first check as a new site while that waits; a first no longer named here is dead. */
+  first: First | null
+  /** The last due time handed out for it; null before the first. */
+  lastDueAt: number | null
+  /** Nothing falls due before this: half an interval after its last due time on the wheel it came from. */
+  notBefore: number
 }
 
-/** How a {@link PhaseWheel} spaces its sites and recognises one it already holds. */
+/** How a {@link PhaseWheel} spaces its sites. */
 export interface PhaseWheelOptions {
-  /** Every site is due once per interval. */
+  /** Every site on the wheel is due once per interval. */
   intervalMs: number
   now: () => number
-  /** The entry of a site still running or waiting, reused when the site comes back to the list. */
-  busyWith: (siteId: number) => WheelEntry | undefined
 }
 
 /** A site that appeared while the wheel turned, waiting for its first check. */
-interface First {
+export interface First {
   entry: WheelEntry
   dueAt: number
 }
@@ -48,6 +55,10 @@ const byPhase = (a: WheelEntry, b: WheelEntry): number => a.phase - b.phase || a
  * read's start plus one interval. If its phase comes before then it simply waits for it; otherwise
  * its first check is placed at its phase scaled into the time left, so that a large import is spread
  * out rather than started at once. After that it keeps its phase.
+ *
+ * A site that comes from another wheel (its interval changed) waits for its phase on this one, but
+ * falls due no sooner than half an interval after its last due time: within one and a half
+ * intervals, never twice in a burst.
  */
 export class PhaseWheel {
   readonly #opts: PhaseWheelOptions
@@ -86,33 +97,26 @@ export class PhaseWheel {
   }
 
   /**
-   * Takes the site list read now. Costs O(n) for an unchanged list; only added sites are sorted, then
-   * merged. `firstBy` is when the added sites' first checks are due at the latest; null for the first
-   * list, when every site waits for its phase.
+   * Takes the wheel's sites now: `entries`, each with this wheel's interval (see `PhaseWheels`). Costs
+   * O(n); only the entries new to the wheel are sorted, then merged. `firstBy` is when new sites'
+   * first checks are due at the latest; null for the first list, when every site waits for its phase.
    */
-  update(sites: ScheduledSite[], firstBy: number | null): void {
-    const incoming = new Map<number, ScheduledSite>()
-    for (const site of sites) if (!incoming.has(site.id)) incoming.set(site.id, site)
+  update(entries: readonly WheelEntry[], firstBy: number | null): void {
+    const { intervalMs } = this.#opts
     const kept: WheelEntry[] = []
     for (const entry of this.#entries) {
-      const site = incoming.get(entry.site.id)
-      if (site !== undefined && site.domain === entry.site.domain) {
-        entry.site = site
-        kept.push(entry)
-        incoming.delete(site.id)
-      } else {
-        entry.removed = true
-      }
+      if (entry.wheel !== this) continue
+      if (!entry.removed && entry.intervalMs === intervalMs) kept.push(entry)
+      else entry.wheel = null
     }
     const added: WheelEntry[] = []
-    for (const site of incoming.values()) {
-      const busy = this.#opts.busyWith(site.id)
-      if (busy !== undefined && busy.site.domain === site.domain) {
-        busy.removed = false
-        added.push(busy)
-      } else {
-        added.push({ site, phase: phaseOf(site.domain, this.#opts.intervalMs), running: false, waiting: null, removed: false })
-      }
+    for (const entry of entries) {
+      if (entry.wheel === this) continue
+      entry.wheel = this
+      entry.phase = phaseOf(entry.site.domain, intervalMs)
+      entry.first = null
+      entry.notBefore = entry.lastDueAt === null ? -Infinity : entry.lastDueAt + intervalMs / 2
+      added.push(entry)
     }
     if (firstBy !== null) this.#placeFirsts(added, firstBy)
     added.sort(byPhase)
@@ -139,7 +143,12 @@ export class PhaseWheel {
     const { intervalMs } = this.#opts
     for (let first = this.#firsts[this.#firstsHead]; first !== undefined && first.dueAt <= now; first = this.#firsts[this.#firstsHead]) {
       this.#firstsHead++
-      if (!first.entry.removed) due(first.entry, first.dueAt)
+      const { entry } = first
+      if (entry.first !== first) continue
+      entry.first = null
+      if (entry.removed) continue
+      entry.lastDueAt = first.dueAt
+      due(entry, first.dueAt)
     }
     if (this.#firstsHead > 0 && this.#firstsHead === this.#firsts.length) {
       this.#firsts = []
@@ -148,7 +157,11 @@ export class PhaseWheel {
     for (;;) {
       const entry = this.#entries[this.#cursor]
       if (entry !== undefined && this.#cycleStart + entry.phase <= now) {
-        due(entry, this.#cycleStart + entry.phase)
+        const dueAt = this.#cycleStart + entry.phase
+        if (dueAt >= entry.notBefore) {
+          entry.lastDueAt = dueAt
+          due(entry, dueAt)
+        }
         this.#cursor++
       } else if (entry === undefined && now >= this.#cycleStart + intervalMs) {
         this.#cycleStart += intervalMs
@@ -167,10 +180,15 @@ export class PhaseWheel {
     const left = Math.max(0, firstBy - now)
     const placed: First[] = []
     for (const entry of added) {
-      if (entry.running || entry.waiting !== null) continue
+      // A site checked before (one whose check still runs, or whose interval changed) is not new.
+      if (entry.lastDueAt !== null || entry.running || entry.waiting !== null) continue
       let due = this.#cycleStart + entry.phase
       if (due <= this.#processedUntil) due += intervalMs
-      if (due > firstBy) placed.push({ entry, dueAt: now + Math.floor((entry.phase / intervalMs) * left) })
+      if (due > firstBy) {
+        const first = { entry, dueAt: now + Math.floor((entry.phase / intervalMs) * left) }
+        entry.first = first
+        placed.push(first)
+      }
     }
     if (placed.length === 0) return
     this.#firsts = [...this.#firsts.slice(this.#firstsHead), ...placed].sort((a, b) => a.dueAt - b.dueAt)

@@ -1,5 +1,6 @@
 import type { ScheduledSite } from './check-gate.js'
-import { PhaseWheel, type WheelEntry } from './phase-wheel.js'
+import type { WheelEntry } from './phase-wheel.js'
+import { PhaseWheels } from './phase-wheels.js'
 import { GatedScheduler, type GatedSchedulerOptions } from './site-scheduler.js'
 
 export type { ScheduledSite } from './check-gate.js'
@@ -14,16 +15,16 @@ export interface SchedulerOptions extends GatedSchedulerOptions<'list'> {
 }
 
 /**
- * The scheduler of a single instance: checks every site once per interval at its own phase. The
- * {@link PhaseWheel} says when each site is due (phases, cycles aligned to the epoch, new sites
- * spread out); the gate it shares with the lease scheduler says whether a due check starts now,
- * waits for a slot or is shed. This scheduler keeps the site list fresh and turns the wheel every
- * tick.
+ * The scheduler of a single instance: checks every site once per interval (its own, or
+ * `intervalMs`) at its own phase. The {@link PhaseWheels} say when each site is due (phases, cycles
+ * aligned to the epoch, new sites spread out, a wheel per interval); the gate it shares with the
+ * lease scheduler says whether a due check starts now, waits for a slot or is shed. This scheduler
+ * keeps the site list fresh and turns the wheels every tick.
  */
 export class Scheduler extends GatedScheduler<WheelEntry, 'list'> {
   readonly #listSites: () => Promise<ScheduledSite[]>
   readonly #refreshMs: number
-  readonly #wheel: PhaseWheel
+  readonly #wheel: PhaseWheels
   /** When the last successful read of the site list began; null before the first one. */
   #listedAt: number | null = null
   #started = false
@@ -38,7 +39,7 @@ export class Scheduler extends GatedScheduler<WheelEntry, 'list'> {
     super(opts)
     this.#listSites = opts.listSites
     this.#refreshMs = opts.refreshMs ?? Math.min(opts.intervalMs / 2, 10_000)
-    this.#wheel = new PhaseWheel({ intervalMs: this.intervalMs, now: this.now, busyWith: (siteId) => this.gate.busyWith(siteId) })
+    this.#wheel = new PhaseWheels({ intervalMs: this.intervalMs, now: this.now, busyWith: (siteId) => this.gate.busyWith(siteId) })
   }
 
   /** Loads the site list once, then checks each site at its phase until {@link stop}. */
@@ -100,7 +101,7 @@ export class Scheduler extends GatedScheduler<WheelEntry, 'list'> {
     // The same list as last time (SiteStates hands back the array it kept) has nothing to compare.
     if (sites !== this.#listed) {
       // Sites new in this list were added after the previous read began (the first list is no news).
-      this.#wheel.update(sites, this.#listedAt === null ? null : this.#listedAt + this.intervalMs)
+      this.#wheel.update(sites, this.#listedAt)
       this.#listed = sites
     }
     this.#listedAt = readAt

@@ -11,7 +11,7 @@ export interface SchedulerStats {
   late: number
   /** Due again while the previous check still ran or waited for a slot: not started twice. */
   skipped: number
-  /** Could not start within one interval of their due time, or found the queue full: never started. */
+  /** Could not start within one interval (the site's) of their due time, or found the queue full: never started. */
   shed: number
   /** Checks running now. */
   running: number
@@ -43,7 +43,7 @@ export interface SiteScheduler {
 
 /** How a scheduler runs its checks and paces itself; `Failure` names what else can fail besides a check. */
 export interface GatedSchedulerOptions<Failure extends string> {
-  /** Every site is due once per interval. */
+  /** Every site is due once per interval: its own (`interval_s`), or this one (CHECK_INTERVAL_S). */
   intervalMs: number
   /** One check of one site; a rejection is counted and reported, never thrown. */
   runCheck: (site: ScheduledSite, dueAt: number) => Promise<void>
@@ -100,7 +100,6 @@ export abstract class GatedScheduler<E extends GateEntry, Failure extends string
     this.#window = new LoadWindow({ since: now() })
     this.#behind = new BehindWarning(opts.onBehind)
     this.gate = new CheckGate<E>({
-      intervalMs,
       concurrency,
       maxQueued,
       onTimeMs,

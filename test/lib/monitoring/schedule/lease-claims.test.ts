@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { claimDueChecks, keepOwnClaims, scheduleNewSites, takeOverClaims } from '../../../../lib/monitoring/schedule/lease-claims.js'
 import { addSites } from '../../../../lib/monitoring/add-sites.js'
 import { phaseOf } from '../../../../lib/monitoring/schedule/phase-wheel.js'
+import { SiteIntervals } from '../../../../lib/monitoring/schedule/site-intervals.js'
 import { openDb, toDate, type Db } from '../../../../lib/store/db.js'
 import { migratedDb } from '../../../helpers/db.js'
 
@@ -239,4 +240,128 @@ t.test('after a spell without the database an instance keeps only the claims sti
       t.equal(toDate(r.due_at)?.getTime(), (claim?.dueAt as number) + 5 * I, 'kept: the due time reached is written back')
     else t.equal(String(r.lease_owner), 'b', 'lost: left as b has it')
   }
+})
+
+/** Gives the site `domain` its own interval, as the sites API does (a change bumps `changed_at`). */
+async function setInterval(db: Db, domain: string, intervalS: number | null, at: number): Promise<void> {
+  await db('sites')
+    .where({ domain })
+    .update({ interval_s: intervalS, changed_at: new Date(at) })
+}
+
+t.test('each site is first due, claimed and held at its own interval', async (t) => {
+  const { db, domains } = await sites(t, 3)
+  const [short, usual, long] = domains as [string, string, string]
+  await setInterval(db, short, 30, CYCLE)
+  await setInterval(db, long, 300, CYCLE)
+  const ms = new Map([
+    [short, 30_000],
+    [usual, I],
+    [long, 300_000]
+  ])
+  t.equal(await scheduleNewSites({ db, now: CYCLE + 1, intervalMs: I, limit: 1000 }), 3)
+  const first = await rows(db)
+  for (const [domain, row] of first) {
+    const own = ms.get(domain) as number
+    const phase = phaseOf(domain, own)
+    t.equal(row.due, phase >= 1 ? CYCLE + phase : CYCLE + own + phase, `${domain}: at its phase in ${own / 1000} s`)
+  }
+  const { claims } = await claimDueChecks({ db, owner: 'a', now: CYCLE + 1, horizon: CYCLE + 300_000, intervalMs: I, limit: 10 })
+  t.equal(claims.length, 3)
+  for (const claim of claims) t.equal(claim.intervalMs, ms.get(claim.site.domain), `${claim.site.domain}: claimed with its interval`)
+  for (const [domain, row] of await rows(db)) {
+    const next = (first.get(domain)?.due as number) + (ms.get(domain) as number)
+    t.same(row, { due: next, owner: 'a', until: next }, `${domain}: next due one interval of its own later, claimed until then`)
+  }
+})
+
+t.test('a row overdue past the shortest interval is judged by its own: late within it, passed over beyond it', async (t) => {
+  const { db, domains } = await sites(t, 3)
+  const [short, long, usual] = domains as [string, string, string]
+  await setInterval(db, short, 30, CYCLE)
+  await setInterval(db, long, 300, CYCLE)
+  const now = CYCLE + 10 * I
+  for (const domain of domains)
+    await db('sites')
+      .where({ domain })
+      .update({ due_at: new Date(now - 40_000) })
+  const got = await claimDueChecks({ db, owner: 'a', now, horizon: now + 1000, intervalMs: I, limit: 10 })
+  t.same(
+    got.claims.map((c) => [c.site.domain, c.dueAt, c.missed]),
+    [
+      [usual, now - 40_000, 0],
+      [long, now - 40_000, 0]
+    ],
+    'the 60 s and 300 s sites are 40 s late: run late'
+  )
+  t.same(
+    got.passed.map((p) => [p.site.domain, p.dueAt, p.missed]),
+    [[short, now + 20_000, 2]],
+    'the 30 s site is past its interval: moved to its next occurrence'
+  )
+  const after = await rows(db)
+  t.match(after.get(long), { due: now + 260_000, owner: 'a' }, 'the 300 s site is next due 300 s after the late one')
+})
+
+t.test("a dead instance's claims are taken over by each site's own interval", async (t) => {
+  const { db, domains } = await sites(t, 2)
+  const [short, long] = domains as [string, string]
+  await setInterval(db, short, 30, CYCLE)
+  await setInterval(db, long, 300, CYCLE)
+  await scheduleNewSites({ db, now: CYCLE, intervalMs: I, limit: 1000 })
+  const { claims } = await claimDueChecks({ db, owner: 'dead', now: CYCLE, horizon: CYCLE + 300_000, intervalMs: I, limit: 10 })
+  const taken = await takeOverClaims({ db, owner: 'alive', dead: ['dead'], now: CYCLE, intervalMs: I, limit: 10 })
+  t.same(
+    taken.map((c) => [c.site.domain, c.dueAt, c.intervalMs]).sort(),
+    claims.map((c) => [c.site.domain, c.dueAt, c.intervalMs]).sort(),
+    'each unrecorded claim again, at the due time it was claimed for'
+  )
+})
+
+t.test('a changed interval moves the due time to the phase in the new one; the next look leaves it', async (t) => {
+  const { db, domains } = await sites(t, 4)
+  const [shortened, lengthened, renamed, removed] = domains as [string, string, string, string]
+  const L = 300_000
+  const S = 30_000
+  await setInterval(db, shortened, 300, CYCLE)
+  await setInterval(db, lengthened, 30, CYCLE)
+  await setInterval(db, removed, 30, CYCLE)
+  const intervals = new SiteIntervals()
+  await scheduleNewSites({ db, now: CYCLE, intervalMs: I, limit: 1000, intervals })
+  t.equal(intervals.duePerS.toFixed(6), (1 / 300 + 1 / 30 + 1 / 60 + 1 / 30).toFixed(6), 'the load: each site once per its own interval')
+  // 200 s on: the shortened site was last checked 100 s ago and is next due in up to 300 s; the
+  // lengthened one was checked 5 s ago and is next due in 25 s.
+  const now = CYCLE + 200_000
+  await db('sites')
+    .where({ domain: shortened })
+    .update({ due_at: new Date(now + 200_000 + 1), checked_at: new Date(now - 100_000) })
+  await db('sites')
+    .where({ domain: lengthened })
+    .update({ due_at: new Date(now + 25_000 + phaseOf(lengthened, S)), checked_at: new Date(now - 5000) })
+  await setInterval(db, shortened, 30, now - 100)
+  await setInterval(db, lengthened, 300, now - 100)
+  await db('sites')
+    .where({ domain: renamed })
+    .update({ name: 'Renamed', changed_at: new Date(now - 100) })
+  await db('sites')
+    .where({ domain: removed })
+    .update({ removed_at: new Date(now - 100), changed_at: new Date(now - 100) })
+  const before = await rows(db)
+  t.equal(await scheduleNewSites({ db, now, intervalMs: I, limit: 1000, changedSince: now - 2000, intervals }), 2, 'two moved')
+  const after = await rows(db)
+  const movedShort = after.get(shortened)?.due as number
+  t.ok(movedShort >= now && movedShort < now + S, `shortened: due ${movedShort - now} ms from now, within 30 s`)
+  t.equal((movedShort - phaseOf(shortened, S)) % S, 0, 'at its phase in 30 s')
+  const movedLong = after.get(lengthened)?.due as number
+  t.ok(movedLong >= now - 5000 + L / 2, `lengthened: due ${movedLong - (now - 5000)} ms after its last check, half of 300 s at least`)
+  t.ok(movedLong < now + L, 'and within 300 s from now')
+  t.equal((movedLong - phaseOf(lengthened, L)) % L, 0, 'at its phase in 300 s')
+  t.same(after.get(renamed), before.get(renamed), 'renamed: left as it was')
+  t.equal(intervals.duePerS.toFixed(6), (1 / 30 + 1 / 300 + 1 / 60).toFixed(6), 'the load follows the changes and the removal')
+  t.equal(
+    await scheduleNewSites({ db, now: now + 300, intervalMs: I, limit: 1000, changedSince: now - 2000, intervals }),
+    0,
+    'another look (or another instance) moves nothing more'
+  )
+  t.same(await rows(db), after)
 })
