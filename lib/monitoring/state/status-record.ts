@@ -2,6 +2,7 @@ import type { StoredSiteState } from '../../store/site-states.js'
 import type { SiteStatus } from '../../rules/consensus.js'
 import { daysRemaining } from '../../rules/certificates.js'
 import { durationSeconds } from '../../rules/outages.js'
+import { siteIntervalMs } from '../../rules/site-interval.js'
 import { settingsView, type SettingsView } from '../../rules/site-settings.js'
 import { uptimeSummary, type UptimeWindows } from '../../rules/uptime.js'
 
@@ -34,7 +35,7 @@ export interface CurrentStatus {
   slow: boolean
 }
 
-/** A newest check older than this many intervals means nobody knows: `unavailable`. */
+/** A newest check older than this many of the site's intervals means nobody knows: `unavailable`. */
 const FRESH_INTERVALS = 3
 
 /** A site's stored verdict, as its row keeps it. */
@@ -44,14 +45,17 @@ export interface StoredVerdict {
   partial: boolean
   response_ms: number | null
   checked_at: Date | null
+  /** The site's own check interval in seconds; null: the service's. */
+  interval_s: number | null
 }
 
 /**
- * The verdict to show for a site now: the stored one while its newest check is at most three
- * intervals old, otherwise `unavailable` with `blocked`, `partial` false and no response time.
- * The status endpoint, badges, pages and the operator tool all show sites through this rule.
+ * The verdict to show for a site now: the stored one while its newest check is at most three of its
+ * intervals old (its own, or `intervalMs`, CHECK_INTERVAL_S, when it has none), otherwise
+ * `unavailable` with `blocked`, `partial` false and no response time. The status endpoint, badges,
+ * pages and the operator tool all show sites through this rule.
  */
-export function currentVerdict(site: StoredVerdict, now: Date, intervalMs: number): Omit<StoredVerdict, 'checked_at'> {
+export function currentVerdict(site: StoredVerdict, now: Date, intervalMs: number): Omit<StoredVerdict, 'checked_at' | 'interval_s'> {
   return isFresh(site, now, intervalMs)
     ? { status: site.status, blocked: site.blocked, partial: site.partial, response_ms: site.response_ms }
     : { status: 'unavailable', blocked: false, partial: false, response_ms: null }
@@ -59,7 +63,9 @@ export function currentVerdict(site: StoredVerdict, now: Date, intervalMs: numbe
 
 /** Whether the site's newest check is recent enough for its verdict to stand (see {@link currentVerdict}). */
 export function isFresh(site: StoredVerdict, now: Date, intervalMs: number): boolean {
-  return site.checked_at !== null && now.getTime() - site.checked_at.getTime() <= FRESH_INTERVALS * intervalMs
+  return (
+    site.checked_at !== null && now.getTime() - site.checked_at.getTime() <= FRESH_INTERVALS * siteIntervalMs(site.interval_s, intervalMs)
+  )
 }
 
 /** A site's status record at `now`: its current verdict, uptime, last outage and certificate. */

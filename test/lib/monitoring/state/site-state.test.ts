@@ -175,3 +175,43 @@ t.test('a full read of the site list gives the event loop turns, and refreshes n
   t.equal(b, a, 'the second call ran after the first, found nothing new and handed back the same list')
   t.ok(turns.seen >= 4, `the loop turned while 12,000 sites were compared (${turns.seen} turns)`)
 })
+
+t.test("the freshness rule counts a site's own intervals, and follows a change of interval", async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  const I = 60 * SEC
+  await addSites({
+    db,
+    entries: [
+      { domain: 'default.example.com', name: null },
+      { domain: 'slow.example.com', name: null },
+      { domain: 'fast.example.com', name: null }
+    ],
+    now: new Date(T0)
+  })
+  await db('sites')
+    .where({ domain: 'slow.example.com' })
+    .update({ interval_s: 300, changed_at: new Date(T0) })
+  await db('sites')
+    .where({ domain: 'fast.example.com' })
+    .update({ interval_s: 30, changed_at: new Date(T0) })
+  const states = new SiteStates({ intervalMs: I, publicUrl: 'http://x' })
+  await states.refresh(db, new Date(T0))
+  for (const domain of ['default.example.com', 'slow.example.com', 'fast.example.com']) applyCheck(states, domain, new Date(T0), 'up')
+  const status = (domain: string, atS: number): string | undefined => states.statusRecord(domain, new Date(T0 + atS * SEC))?.status
+  t.equal(status('fast.example.com', 90), 'up', '30 s: up for 90 s')
+  t.equal(status('fast.example.com', 91), 'unavailable', '30 s: then unavailable')
+  t.equal(status('default.example.com', 181), 'unavailable', 'the default: unavailable after three minutes')
+  t.equal(status('slow.example.com', 900), 'up', '300 s: still up after 15 minutes')
+  t.equal(status('slow.example.com', 901), 'unavailable', '300 s: then unavailable')
+  t.equal(states.current('slow.example.com', new Date(T0 + 600 * SEC))?.status, 'up', 'badges apply the same rule')
+  let counts = (await states.listPage(new Date(T0 + 600 * SEC), 1, 10)).counts
+  t.match(counts, { up: 1, unavailable: 2 }, 'and so does the list')
+
+  await db('sites')
+    .where({ domain: 'slow.example.com' })
+    .update({ interval_s: null, changed_at: new Date(T0 + 601 * SEC) })
+  await states.refresh(db, new Date(T0 + 602 * SEC))
+  t.equal(status('slow.example.com', 602), 'unavailable', 'its interval cleared: three default intervals')
+  counts = (await states.listPage(new Date(T0 + 602 * SEC), 1, 10)).counts
+  t.match(counts, { up: 0, unavailable: 3 })
+})
