@@ -179,3 +179,59 @@ t.test('while behind, one warning a minute gives the figures, and /healthz is to
     'the figures are in the text too'
   )
 })
+
+t.test('on SQLite each tracked site is checked at its own interval, and a change of it takes effect', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  // The top of every interval used here.
+  const T0 = Date.parse('2026-12-01T00:00:00.000Z')
+  await addSites({
+    db,
+    entries: ['short', 'default', 'long'].map((name) => ({ domain: `${name}.example.com`, name: null })),
+    now: new Date(T0 - 1000)
+  })
+  await db('sites')
+    .where({ domain: 'short.example.com' })
+    .update({ interval_s: 30, changed_at: new Date(T0 - 1000) })
+  await db('sites')
+    .where({ domain: 'long.example.com' })
+    .update({ interval_s: 300, changed_at: new Date(T0 - 1000) })
+  const clock = FakeTimers.install({ now: T0, toFake: ['setInterval', 'clearInterval'] })
+  t.teardown(() => {
+    clock.uninstall()
+  })
+  const probed: string[] = []
+  const checks = {
+    probeNow: async (domain: string) => {
+      probed.push(domain)
+      return {}
+    }
+  } as unknown as CheckSupervisor
+  const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'http://x' })
+  const monitoring = await startMonitoring({
+    db,
+    states,
+    checks,
+    intervalMs: 60_000,
+    retentionDays: 35,
+    logger: createLogger({ level: 'silent' }),
+    now: () => new Date(clock.now)
+  })
+  t.teardown(() => monitoring.stop())
+  const count = (domain: string): number => probed.filter((d) => d === domain).length
+  await clock.tickAsync(600_000)
+  t.same(
+    [count('short.example.com'), count('default.example.com'), count('long.example.com')],
+    [20, 10, 2],
+    'in 10 minutes: every 30 s, every 60 s (CHECK_INTERVAL_S), every 300 s'
+  )
+  probed.length = 0
+  await db('sites')
+    .where({ domain: 'long.example.com' })
+    .update({ interval_s: 30, changed_at: new Date(clock.now) })
+  await monitoring.sitesChanged()
+  await clock.tickAsync(300_000)
+  t.ok(
+    count('long.example.com') >= 9 && count('long.example.com') <= 11,
+    `every 30 s once changed: ${count('long.example.com')} in 5 minutes`
+  )
+})
