@@ -45,10 +45,13 @@ const STREAMS = Number(process.env.BENCH_STREAMS ?? 0)
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 0)
 const EXPECT = (process.env.BENCH_EXPECT ?? '0') === '1'
 /** Each site's own interval in seconds, by index: the BENCH_INTERVALS weights in turn; null: the default. */
-const MIX = (process.env.BENCH_INTERVALS ?? '').split(',').filter(Boolean).flatMap((part) => {
-  const [seconds, weight = '1'] = part.split(':')
-  return Array.from({ length: Number(weight) }, () => Number(seconds))
-})
+const MIX = (process.env.BENCH_INTERVALS ?? '')
+  .split(',')
+  .filter(Boolean)
+  .flatMap((part) => {
+    const [seconds, weight = '1'] = part.split(':')
+    return Array.from({ length: Number(weight) }, () => Number(seconds))
+  })
 const intervalOf = (i) => (MIX.length === 0 ? null : MIX[i % MIX.length])
 const intervalMsOf = (i) => (intervalOf(i) ?? INTERVAL_S) * 1000
 const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
@@ -322,7 +325,9 @@ try {
   const cpuPercent = ((last.cpu.user + last.cpu.system - first.cpu.user - first.cpu.system) / 1e6 / elapsedS) * 100
   const rowsPerS = (checksAfter - checksBefore) / elapsedS
   const cpuPerCheckMs =
-    (last.cpu.user + last.cpu.system - first.cpu.user - first.cpu.system) / 1000 / Math.max(1, last.scheduler.started - first.scheduler.started)
+    (last.cpu.user + last.cpu.system - first.cpu.user - first.cpu.system) /
+    1000 /
+    Math.max(1, last.scheduler.started - first.scheduler.started)
 
   // Every due time in the window that had its full 5 s before the end, and the first request that
   // reached the target for it: the first arrival from the due time (less a second for clock
