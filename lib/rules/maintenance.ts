@@ -19,6 +19,12 @@ export type Weekday = (typeof WEEKDAYS)[number]
 export const MAX_WEEKLY_MINUTES = 7 * 24 * 60
 /** The longest one-off window: 31 days, a whole month's SLA and no more. */
 export const MAX_ONE_OFF_MS = 31 * DAY_MS
+/**
+ * Windows a site may have: recording a check works out the maintenance from all its site's windows,
+ * so their number bounds that cost. Ended one-off windows count until removed (they keep their time
+ * out of past SLA answers).
+ */
+export const MAX_WINDOWS_PER_SITE = 100
 /** How far ahead `maintenanceAt` follows windows that chain into one another to find the end. */
 export const UNTIL_HORIZON_MS = 35 * DAY_MS
 

@@ -163,6 +163,8 @@ export interface LockedSite {
   /** The slow threshold in force and the slow rule's state. */
   max_response_ms: number | null
   slow: SlowState
+  /** The end of the maintenance whose start was announced; null when none is. */
+  maintenance_until: Date | null
 }
 
 const forUpdate = <Q extends { forUpdate(): Q }>(db: Db, query: Q): Q => (db.client.config.client === 'mysql2' ? query.forUpdate() : query)
@@ -190,7 +192,8 @@ export async function lockSites({ db, ids }: { db: Db; ids: readonly number[] })
         'tls_notice_days',
         'max_response_ms',
         'slow',
-        'slow_streak'
+        'slow_streak',
+        'maintenance_until'
       )
     for (const row of await forUpdate(db, query)) {
       sites.set(Number(row.id), {
@@ -202,7 +205,8 @@ export async function lockSites({ db, ids }: { db: Db; ids: readonly number[] })
         checked_at: toDate(row.checked_at),
         tls_notice: noticeOf(row),
         max_response_ms: row.max_response_ms === null ? null : Number(row.max_response_ms),
-        slow: { slow: Boolean(row.slow), streak: Number(row.slow_streak) }
+        slow: { slow: Boolean(row.slow), streak: Number(row.slow_streak) },
+        maintenance_until: toDate(row.maintenance_until)
       })
     }
   }

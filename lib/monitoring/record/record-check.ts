@@ -7,6 +7,8 @@ import { checkKey, findStoredChecks, insertChecks, newestCheckTime, updateSiteSt
 import type { Db } from '../../store/db.js'
 import { closeOutage, findOutageAt, insertOutage, listOpenOutages } from '../../store/outages.js'
 import { lockSites, updateExpiryNotices, type LockedSite } from '../../store/sites.js'
+import { listMaintenanceWindows, updateMaintenanceUntil } from '../../store/maintenance.js'
+import { MaintenanceSteps } from './maintenance-steps.js'
 
 /** What recording a check did: the result the database committed and the in-memory state applies. */
 export interface RecordedCheck {
@@ -53,7 +55,8 @@ export async function recordCheck({
  * Each outage opened or closed is announced (`outage.opened`, `outage.closed`) in the same
  * transaction, after its other writes, so that the sequence lock is held for the commit alone. So is
  * each `certificate.expiring` threshold a check's certificate crossed, with the site's record of
- * what was announced, so that no restart or other instance announces it again.
+ * what was announced, so that no restart or other instance announces it again. During a site's
+ * maintenance no outage opens, and its start and end are announced likewise (`MaintenanceSteps`).
  *
  * `retried` says an earlier attempt at this same batch failed: the connection may have been lost
  * after that attempt's commit, so checks already stored are not stored twice, and what the
@@ -82,9 +85,12 @@ export async function recordChecks({
     let results: Map<CheckRecord, RecordedCheck>
     if (live.length > 0 && stored.size >= live.length) results = await replayCommitted(trx, live, sites, stored)
     else {
-      results = await applyChecks(trx, live, sites, stored, writer)
-      const { notices, events: announce } = announcements(live, sites, results)
+      // One indexed read of the batch's windows, after the sites' row locks: see MaintenanceSteps.
+      const maintenance = new MaintenanceSteps(await listMaintenanceWindows({ db: trx, siteIds: live.map((c) => c.siteId) }), sites)
+      results = await applyChecks(trx, live, sites, stored, writer, maintenance)
+      const { notices, events: announce } = announcements(live, sites, results, maintenance)
       await updateExpiryNotices({ db: trx, notices })
+      await updateMaintenanceUntil({ db: trx, until: maintenance.changed })
       events = (await appendToOutbox({ db: trx, events: announce })).length
     }
     return checks.map((c) => (sites.get(c.siteId) === undefined ? null : (results.get(c) ?? NOT_CURRENT)))
@@ -101,7 +107,8 @@ export async function recordChecks({
 function announcements(
   checks: readonly CheckRecord[],
   sites: ReadonlyMap<number, LockedSite>,
-  results: ReadonlyMap<CheckRecord, RecordedCheck>
+  results: ReadonlyMap<CheckRecord, RecordedCheck>,
+  maintenance: MaintenanceSteps
 ): { events: NewEvent[]; notices: Map<number, ExpiryNotice> } {
   const events: NewEvent[] = []
   const notices = new Map<number, ExpiryNotice>()
@@ -109,6 +116,7 @@ function announcements(
     const r = results.get(check)
     const site = sites.get(check.siteId)
     if (!r?.current || !site) continue
+    events.push(...maintenance.announce(check))
     if (r.outage && r.step !== 'none') events.push(outageEvent(r.step, site, r.outage, check.checkedAt))
     if (r.slowEvent) {
       events.push(slowEvent(r.slowEvent, site, { response_ms: check.responseMs, max_response_ms: site.max_response_ms }, check.checkedAt))
@@ -129,7 +137,8 @@ async function applyChecks(
   checks: readonly CheckRecord[],
   sites: ReadonlyMap<number, LockedSite>,
   stored: ReadonlyMap<string, number>,
-  writer: string | null
+  writer: string | null,
+  maintenance: MaintenanceSteps
 ): Promise<Map<CheckRecord, RecordedCheck>> {
   const open = await listOpenOutages({ db: trx, siteIds: checks.map((c) => c.siteId) })
   await insertChecks({ db: trx, checks: checks.filter((c) => !stored.has(checkKey(c))) })
@@ -146,7 +155,7 @@ async function applyChecks(
       checkedAt: sites.get(check.siteId)?.checked_at ?? null,
       open: open.get(check.siteId) ?? null
     }
-    const { change, after } = outageTransition(snapshot, check)
+    const { change, after } = outageTransition(snapshot, check, { inMaintenance: maintenance.inMaintenance(check) })
     snapshots.set(check.siteId, after)
     if (change.kind === 'stale') {
       results.set(check, NOT_CURRENT)

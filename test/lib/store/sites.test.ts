@@ -45,7 +45,7 @@ for (const engine of engines()) {
     const [a, b] = (await db('sites').orderBy('id').pluck('id')).map(Number) as [number, number]
     await db('sites')
       .where({ id: a })
-      .update({ checked_at: new Date(T0), max_response_ms: 2000, slow: true, slow_streak: 1 })
+      .update({ checked_at: new Date(T0), max_response_ms: 2000, slow: true, slow_streak: 1, maintenance_until: new Date(T0 + 10 * MIN) })
     await markSiteRemoved({ db, id: b, now: new Date(T0 + MIN) })
     const locked = await db.transaction((trx) => lockSites({ db: trx, ids: [b, a, a, b + 100] }))
     t.same(
@@ -60,7 +60,8 @@ for (const engine of engines()) {
           checked_at: new Date(T0),
           tls_notice: null,
           max_response_ms: 2000,
-          slow: { slow: true, streak: 1 }
+          slow: { slow: true, streak: 1 },
+          maintenance_until: new Date(T0 + 10 * MIN)
         },
         {
           id: b,
@@ -71,7 +72,8 @@ for (const engine of engines()) {
           checked_at: null,
           tls_notice: null,
           max_response_ms: null,
-          slow: { slow: false, streak: 0 }
+          slow: { slow: false, streak: 0 },
+          maintenance_until: null
         }
       ],
       'in id order, once each; a site whose row is gone is missing'
