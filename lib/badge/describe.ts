@@ -10,7 +10,7 @@ export const MAX_LABEL_LENGTH = 64
 export interface BadgeContent {
   label: string
   message: string
-  color: 'green' | 'red' | 'yellow' | 'lightgrey'
+  color: 'green' | 'red' | 'yellow' | 'lightgrey' | 'blue'
 }
 
 export interface BadgeOptions {
@@ -49,12 +49,14 @@ export const GENERIC_LABEL = 'status'
 /**
  * Label: the site's name (a name too long for a badge, or no site at all, gives `status`), unless
  * the caller overrides it. Message: the status, with blocked, partial and slow noted in brackets, or
- * `not tracked`. Colour: by status alone.
+ * `not tracked`. Colour: by status alone. During a maintenance window, whatever the status:
+ * `maintenance` in blue (a planned outage is not news to whoever looks at the badge).
  */
 export function describeBadge(site: CurrentStatus | null, override?: string): BadgeContent {
   const fallback = site === null || site.name.length > MAX_LABEL_LENGTH ? GENERIC_LABEL : site.name
   const label = override ?? fallback
   if (site === null) return { label, message: 'not tracked', color: 'lightgrey' }
+  if (site.maintenance === true) return { label, message: 'maintenance', color: 'blue' }
   const notes = (site.blocked ? 1 : 0) + (site.partial ? 2 : 0) + (site.slow ? 4 : 0)
   return { label, message: MESSAGES[site.status][notes] as string, color: COLORS[site.status] }
 }

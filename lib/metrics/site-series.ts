@@ -11,7 +11,8 @@ const FAMILIES = {
   probe_http_status_code: 'The HTTP status of the last response in the newest check from this location; 0 when none came.',
   probe_ssl_earliest_cert_expiry: "The leaf certificate's expiry seen by the newest https probe from this location, in Unix seconds.",
   site_status_up: 'The site is up (1) or down (0) by consensus of the locations; absent while unconfirmed or unavailable.',
-  site_status_outage_ongoing: 'The site has an outage that has not ended (1) or not (0).'
+  site_status_outage_ongoing: 'The site has an outage that has not ended (1) or not (0).',
+  site_status_maintenance: 'The site is in a maintenance window (1) or not (0); no outage opens during one.'
 } as const
 type Family = keyof typeof FAMILIES
 
@@ -23,7 +24,7 @@ function escapeLabel(value: string): string {
   return /[\\"\n]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value
 }
 
-/** A site as one scrape writes it: its label text escaped once, for all six families. */
+/** A site as one scrape writes it: its label text escaped once, for all the families. */
 interface Row {
   domain: string
   site: SiteMetrics
@@ -57,7 +58,7 @@ export class SiteSeries {
     this.#now = now
   }
 
-  /** The six families in Prometheus's text format (0.0.4), each with its HELP and TYPE lines, in chunks. */
+  /** The families in Prometheus's text format (0.0.4), each with its HELP and TYPE lines, in chunks. */
   async *chunks(): AsyncGenerator<string> {
     const rows: Row[] = []
     this.#states.eachForMetrics(this.#now(), (site) => {
@@ -85,8 +86,10 @@ export class SiteSeries {
           } else if (family === 'site_status_up') {
             if (site.status === 'up' || site.status === 'down')
               chunk += `site_status_up{domain="${domain}"} ${site.status === 'up' ? 1 : 0}\n`
-          } else {
+          } else if (family === 'site_status_outage_ongoing') {
             chunk += `site_status_outage_ongoing{domain="${domain}"} ${site.outageOngoing ? 1 : 0}\n`
+          } else {
+            chunk += `site_status_maintenance{domain="${domain}"} ${site.maintenance ? 1 : 0}\n`
           }
         }
         yield chunk

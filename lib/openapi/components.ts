@@ -6,12 +6,21 @@ import { BADGE_STYLES, MAX_LABEL_LENGTH } from '../badge/describe.js'
 import { ref, type Json } from './parts.js'
 import { badgeSchemas } from './schemas/badges.js'
 import { checkSchemas } from './schemas/checks.js'
+import { maintenanceSchemas } from './schemas/maintenance.js'
 import { serviceSchemas } from './schemas/service.js'
 import { settingsSchemas } from './schemas/settings.js'
 import { siteSchemas } from './schemas/sites.js'
 import { webhookSchemas } from './schemas/webhooks.js'
 
-const schemas: Json = { ...serviceSchemas, ...checkSchemas, ...siteSchemas, ...settingsSchemas, ...webhookSchemas, ...badgeSchemas }
+const schemas: Json = {
+  ...serviceSchemas,
+  ...checkSchemas,
+  ...siteSchemas,
+  ...settingsSchemas,
+  ...maintenanceSchemas,
+  ...webhookSchemas,
+  ...badgeSchemas
+}
 
 const integerHeader = (description: string): Json => ({ description, schema: { type: 'integer', minimum: 0 } })
 
@@ -66,7 +75,7 @@ const responses: Json = {
     ...budgetHeaders(true)
   }),
   Conflict: error(
-    "The request conflicts with what is stored: the site is already tracked, the webhook is disabled, or the delivery's event was pruned. The text says why."
+    "The request conflicts with what is stored: the site is already tracked or has all the maintenance windows it may, the webhook is disabled, or the delivery's event was pruned. The text says why."
   ),
   BatchOverBudget: {
     description:

@@ -45,7 +45,7 @@ export const paths: Json = {
       tags: ['operations'],
       summary: 'Prometheus metrics in the text exposition format (costs nothing)',
       description:
-        "For Prometheus to scrape, with a key holding `read` or with METRICS_TOKEN. Per tracked site and location, blackbox_exporter's `probe_success`, `probe_duration_seconds`, `probe_http_status_code` and `probe_ssl_earliest_cert_expiry` (labels `domain`, `location`) from the site's newest check while it is fresh; per site `site_status_up` (1 up, 0 down, absent otherwise) and `site_status_outage_ongoing`; the service's own `site_status_*` counters, gauges and histograms, and Node's process metrics. Series: at most 4 per site and location plus 2 per site.",
+        "For Prometheus to scrape, with a key holding `read` or with METRICS_TOKEN. Per tracked site and location, blackbox_exporter's `probe_success`, `probe_duration_seconds`, `probe_http_status_code` and `probe_ssl_earliest_cert_expiry` (labels `domain`, `location`) from the site's newest check while it is fresh; per site `site_status_up` (1 up, 0 down, absent otherwise), `site_status_outage_ongoing` and `site_status_maintenance` (1 during a maintenance window); the service's own `site_status_*` counters, gauges and histograms, and Node's process metrics. Series: at most 4 per site and location plus 3 per site.",
       security: [...scope('read'), { metricsToken: [] }],
       responses: {
         200: {
@@ -269,7 +269,7 @@ export const paths: Json = {
       tags: ['badge'],
       summary: 'The status badge as SVG (no key)',
       description:
-        "Drawn with shields.io's renderer. Label: the site's name (`status` for a name over 64 characters or an untracked domain); message: the status, with blocked and partial noted; colour: up green, down red, unconfirmed yellow, unavailable grey. An untracked domain gets a grey `not tracked` badge with status 200, so image proxies still show it. Parameters other than `style` and `label` are ignored (cache busters).",
+        "Drawn with shields.io's renderer. Label: the site's name (`status` for a name over 64 characters or an untracked domain); message: the status, with blocked and partial noted; colour: up green, down red, unconfirmed yellow, unavailable grey; during a maintenance window `maintenance` in blue, whatever the status. An untracked domain gets a grey `not tracked` badge with status 200, so image proxies still show it. Parameters other than `style` and `label` are ignored (cache busters).",
       security: noKey,
       parameters: [ref('parameters', 'Domain'), ref('parameters', 'BadgeStyle'), ref('parameters', 'BadgeLabel')],
       responses: {

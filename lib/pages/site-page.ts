@@ -25,7 +25,9 @@ const EVENT_LABELS: Record<string, string> = {
   'outage.closed': 'Outage ended',
   'site.added': 'Monitoring started',
   'site.removed': 'Monitoring stopped',
-  'certificate.expiring': 'Certificate expiring soon'
+  'certificate.expiring': 'Certificate expiring soon',
+  'maintenance.started': 'Maintenance started',
+  'maintenance.ended': 'Maintenance ended'
 }
 
 const WINDOWS = [
@@ -63,6 +65,7 @@ export function sitePageContext({
       checkedAtIso: record.checked_at,
       responseTime: humanMs(record.response_ms)
     },
+    maintenance: maintenanceContext(record.maintenance),
     certificate: certificateContext(record.tls),
     badgePath: `/api/badge/${record.domain}`,
     uptime: WINDOWS.map(({ key, window }) => ({ key, window, value: humanPercent(record.uptime_percent[key]) })),
@@ -84,6 +87,12 @@ export function sitePageContext({
     }),
     embed: embedCode({ publicUrl, domain: record.domain, name: record.name })
   }
+}
+
+/** The maintenance line of a site page, during a window. */
+function maintenanceContext(maintenance: StatusRecord['maintenance']): Record<string, unknown> | null {
+  if (maintenance === undefined) return null
+  return { until: humanTime(maintenance.until), untilIso: maintenance.until, reason: maintenance.reason }
 }
 
 /** The certificate line of a site page, and its warning when it expires in under 14 days. */
@@ -129,6 +138,7 @@ export function siteListContext({
       domain: r.domain,
       status: r.status,
       label: statusLabel(r),
+      maintenance: r.maintenance !== undefined,
       responseTime: humanMs(r.response_ms),
       uptimeDay: humanPercent(r.uptime_percent.day),
       checkedAt: r.checked_at === null ? null : humanTime(r.checked_at),

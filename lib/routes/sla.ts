@@ -3,8 +3,10 @@ import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
 import { requireScope } from '../auth.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
+import { maintenanceIntervals } from '../rules/maintenance.js'
 import { monitoredSpan, slaFigures, slaWindow, type OutageInterval } from '../rules/sla.js'
 import type { Db } from '../store/db.js'
+import { listMaintenanceWindows } from '../store/maintenance.js'
 import { listOutageTimes } from '../store/outages.js'
 import { findSite } from '../store/sites.js'
 import type { OutageRecord } from './outages.js'
@@ -23,6 +25,8 @@ export interface SlaRecord {
   to: string
   uptime_percent: number
   monitored_seconds: number
+  /** Maintenance time inside the monitored part of the window, left out of `monitored_seconds`. */
+  maintenance_seconds: number
   downtime_seconds: number
   incidents: number
   longest_outage_seconds: number
@@ -31,11 +35,11 @@ export interface SlaRecord {
 }
 
 /**
- * Answered from the site's row (its first recorded check) and its outages overlapping the window,
- * never from raw checks: two index range reads, however long the window, and for windows within
- * the last 400 days, a copy of the site's closed outages kept between requests (`SlaHistory`) and
- * checked against its two newest outages. A removed site keeps its history: its monitored time ends
- * at the removal.
+ * Answered from the site's row (its first recorded check), its outages overlapping the window and
+ * its maintenance windows (left out of monitored and outage time), never from raw checks: three
+ * index reads, however long the window, and for windows within the last 400 days, a copy of the
+ * site's closed outages kept between requests (`SlaHistory`) and checked against its two newest
+ * outages. A removed site keeps its history: its monitored time ends at the removal.
  */
 export function slaRoutes({ db, now }: { db: Db; now: () => Date }): ServerRoute[] {
   const history = new SlaHistory()
@@ -59,19 +63,22 @@ export function slaRoutes({ db, now }: { db: Db; now: () => Date }): ServerRoute
         const copied = monitored ? await history.window({ db, site, from, to, now: at.getTime() }) : null
         const outages: OutageInterval[] =
           copied?.outages ?? (monitored ? await listOutageTimes({ db, siteId: site.id, from: span.start, to: span.end }) : [])
+        const windows = monitored ? ((await listMaintenanceWindows({ db, siteIds: [site.id] })).get(site.id) ?? []) : []
         const { outages: counted, ...figures } = slaFigures({
           outages,
           firstCheckedAt: site.first_checked_at,
           from: window.from,
           to: window.to,
-          until
+          until,
+          maintenance: maintenanceIntervals(windows, from, to)
         })
         const record: Omit<SlaRecord, 'outages'> = {
           domain: site.domain,
           name: site.name,
           from: window.from.toISOString(),
           to: window.to.toISOString(),
-          ...figures
+          ...figures,
+          maintenance_seconds: figures.maintenance_seconds ?? 0
         }
         const head = `${JSON.stringify(record).slice(0, -1)},"outages":`
         const list = copied?.json(counted) ?? [Buffer.from(outagesJson(counted, site, at.getTime()))]

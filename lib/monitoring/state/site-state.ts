@@ -18,6 +18,7 @@ import type { RecordedCheck } from '../record/record-check.js'
 import type { Expectations } from '../../rules/expectations.js'
 import { setExpectations } from '../../rules/site-settings.js'
 import { locationProbes, type LocationProbe } from './location-probes.js'
+import { MaintenanceWindows } from './site-maintenance.js'
 
 export type { LocationProbe } from './location-probes.js'
 import { SerialisedRecords } from './serialised-records.js'
@@ -29,6 +30,8 @@ export interface SiteMetrics {
   /** The current verdict (the freshness rule applied). */
   status: SiteStatus
   outageOngoing: boolean
+  /** In a maintenance window now. */
+  maintenance: boolean
   /** The newest check's locations while that check is fresh; empty otherwise (stale or none since start). */
   probes: readonly LocationProbe[]
 }
@@ -65,6 +68,8 @@ export class SiteStates {
   readonly #probes = new Map<number, LocationProbe[]>()
   /** Location labels, one string each however many results carry them. */
   readonly #labels = new Map<string, string>()
+  /** The sites' maintenance windows, read with the list of sites (a change to them moves its version). */
+  readonly #maintenance = new MaintenanceWindows()
   readonly #intervalMs: number
   readonly #publicUrl: string
   /** The tracked domains in order, kept until the set of sites changes. */
@@ -151,6 +156,7 @@ export class SiteStates {
       const since = new Date(now.getTime() - UPTIME_WINDOWS.month)
       for (const state of await loadSiteStates({ db, since, siteIds: reload.slice(i, i + 500) })) this.#put(state)
     }
+    for (const id of await this.#maintenance.read(db)) this.#serialised.delete(id)
     this.#tracked = listed
     this.#version = version
     this.#fullAt = now.getTime()
@@ -286,6 +292,7 @@ export class SiteStates {
         domain: site.domain,
         status: currentVerdict(site, now, this.#intervalMs).status,
         outageOngoing: lastOutage !== null && lastOutage.ended_at === null,
+        maintenance: this.#maintenance.inForce(id, now),
         probes: fresh ? (this.#probes.get(id) ?? []) : []
       })
     }
@@ -303,7 +310,14 @@ export class SiteStates {
     if (!state) return null
     const { site } = state
     const { status, blocked, partial } = currentVerdict(site, now, this.#intervalMs)
-    return { name: site.name, status, blocked, partial, slow: site.slow && status === 'up' }
+    return {
+      name: site.name,
+      status,
+      blocked,
+      partial,
+      slow: site.slow && status === 'up',
+      maintenance: this.#maintenance.inForce(site.id, now)
+    }
   }
 
   /**
@@ -375,6 +389,7 @@ export class SiteStates {
 
   statusRecord(domain: string, now: Date): StatusRecord | null {
     const state = this.#byDomain.get(domain)
-    return state ? statusRecord(state, now, { intervalMs: this.#intervalMs, publicUrl: this.#publicUrl }) : null
+    const maintenance = state && this.#maintenance.of(state.site.id)
+    return state ? statusRecord(state, now, { intervalMs: this.#intervalMs, publicUrl: this.#publicUrl, maintenance }) : null
   }
 }

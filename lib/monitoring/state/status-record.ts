@@ -5,6 +5,7 @@ import { durationSeconds } from '../../rules/outages.js'
 import { siteIntervalMs } from '../../rules/site-interval.js'
 import { settingsView, type SettingsView } from '../../rules/site-settings.js'
 import { uptimeSummary, type UptimeWindows } from '../../rules/uptime.js'
+import type { SiteMaintenance } from './site-maintenance.js'
 
 /** The status endpoint's record (spec 2.1). */
 export interface StatusRecord {
@@ -24,6 +25,8 @@ export interface StatusRecord {
   /** The site's own settings: only what is set. */
   settings: SettingsView
   url: string
+  /** Present only during a maintenance window: when the maintenance ends, and why. */
+  maintenance?: { until: string; reason: string | null }
 }
 
 /** What a badge needs to know about a site: no uptime arithmetic, so a badge hit stays cheap. */
@@ -33,6 +36,8 @@ export interface CurrentStatus {
   blocked: boolean
   partial: boolean
   slow: boolean
+  /** In a maintenance window now. */
+  maintenance?: boolean
 }
 
 /** A newest check older than this many of the site's intervals means nobody knows: `unavailable`. */
@@ -68,13 +73,17 @@ export function isFresh(site: StoredVerdict, now: Date, intervalMs: number): boo
   )
 }
 
-/** A site's status record at `now`: its current verdict, uptime, last outage and certificate. */
+/**
+ * A site's status record at `now`: its current verdict, uptime, last outage and certificate, and
+ * the maintenance in force, if any (its time is left out of uptime).
+ */
 export function statusRecord(
   { site, outages, lastOutage }: StoredSiteState,
   now: Date,
-  { intervalMs, publicUrl }: { intervalMs: number; publicUrl: string }
+  { intervalMs, publicUrl, maintenance }: { intervalMs: number; publicUrl: string; maintenance?: SiteMaintenance }
 ): StatusRecord {
   const verdict = currentVerdict(site, now, intervalMs)
+  const inForce = maintenance?.at(now.getTime()) ?? null
   return {
     domain: site.domain,
     name: site.name,
@@ -83,7 +92,7 @@ export function statusRecord(
     partial: verdict.partial,
     response_ms: verdict.response_ms,
     checked_at: site.checked_at?.toISOString() ?? null,
-    uptime_percent: uptimeSummary(outages, site.first_checked_at, now),
+    uptime_percent: uptimeSummary(outages, site.first_checked_at, now, maintenance?.recent(now.getTime())),
     last_outage:
       lastOutage === null
         ? null
@@ -102,6 +111,7 @@ export function statusRecord(
           },
     slow: site.slow && verdict.status === 'up',
     settings: settingsView(site),
-    url: `${publicUrl}/sites/${site.domain}`
+    url: `${publicUrl}/sites/${site.domain}`,
+    ...(inForce === null ? {} : { maintenance: { until: new Date(inForce.until).toISOString(), reason: inForce.reason } })
   }
 }

@@ -11,7 +11,7 @@ export const badgeSchemas: Json = {
       schemaVersion: { const: 1 },
       label: { type: 'string' },
       message: { type: 'string' },
-      color: { type: 'string', enum: ['green', 'red', 'yellow', 'lightgrey'] },
+      color: { type: 'string', enum: ['green', 'red', 'yellow', 'lightgrey', 'blue'] },
       cacheSeconds: { type: 'integer', minimum: 300 },
       style: { type: 'string', enum: [...BADGE_STYLES] }
     },

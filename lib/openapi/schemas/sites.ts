@@ -50,7 +50,8 @@ export const siteSchemas: Json = {
           "Up, but slow: the site's last two checks' response_ms over its `max_response_ms` (and not yet two at or under it). False when no threshold is set or the status is not up."
       },
       settings: ref('schemas', 'SiteSettings'),
-      url: { type: 'string', format: 'uri', description: "The site's HTML page on this service." }
+      url: { type: 'string', format: 'uri', description: "The site's HTML page on this service." },
+      maintenance: { ...ref('schemas', 'Maintenance'), description: 'Present only during a maintenance window.' }
     },
     additionalProperties: false
   },
@@ -87,6 +88,7 @@ export const siteSchemas: Json = {
       'to',
       'uptime_percent',
       'monitored_seconds',
+      'maintenance_seconds',
       'downtime_seconds',
       'incidents',
       'longest_outage_seconds',
@@ -107,10 +109,23 @@ export const siteSchemas: Json = {
         type: 'integer',
         minimum: 0,
         description:
-          "The part of the window from the site's first recorded check (of its current tracking period) to now, or to its removal. Time before the first check is unknown, not up."
+          "The part of the window from the site's first recorded check (of its current tracking period) to now, or to its removal, maintenance left out. Time before the first check is unknown, not up."
       },
-      downtime_seconds: { type: 'integer', minimum: 0, description: 'Outage time inside the monitored part of the window.' },
-      incidents: { type: 'integer', minimum: 0, description: 'Outages overlapping the monitored part of the window (those listed).' },
+      maintenance_seconds: {
+        type: 'integer',
+        minimum: 0,
+        description: "Maintenance time (the site's windows) inside that part of the window: neither monitored nor down."
+      },
+      downtime_seconds: {
+        type: 'integer',
+        minimum: 0,
+        description: 'Outage time inside the monitored part of the window, outside maintenance.'
+      },
+      incidents: {
+        type: 'integer',
+        minimum: 0,
+        description: 'Outages overlapping the monitored part of the window outside maintenance (those listed).'
+      },
       longest_outage_seconds: {
         type: 'integer',
         minimum: 0,

@@ -29,6 +29,18 @@ t.test('label, message and colour per status', async (t) => {
   }
 })
 
+t.test('a site in a maintenance window shows `maintenance` in blue, whatever its status', async (t) => {
+  for (const status of ['up', 'down', 'unconfirmed', 'unavailable'] as const) {
+    t.same(
+      describeBadge({ ...site(status, false, true), maintenance: true }),
+      { label: 'Shop', message: 'maintenance', color: 'blue' },
+      status
+    )
+  }
+  t.same(describeBadge({ ...site('down'), maintenance: false }), { label: 'Shop', message: 'down', color: 'red' })
+  t.equal(describeBadge({ ...site('down'), maintenance: true }, 'deploys').label, 'deploys', 'the label stays the label')
+})
+
 t.test('the label is the name, `status` for a name too long for a badge, or the override', async (t) => {
   t.equal(describeBadge(site('up', false, false, 'x'.repeat(64))).label, 'x'.repeat(64))
   t.equal(describeBadge(site('up', false, false, 'x'.repeat(65))).label, 'status')

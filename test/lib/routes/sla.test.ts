@@ -66,6 +66,7 @@ for (const engine of engines()) {
           to: iso(now),
           uptime_percent: Math.round(100 * (1 - 25 / 720) * 1000) / 1000,
           monitored_seconds: 30 * 86_400,
+          maintenance_seconds: 0,
           downtime_seconds: 25 * 3600,
           incidents: 2,
           longest_outage_seconds: 24 * 3600,

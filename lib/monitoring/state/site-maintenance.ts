@@ -1,0 +1,101 @@
+import type { Interval } from '../../rules/intervals.js'
+import {
+  maintenanceAt,
+  maintenanceIntervals,
+  windowOccurrences,
+  type MaintenanceNow,
+  type MaintenanceWindow
+} from '../../rules/maintenance.js'
+import { UPTIME_WINDOWS } from '../../rules/uptime.js'
+import type { Db } from '../../store/db.js'
+import { listTrackedMaintenanceWindows } from '../../store/maintenance.js'
+
+const DAY_MS = 86_400_000
+
+/**
+ * A site's maintenance windows as the in-memory state holds them, answering what they say at any
+ * moment without working it out per request: a weekly window costs time-zone arithmetic, and the
+ * status endpoint, badges and `/metrics` ask far more often than the answer changes. The maintenance
+ * in force is worked out again only when the moment asked leaves the span it was known to hold for,
+ * and the maintenance time uptime needs once a day.
+ */
+export class SiteMaintenance {
+  readonly windows: readonly MaintenanceWindow[]
+  /** Tells whether a new read of the windows brought different ones (windows never change in place). */
+  readonly key: string
+  #from = Infinity
+  #to = -Infinity
+  #now: MaintenanceNow | null = null
+  #recentFrom = Infinity
+  #recentTo = -Infinity
+  #recent: Interval[] = []
+
+  constructor(windows: readonly MaintenanceWindow[], key: string) {
+    this.windows = windows
+    this.key = key
+  }
+
+  /** The maintenance in force at `at`, or null. */
+  at(at: number): MaintenanceNow | null {
+    if (at >= this.#from && at < this.#to) return this.#now
+    const now = maintenanceAt(this.windows, at)
+    let to: number
+    if (now === null) {
+      // Nothing in force: the answer holds until the next occurrence starts (looked for a day ahead).
+      to = at + DAY_MS
+      for (const w of this.windows) for (const o of windowOccurrences(w, at, to)) if (o.from > at) to = Math.min(to, o.from)
+    } else {
+      // The reason is that of the earliest-started window in force: it holds until that one ends.
+      let first: Interval | null = null
+      for (const w of this.windows) for (const o of windowOccurrences(w, at, at + 1)) if (first === null || o.from < first.from) first = o
+      to = Math.min(now.until, first?.to ?? now.until)
+    }
+    this.#from = at
+    this.#to = Math.max(to, at + 1)
+    this.#now = now
+    return now
+  }
+
+  /** Maintenance time (sorted, disjoint) covering at least the uptime windows' 30 days before `at`. */
+  recent(at: number): Interval[] {
+    if (at < this.#recentFrom || at >= this.#recentTo) {
+      this.#recent = maintenanceIntervals(this.windows, at - UPTIME_WINDOWS.month - DAY_MS, at + DAY_MS)
+      this.#recentFrom = at
+      this.#recentTo = at + DAY_MS
+    }
+    return this.#recent
+  }
+}
+
+/** The tracked sites' maintenance windows, for the sites that have any. */
+export class MaintenanceWindows {
+  readonly #sites = new Map<number, SiteMaintenance>()
+
+  /** Takes the tracked sites' windows, read anew; returns the sites whose windows changed. */
+  async read(db: Db): Promise<number[]> {
+    const read = await listTrackedMaintenanceWindows({ db })
+    const changed: number[] = []
+    for (const id of this.#sites.keys()) {
+      if (read.has(id)) continue
+      this.#sites.delete(id)
+      changed.push(id)
+    }
+    for (const [id, windows] of read) {
+      const key = windows.map((w) => w.id).join(',')
+      if (this.#sites.get(id)?.key === key) continue
+      this.#sites.set(id, new SiteMaintenance(windows, key))
+      changed.push(id)
+    }
+    return changed
+  }
+
+  /** The site's windows; undefined when it has none. */
+  of(siteId: number): SiteMaintenance | undefined {
+    return this.#sites.get(siteId)
+  }
+
+  /** Whether the site is in a maintenance window at `now`; a site without windows costs a lookup. */
+  inForce(siteId: number, now: Date): boolean {
+    return (this.#sites.get(siteId)?.at(now.getTime()) ?? null) !== null
+  }
+}
