@@ -161,6 +161,21 @@ export class SiteStatusClient {
     return this.#json({ ...get(path('/api/v1/sites/{domain}/sla', { domain }), options), query })
   }
 
+  /** `POST /api/v1/sites/{domain}/maintenance`: adds a maintenance window, one-off or weekly (scope `manage`). */
+  addMaintenanceWindow(domain: string, window: T.MaintenanceWindowRequest, options?: CallOptions): Promise<T.MaintenanceWindow> {
+    return this.#json(post(path('/api/v1/sites/{domain}/maintenance', { domain }), window, options))
+  }
+
+  /** `GET /api/v1/sites/{domain}/maintenance`: a tracked site's maintenance windows. */
+  listMaintenanceWindows(domain: string, options?: CallOptions): Promise<T.MaintenanceWindowList> {
+    return this.#json(get(path('/api/v1/sites/{domain}/maintenance', { domain }), options))
+  }
+
+  /** `DELETE /api/v1/sites/{domain}/maintenance/{id}`: removes a maintenance window (scope `manage`). */
+  removeMaintenanceWindow(domain: string, id: number, options?: CallOptions): Promise<void> {
+    return this.#none(remove(path('/api/v1/sites/{domain}/maintenance/{id}', { domain, id }), options))
+  }
+
   /** `POST /api/v1/webhooks`: registers a webhook; the answer holds its secret, shown only here. */
   createWebhook(webhook: T.WebhookRequest, options?: CallOptions): Promise<T.WebhookCreated> {
     return this.#json(post('/api/v1/webhooks', webhook, options))

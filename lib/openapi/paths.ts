@@ -1,5 +1,6 @@
 import { budgetHeaders } from './components.js'
 import { checkPaths } from './check-paths.js'
+import { maintenancePaths } from './maintenance-paths.js'
 import { eventsPath } from './events.js'
 import { ref, type Json } from './parts.js'
 
@@ -193,6 +194,7 @@ export const paths: Json = {
       responses: { 200: ok('The SLA figures of the window.', ref('schemas', 'Sla')), ...scopedErrors('BadRequest', 'NotFound') }
     }
   },
+  ...maintenancePaths,
   '/api/v1/webhooks': {
     post: {
       operationId: 'createWebhook',

@@ -12,6 +12,7 @@ import { checkRoutes } from './check.js'
 import { eventRoutes } from './events.js'
 import { fallbackRoutes } from './fallback.js'
 import { healthRoutes, type ScheduleHealth } from './health.js'
+import { maintenanceRoutes } from './maintenance.js'
 import type { LocationHealth } from '../probing/locations/index.js'
 import { metricsRoutes } from './metrics.js'
 import type { RedisPing } from '../net/redis-ping.js'
@@ -68,6 +69,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...outageRoutes(deps),
     ...(deps.events ? eventRoutes({ streams: deps.events, limiter: deps.limiter }) : []),
     ...(deps.states ? siteRoutes({ db: deps.db, states: deps.states, now: deps.now, sitesChanged: deps.sitesChanged }) : []),
+    ...maintenanceRoutes(deps),
     ...slaRoutes(deps),
     ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
     ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),

@@ -47,7 +47,15 @@ t.test('every route method works on the real service', async (t) => {
     ['tracked.example.com']
   )
   t.same(await client.listOutages({ domain: 'tracked.example.com', ongoing: '1' }), { outages: [], next_cursor: null })
-  t.match(await client.getSla('tracked.example.com'), { domain: 'tracked.example.com', incidents: 0 })
+  t.match(await client.getSla('tracked.example.com'), { domain: 'tracked.example.com', incidents: 0, maintenance_seconds: 0 })
+  const window = await client.addMaintenanceWindow('tracked.example.com', {
+    weekly: { day: 'sun', time: '03:00', duration_minutes: 60, zone: 'UTC' },
+    reason: 'patching'
+  })
+  t.match(window, { id: Number, weekly: { day: 'sun', time: '03:00', duration_minutes: 60, zone: 'UTC' }, reason: 'patching' })
+  t.same((await client.listMaintenanceWindows('tracked.example.com')).windows, [window])
+  await client.removeMaintenanceWindow('tracked.example.com', window.id)
+  t.same((await client.listMaintenanceWindows('tracked.example.com')).windows, [], 'the window is gone')
 
   const hook = await receiver(t)
   const webhook = await client.createWebhook({ url: hook.url, events: ['site.added'] })
