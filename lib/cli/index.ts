@@ -21,7 +21,8 @@ commands:
   agent      serve one agent location's probes over NATS (site-status agent --help)
   migrate    bring the database schema up to date
   keys       create, list and revoke API keys (site-status keys --help)
-  sites      add, remove, list and import tracked sites (site-status sites --help)
+  sites      add, remove, list and import tracked sites, and their maintenance windows
+             (site-status sites --help)
 
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...): see the README.
 

@@ -12,6 +12,7 @@ import { applySettings, NO_SETTINGS, type SettingsPatch } from '../rules/site-se
 import { changeSiteSettings, listTrackedSites, type AddOutcome, type SiteEntry } from '../store/sites.js'
 import { SETTINGS_HELP, SETTINGS_OPTIONS, settingsCell, settingsPatchOf } from './site-settings.js'
 import { CommandError, UsageError, println, table, type CliIo } from './io.js'
+import { MAINTENANCE_HELP, maintenanceCommand } from './maintenance.js'
 
 export const SITES_HELP = `usage:
   site-status sites add DOMAIN [--name NAME] [settings]
@@ -23,6 +24,7 @@ export const SITES_HELP = `usage:
   site-status sites import FILE                add many: one domain per line, optionally "domain,name";
                                                blank lines and lines starting with # are skipped;
                                                FILE - reads standard input; exits 3 if any line was rejected
+${MAINTENANCE_HELP}
 ${SETTINGS_HELP}`
 
 /** How many sites one import transaction writes: small enough to show progress, large enough to be fast. */
@@ -97,6 +99,7 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
     )
     return 0
   }
+  if (sub === 'maintenance') return maintenanceCommand(rest, io, open)
   if (sub === 'import') {
     const { positionals } = parseArgs({ args: rest, options: {}, strict: true, allowPositionals: true })
     if (positionals.length !== 1) throw new UsageError('sites import needs one FILE (or - for standard input)')
