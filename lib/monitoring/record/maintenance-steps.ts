@@ -1,17 +1,21 @@
 import { maintenanceEvent, type NewEvent } from '../../rules/events.js'
-import { maintenanceAt, type MaintenanceNow, type MaintenanceWindow } from '../../rules/maintenance.js'
+import { maintenanceAt, type MaintenanceNow } from '../../rules/maintenance.js'
 import type { CheckRecord } from '../../store/checks.js'
+import type { StoredWindow } from '../../store/maintenance.js'
 import type { LockedSite } from '../../store/sites.js'
+import { maintenanceOf, type SiteMaintenance } from '../state/site-maintenance.js'
 
 /**
  * Maintenance as one recording batch sees it, from the windows read in its transaction under the
  * sites' row locks: a window added or removed anywhere is seen by the next batch of any instance.
  * The checks are the clock: `maintenance.started` is announced by a site's first recorded check
  * inside a window and `maintenance.ended` by its first one after it, with what was announced kept
- * on the site's row (`maintenance_until`), so each is announced once whoever records.
+ * on the site's row (`maintenance_until`), so each is announced once whoever records. What a set of
+ * windows says at a moment is worked out once and shared (`maintenanceOf`): a site's checks come
+ * minutes apart, and a weekly window costs time-zone arithmetic.
  */
 export class MaintenanceSteps {
-  readonly #windows: ReadonlyMap<number, readonly MaintenanceWindow[]>
+  readonly #windows: ReadonlyMap<number, SiteMaintenance>
   readonly #sites: ReadonlyMap<number, LockedSite>
   /** The maintenance at each check's time, worked out once per check. */
   readonly #at = new Map<CheckRecord, MaintenanceNow | null>()
@@ -20,8 +24,8 @@ export class MaintenanceSteps {
   /** The sites whose announced end the batch changed, with the value to store. */
   readonly changed = new Map<number, Date | null>()
 
-  constructor(windows: ReadonlyMap<number, readonly MaintenanceWindow[]>, sites: ReadonlyMap<number, LockedSite>) {
-    this.#windows = windows
+  constructor(windows: ReadonlyMap<number, readonly StoredWindow[]>, sites: ReadonlyMap<number, LockedSite>) {
+    this.#windows = new Map([...windows].map(([id, list]) => [id, maintenanceOf(list)]))
     this.#sites = sites
   }
 
@@ -31,7 +35,7 @@ export class MaintenanceSteps {
     if (windows === undefined) return null
     let now = this.#at.get(check)
     if (now === undefined) {
-      now = maintenanceAt(windows, check.checkedAt.getTime())
+      now = windows.at(check.checkedAt.getTime())
       this.#at.set(check, now)
     }
     return now
@@ -60,7 +64,7 @@ export class MaintenanceSteps {
     if (announced !== null && (now === null || announced.getTime() <= at)) {
       // Ended at its end, or now when it was cut short (its window removed).
       const end = Math.min(announced.getTime(), at)
-      const reason = maintenanceAt(this.#windows.get(site.id) ?? [], end - 1)?.reason ?? null
+      const reason = maintenanceAt(this.#windows.get(site.id)?.windows ?? [], end - 1)?.reason ?? null
       events.push(maintenanceEvent('ended', site, { until: new Date(end), reason }, check.checkedAt))
       until = null
     }

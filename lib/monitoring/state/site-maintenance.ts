@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { Interval } from '../../rules/intervals.js'
 import {
   maintenanceAt,
@@ -8,7 +9,7 @@ import {
 } from '../../rules/maintenance.js'
 import { UPTIME_WINDOWS } from '../../rules/uptime.js'
 import type { Db } from '../../store/db.js'
-import { listTrackedMaintenanceWindows } from '../../store/maintenance.js'
+import { listTrackedMaintenanceWindows, type StoredWindow } from '../../store/maintenance.js'
 
 const DAY_MS = 86_400_000
 
@@ -30,6 +31,7 @@ export class SiteMaintenance {
   #recentTo = -Infinity
   #recent: Interval[] = []
 
+  /** Use {@link maintenanceOf}, which shares one per set of windows. */
   constructor(windows: readonly MaintenanceWindow[], key: string) {
     this.windows = windows
     this.key = key
@@ -67,6 +69,26 @@ export class SiteMaintenance {
   }
 }
 
+/**
+ * One {@link SiteMaintenance} per set of windows, shared by the in-memory state and the recording
+ * of checks: windows never change in place (they are added and removed), so a set with the same ids
+ * and content says the same everywhere, and each recorded batch of checks, reading its windows
+ * afresh, finds the answer already worked out. Keyed by content, so two databases in one process
+ * (tests) never share one by accident. Bounded: a site whose set was dropped works it out again.
+ */
+const shared = new LRUCache<string, SiteMaintenance>({ max: 20_000 })
+
+/** The shared {@link SiteMaintenance} of a site's stored windows. */
+export function maintenanceOf(windows: readonly StoredWindow[]): SiteMaintenance {
+  const key = JSON.stringify(windows)
+  let kept = shared.get(key)
+  if (kept === undefined) {
+    kept = new SiteMaintenance(windows, key)
+    shared.set(key, kept)
+  }
+  return kept
+}
+
 /** The tracked sites' maintenance windows, for the sites that have any. */
 export class MaintenanceWindows {
   readonly #sites = new Map<number, SiteMaintenance>()
@@ -81,10 +103,10 @@ export class MaintenanceWindows {
       changed.push(id)
     }
     for (const [id, windows] of read) {
-      const key = windows.map((w) => w.id).join(',')
-      if (this.#sites.get(id)?.key === key) continue
-      this.#sites.set(id, new SiteMaintenance(windows, key))
-      changed.push(id)
+      const kept = maintenanceOf(windows)
+      const known = this.#sites.get(id)
+      this.#sites.set(id, kept)
+      if (known?.key !== kept.key) changed.push(id)
     }
     return changed
   }
