@@ -71,6 +71,8 @@ for (const engine of engines()) {
           uptime_percent: { day: 100, week: 100, month: 100 },
           last_outage: null,
           tls: null,
+          slow: false,
+          settings: {},
           url: 'https://status.example.net/sites/shop.example.com'
         }
       },

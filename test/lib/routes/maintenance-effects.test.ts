@@ -131,6 +131,7 @@ for (const engine of engines()) {
       status: 'unavailable',
       blocked: false,
       partial: false,
+      slow: false,
       maintenance: false
     })
   })
