@@ -12,7 +12,8 @@ const FAMILIES = {
   probe_ssl_earliest_cert_expiry: "The leaf certificate's expiry seen by the newest https probe from this location, in Unix seconds.",
   site_status_up: 'The site is up (1) or down (0) by consensus of the locations; absent while unconfirmed or unavailable.',
   site_status_outage_ongoing: 'The site has an outage that has not ended (1) or not (0).',
-  site_status_maintenance: 'The site is in a maintenance window (1) or not (0); no outage opens during one.'
+  site_status_maintenance: 'The site is in a maintenance window (1) or not (0); no outage opens during one.',
+  site_status_slow: 'The site is up but slow (1: its last two checks over its max_response_ms) or not (0).'
 } as const
 type Family = keyof typeof FAMILIES
 
@@ -88,8 +89,10 @@ export class SiteSeries {
               chunk += `site_status_up{domain="${domain}"} ${site.status === 'up' ? 1 : 0}\n`
           } else if (family === 'site_status_outage_ongoing') {
             chunk += `site_status_outage_ongoing{domain="${domain}"} ${site.outageOngoing ? 1 : 0}\n`
-          } else {
+          } else if (family === 'site_status_maintenance') {
             chunk += `site_status_maintenance{domain="${domain}"} ${site.maintenance ? 1 : 0}\n`
+          } else {
+            chunk += `site_status_slow{domain="${domain}"} ${site.slow ? 1 : 0}\n`
           }
         }
         yield chunk

@@ -32,6 +32,8 @@ export interface SiteMetrics {
   outageOngoing: boolean
   /** In a maintenance window now. */
   maintenance: boolean
+  /** Up but slow (the slow rule), with the freshness rule applied. */
+  slow: boolean
   /** The newest check's locations while that check is fresh; empty otherwise (stale or none since start). */
   probes: readonly LocationProbe[]
 }
@@ -288,9 +290,11 @@ export class SiteStates {
   eachForMetrics(now: Date, visit: (site: SiteMetrics) => void): void {
     for (const [id, { site, lastOutage }] of this.#byId) {
       const fresh = isFresh(site, now, this.#intervalMs)
+      const status = currentVerdict(site, now, this.#intervalMs).status
       visit({
         domain: site.domain,
-        status: currentVerdict(site, now, this.#intervalMs).status,
+        status,
+        slow: site.slow && status === 'up',
         outageOngoing: lastOutage !== null && lastOutage.ended_at === null,
         maintenance: this.#maintenance.inForce(id, now),
         probes: fresh ? (this.#probes.get(id) ?? []) : []
