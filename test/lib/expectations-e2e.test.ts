@@ -51,7 +51,14 @@ for (const engine of engines()) {
     })
     const base = `http://127.0.0.1:${service.server.info.port}`
     const manage = generateKey()
-    await createKey({ db: service.db, name: 'manage', keyHash: hashKey(manage), rateLimit: null, scopes: 'read,manage', now: new Date() })
+    await createKey({
+      db: service.db,
+      name: 'manage',
+      keyHash: hashKey(manage),
+      rateLimit: 100_000,
+      scopes: 'read,manage',
+      now: new Date()
+    })
     const client = apiClient(base, manage)
     const hook = await receiver(t)
     const { secret } = await client.createWebhook({ url: hook.url })
