@@ -4,9 +4,10 @@ import { outageEndOnRemoval } from '../rules/outages.js'
 import type { Db } from '../store/db.js'
 import { closeOutage, listOpenOutages } from '../store/outages.js'
 import { lockTrackedSite, markSiteRemoved } from '../store/sites.js'
+import { removeSiteFromPages } from '../store/status-pages.js'
 
 /**
- * Stops tracking a site; its checks and outages are kept. An ongoing outage ends as
+ * Stops tracking a site; its checks and outages are kept, and it leaves the status pages it was on. An ongoing outage ends as
  * `outageEndOnRemoval` says. Announces, in the same transaction, `outage.closed` for that outage
  * and then `site.removed`. Returns false when the site was not tracked.
  */
@@ -16,6 +17,7 @@ export async function removeSite({ db, domain, now }: { db: Db; domain: string; 
     const site = await lockTrackedSite({ db: trx, domain })
     if (!site) return false
     await markSiteRemoved({ db: trx, id: site.id, now })
+    await removeSiteFromPages({ db: trx, siteId: site.id, now })
     const open = (await listOpenOutages({ db: trx, siteIds: [site.id] })).get(site.id) ?? null
     const end = outageEndOnRemoval(open, now)
     const named = { id: site.id, domain, name: site.name }

@@ -167,7 +167,9 @@ export interface LockedSite {
   maintenance_until: Date | null
 }
 
-const forUpdate = <Q extends { forUpdate(): Q }>(db: Db, query: Q): Q => (db.client.config.client === 'mysql2' ? query.forUpdate() : query)
+/** `SELECT ... FOR UPDATE` on MySQL; SQLite has one writer at a time and no such clause. */
+export const forUpdate = <Q extends { forUpdate(): Q }>(db: Db, query: Q): Q =>
+  db.client.config.client === 'mysql2' ? query.forUpdate() : query
 
 /**
  * Reads and locks the sites' rows, in id order (removed ones too), until the transaction `db` ends:
