@@ -1,0 +1,53 @@
+import type { SiteStatus } from '../rules/consensus.js'
+import type { PageState } from '../rules/page-state.js'
+
+/**
+ * What a public status page shows, as `GET /status/{slug}.json` answers it; the HTML page, the Atom
+ * feed and the page badge are made from the same view. Only what the page lists: never keys,
+ * settings, expectations or other sites (decisions.md, Status pages).
+ */
+export interface StatusPageView {
+  slug: string
+  title: string
+  description: string | null
+  logo_url: string | null
+  state: PageState
+  /** When the view was made (ISO 8601, UTC). */
+  generated_at: string
+  sites: StatusPageSiteView[]
+  /** Outages of the page's sites in the days shown, newest first (ongoing ones start newest). */
+  incidents: StatusPageIncident[]
+}
+
+export interface StatusPageSiteView {
+  domain: string
+  /** The page's display name for the site, or the site's own name. */
+  name: string
+  status: SiteStatus
+  partial: boolean
+  slow: boolean
+  /** Present only during a maintenance window. */
+  maintenance?: { until: string; reason: string | null }
+  /** Up to the last 90 UTC days, oldest first, today included; none before the site was first checked. */
+  days: StatusPageDay[]
+}
+
+export interface StatusPageDay {
+  /** The UTC day, `YYYY-MM-DD`. */
+  date: string
+  /** That day's uptime by the status record's rule; null when nothing of the day was monitored. */
+  uptime_percent: number | null
+  /** Outage time inside the day (maintenance excluded), whole seconds. */
+  down_seconds: number
+  /** Outages that were down during the day. */
+  outages: number
+}
+
+export interface StatusPageIncident {
+  domain: string
+  /** As the page names the site. */
+  name: string
+  started_at: string
+  ended_at: string | null
+  duration_seconds: number
+}
