@@ -28,7 +28,7 @@ export interface StatusPageSiteView {
   slow: boolean
   /** Present only during a maintenance window. */
   maintenance?: { until: string; reason: string | null }
-  /** Up to the last 90 UTC days, oldest first, today included; none before the site was first checked. */
+  /** The last 90 UTC days, oldest first, today (so far) included; a day nothing was monitored has a null uptime. */
   days: StatusPageDay[]
 }
 
