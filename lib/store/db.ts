@@ -133,6 +133,11 @@ export function isDuplicateKey(err: unknown): boolean {
   return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE'
 }
 
+/** MySQL chose this transaction to undo to break a lock cycle; it may be run again as it was. */
+export function isDeadlock(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'ER_LOCK_DEADLOCK'
+}
+
 /** Which engine a database runs on: MySQL (any number of instances) or SQLite (one). */
 export function engineOf(db: Db): 'mysql' | 'sqlite' {
   return (db.client as { config: { client: string } }).config.client === 'mysql2' ? 'mysql' : 'sqlite'

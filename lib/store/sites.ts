@@ -275,3 +275,13 @@ export async function findSite({ db, domain }: { db: Db; domain: string }): Prom
   const row = await db('sites').where({ domain }).first('*')
   return row ? toSiteRow(row) : null
 }
+
+/** The ids of the sites with these domains, tracked or removed, by domain: a plain read (lock them with {@link lockSites}). */
+export async function siteIdsByDomain({ db, domains }: { db: Db; domains: readonly string[] }): Promise<Map<string, number>> {
+  const ids = new Map<string, number>()
+  for (const part of chunks([...domains], ID_CHUNK)) {
+    const rows: Array<{ id: unknown; domain: unknown }> = await db('sites').whereIn('domain', part).select('id', 'domain')
+    for (const row of rows) ids.set(String(row.domain), Number(row.id))
+  }
+  return ids
+}

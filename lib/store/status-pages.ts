@@ -148,6 +148,14 @@ export async function findStatusPage({ db, slug }: { db: Db; slug: string }): Pr
   return pageOf(row, sites.get(Number(row.id)) ?? [])
 }
 
+/** The ids of the sites the page `slug` lists, tracked or not, by plain reads; null when there is no such page. */
+export async function listPageSiteIds({ db, slug }: { db: Db; slug: string }): Promise<number[] | null> {
+  const page: { id: number } | undefined = await db('status_pages').where({ slug }).first('id')
+  if (page === undefined) return null
+  const ids: unknown[] = await db('status_page_sites').where({ page_id: page.id }).pluck('site_id')
+  return ids.map(Number)
+}
+
 /** Every page, by slug, with its tracked sites in order. */
 export async function listStatusPages({ db }: { db: Db }): Promise<StoredStatusPage[]> {
   const rows: Array<Record<string, unknown>> = await db('status_pages').orderBy('slug', 'asc').select()

@@ -1,0 +1,184 @@
+import Joi from 'joi'
+import { tryNormaliseDomain } from './domain.js'
+import { parseSiteName, SiteNameError } from './site-name.js'
+import { validated, type Validated } from './validated.js'
+
+/**
+ * What a status page may be made of, as the pages API and the operator tool both judge it: one
+ * set of schemas, so that a 400 and a usage error say the same words. Values that pass are in their
+ * normal form (domains normalised, names and title trimmed, the logo URL as the URL parser writes it).
+ */
+
+export const MAX_SLUG_LENGTH = 64
+export const MAX_TITLE_LENGTH = 200
+export const MAX_DESCRIPTION_LENGTH = 1000
+export const MAX_LOGO_URL_LENGTH = 2048
+/** Sites a page may list: the page's view reads each one's 90 days, so this bounds one render. */
+export const MAX_PAGE_SITES = 100
+
+/** A site as a page lists it: a tracked domain and the name the page shows for it (null: the site's own). */
+export interface PageSiteInput {
+  domain: string
+  name: string | null
+}
+
+/** A new page, validated. */
+export interface NewPage {
+  slug: string
+  title: string
+  description: string | null
+  logo_url: string | null
+  sites: PageSiteInput[]
+}
+
+/** A change of a page: absent keys are kept; null clears `description` or `logo_url`; `sites` replaces the list. */
+export interface PageChange {
+  title?: string
+  description?: string | null
+  logo_url?: string | null
+  sites?: PageSiteInput[]
+}
+
+const SLUG_MESSAGE = `"slug" must be 1 to ${MAX_SLUG_LENGTH} lower-case letters, digits and hyphens`
+const TITLE_MESSAGE = `"title" must be 1 to ${MAX_TITLE_LENGTH} printable characters`
+const DESCRIPTION_MESSAGE = `"description" must be 1 to ${MAX_DESCRIPTION_LENGTH} characters, line breaks allowed but no other control characters (null clears it)`
+const LOGO_MESSAGE = `"logo_url" must be an http:// or https:// URL of at most ${MAX_LOGO_URL_LENGTH} characters, without a user name or password (null clears it)`
+const SITES_MESSAGE = `"sites" must be a list of at most ${MAX_PAGE_SITES} sites, each an object with a "domain" and an optional "name"`
+const FIELDS = '"slug", "title", "description", "logo_url" and "sites"'
+const CHANGES = '"title", "description", "logo_url" and "sites"'
+
+const every = (codes: readonly string[], message: string): Record<string, string> =>
+  Object.fromEntries(codes.map((code) => [code, message]))
+
+export const slugSchema = Joi.string()
+  .pattern(/^[a-z0-9-]+$/)
+  .max(MAX_SLUG_LENGTH)
+  .messages(every(['any.required', 'string.base', 'string.empty', 'string.max', 'string.pattern.base'], SLUG_MESSAGE))
+
+const titleSchema = Joi.any()
+  .custom((value: unknown, helpers) => {
+    const title = typeof value === 'string' ? value.trim() : ''
+    if (title === '' || title.length > MAX_TITLE_LENGTH || /\p{Cc}/u.test(title)) return helpers.error('any.invalid')
+    return title
+  })
+  .messages(every(['any.required', 'any.invalid'], TITLE_MESSAGE))
+
+const descriptionSchema = Joi.any()
+  .custom((value: unknown, helpers) => {
+    const text = typeof value === 'string' ? value.trim() : ''
+    // Line breaks and tabs are what a paragraph of text holds; other control characters are not text.
+    if (text === '' || text.length > MAX_DESCRIPTION_LENGTH || /[^\P{Cc}\n\r\t]/u.test(text)) return helpers.error('any.invalid')
+    return text
+  })
+  .allow(null)
+  .messages(every(['any.invalid'], DESCRIPTION_MESSAGE))
+
+function parsedUrl(text: string): URL | null {
+  try {
+    return new URL(text)
+  } catch {
+    return null
+  }
+}
+
+const logoUrlSchema = Joi.any()
+  .custom((value: unknown, helpers) => {
+    const url = typeof value === 'string' && value.length <= MAX_LOGO_URL_LENGTH ? parsedUrl(value.trim()) : null
+    // The page is public: a URL with credentials in it would publish them.
+    const fits = url !== null && /^https?:$/.test(url.protocol) && url.hostname !== '' && url.username === '' && url.password === ''
+    if (!fits || url.href.length > MAX_LOGO_URL_LENGTH) return helpers.error('any.invalid')
+    return url.href
+  })
+  .allow(null)
+  .messages(every(['any.invalid'], LOGO_MESSAGE))
+
+/** One entry of `sites`: its position is counted from 1, as an operator counts. */
+const siteSchema = Joi.any().custom((value: unknown, helpers) => {
+  const path = helpers.state.path ?? []
+  const n = Number(path[path.length - 1] ?? 0) + 1
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return helpers.error('site.shape', { n })
+  const entry = value as Record<string, unknown>
+  const unknown = Object.keys(entry).find((key) => key !== 'domain' && key !== 'name')
+  if (unknown !== undefined) return helpers.error('site.shape', { n })
+  const domain = tryNormaliseDomain(entry.domain)
+  if (!domain.ok) return helpers.error('site.invalid', { n, why: domain.error.message })
+  try {
+    // A name that is not text is judged as an empty one: the same message either way.
+    const name = entry.name === null || entry.name === undefined ? null : parseSiteName(typeof entry.name === 'string' ? entry.name : '')
+    return { domain: domain.domain, name }
+  } catch (err) {
+    if (err instanceof SiteNameError) return helpers.error('site.invalid', { n, why: err.message })
+    throw err
+  }
+})
+
+const sitesSchema = Joi.array()
+  .items(siteSchema)
+  .max(MAX_PAGE_SITES)
+  .custom((sites: PageSiteInput[], helpers) => {
+    const seen = new Set<string>()
+    for (const { domain } of sites) {
+      if (seen.has(domain)) return helpers.error('sites.twice', { domain })
+      seen.add(domain)
+    }
+    return sites
+  })
+  .messages({
+    ...every(['any.required', 'array.base', 'array.max'], SITES_MESSAGE),
+    'site.shape': 'site {#n} must be an object with a "domain" and an optional "name"',
+    'site.invalid': 'site {#n}: {#why}',
+    'sites.twice': '{#domain} is listed twice'
+  })
+
+const bodyMessages = (fields: string) => ({
+  'object.base': `request body must be a JSON object with ${fields}`,
+  'object.unknown': `request body may hold only ${fields}, not "{#child}"`
+})
+
+export const newPageSchema = Joi.object({
+  slug: slugSchema.required(),
+  title: titleSchema.required(),
+  description: descriptionSchema.default(null),
+  logo_url: logoUrlSchema.default(null),
+  sites: sitesSchema.required()
+})
+  .required()
+  .unknown(false)
+  .prefs({ convert: false })
+  .messages({ ...bodyMessages(FIELDS), 'any.required': `request body must be a JSON object with ${FIELDS}` })
+
+export const pageChangeSchema = Joi.object({
+  title: titleSchema,
+  description: descriptionSchema,
+  logo_url: logoUrlSchema,
+  sites: sitesSchema
+})
+  .required()
+  .min(1)
+  .unknown(false)
+  .prefs({ convert: false })
+  .messages({
+    ...bodyMessages(CHANGES),
+    'any.required': `request body must change at least one of ${CHANGES}`,
+    'object.min': `request body must change at least one of ${CHANGES}`
+  })
+
+/** Validates a new page outside a route (the operator tool): its normal form, or the 400 message. */
+export function parseNewPage(input: unknown): Validated<NewPage> {
+  return validated<NewPage>(newPageSchema, input)
+}
+
+/** Validates a change of a page outside a route: its normal form, or the 400 message. */
+export function parsePageChange(input: unknown): Validated<PageChange> {
+  return validated<PageChange>(pageChangeSchema, input)
+}
+
+/** Validates a slug outside a route. */
+export function parseSlug(input: unknown): Validated<string> {
+  return validated<string>(slugSchema.required(), input)
+}
+
+/** Where a page is published: PUBLIC_URL (no trailing slash) and `/status/{slug}`. */
+export function pageUrl(publicUrl: string, slug: string): string {
+  return `${publicUrl}/status/${slug}`
+}
