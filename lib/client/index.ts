@@ -176,6 +176,31 @@ export class SiteStatusClient {
     return this.#none(remove(path('/api/v1/sites/{domain}/maintenance/{id}', { domain, id }), options))
   }
 
+  /** `POST /api/v1/pages`: creates a status page listing tracked sites (scope `manage`). */
+  createPage(page: T.CreatePageRequest, options?: CallOptions): Promise<T.StatusPageRecord> {
+    return this.#json(post('/api/v1/pages', page, options))
+  }
+
+  /** `GET /api/v1/pages`: every status page, by slug. */
+  listPages(options?: CallOptions): Promise<T.StatusPageList> {
+    return this.#json(get('/api/v1/pages', options))
+  }
+
+  /** `GET /api/v1/pages/{slug}`: a status page. */
+  getPage(slug: string, options?: CallOptions): Promise<T.StatusPageRecord> {
+    return this.#json(get(path('/api/v1/pages/{slug}', { slug }), options))
+  }
+
+  /** `PATCH /api/v1/pages/{slug}`: changes a page's title, description, logo or sites (scope `manage`). */
+  changePage(slug: string, change: T.ChangePageRequest, options?: CallOptions): Promise<T.StatusPageRecord> {
+    return this.#json({ ...base('PATCH', path('/api/v1/pages/{slug}', { slug }), options?.signal), body: change })
+  }
+
+  /** `DELETE /api/v1/pages/{slug}`: deletes a status page; its sites stay tracked (scope `manage`). */
+  deletePage(slug: string, options?: CallOptions): Promise<void> {
+    return this.#none(remove(path('/api/v1/pages/{slug}', { slug }), options))
+  }
+
   /** `POST /api/v1/webhooks`: registers a webhook; the answer holds its secret, shown only here. */
   createWebhook(webhook: T.WebhookRequest, options?: CallOptions): Promise<T.WebhookCreated> {
     return this.#json(post('/api/v1/webhooks', webhook, options))

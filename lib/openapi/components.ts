@@ -7,6 +7,7 @@ import { ref, type Json } from './parts.js'
 import { badgeSchemas } from './schemas/badges.js'
 import { checkSchemas } from './schemas/checks.js'
 import { maintenanceSchemas } from './schemas/maintenance.js'
+import { pageRecordSchemas } from './schemas/page-records.js'
 import { serviceSchemas } from './schemas/service.js'
 import { settingsSchemas } from './schemas/settings.js'
 import { siteSchemas } from './schemas/sites.js'
@@ -18,6 +19,7 @@ const schemas: Json = {
   ...siteSchemas,
   ...settingsSchemas,
   ...maintenanceSchemas,
+  ...pageRecordSchemas,
   ...webhookSchemas,
   ...badgeSchemas
 }
@@ -66,7 +68,7 @@ const responses: Json = {
     'The key lacks the scope this operation needs (its `security` names it); the text names the scope. The request consumed nothing.',
     budgetHeaders(true)
   ),
-  NotFound: error('The site is not tracked, or no such route.'),
+  NotFound: error('The site is not tracked, no status page has the slug, or no such route.'),
   MethodNotAllowed: error('The path exists but not with this method.', { Allow: ref('headers', 'Allow') }),
   PayloadTooLarge: error('The request body is over 4 KiB.'),
   UnsupportedMediaType: error('The request body is not application/json.'),
@@ -75,7 +77,7 @@ const responses: Json = {
     ...budgetHeaders(true)
   }),
   Conflict: error(
-    "The request conflicts with what is stored: the site is already tracked or has all the maintenance windows it may, the webhook is disabled, or the delivery's event was pruned. The text says why."
+    "The request conflicts with what is stored: the site is already tracked or has all the maintenance windows it may, a status page's slug is taken, the webhook is disabled, or the delivery's event was pruned. The text says why."
   ),
   BatchOverBudget: {
     description:

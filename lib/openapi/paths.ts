@@ -1,6 +1,7 @@
 import { budgetHeaders } from './components.js'
 import { checkPaths } from './check-paths.js'
 import { maintenancePaths } from './maintenance-paths.js'
+import { pagePaths } from './page-paths.js'
 import { eventsPath } from './events.js'
 import { ref, type Json } from './parts.js'
 
@@ -195,6 +196,7 @@ export const paths: Json = {
     }
   },
   ...maintenancePaths,
+  ...pagePaths,
   '/api/v1/webhooks': {
     post: {
       operationId: 'createWebhook',

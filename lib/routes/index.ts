@@ -23,6 +23,7 @@ import { rateLimitRoutes } from './rate-limit.js'
 import { siteRoutes } from './sites.js'
 import { slaRoutes } from './sla.js'
 import { statusRoutes } from './status.js'
+import { statusPageRoutes } from './status-pages.js'
 import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
 
 export interface RouteDeps {
@@ -70,6 +71,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...(deps.events ? eventRoutes({ streams: deps.events, limiter: deps.limiter }) : []),
     ...(deps.states ? siteRoutes({ db: deps.db, states: deps.states, now: deps.now, sitesChanged: deps.sitesChanged }) : []),
     ...maintenanceRoutes(deps),
+    ...statusPageRoutes(deps),
     ...slaRoutes(deps),
     ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
     ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),

@@ -57,6 +57,17 @@ t.test('every route method works on the real service', async (t) => {
   await client.removeMaintenanceWindow('tracked.example.com', window.id)
   t.same((await client.listMaintenanceWindows('tracked.example.com')).windows, [], 'the window is gone')
 
+  const page = await client.createPage({ slug: 'acme', title: 'Acme', sites: [{ domain: 'Tracked.Example.com', name: 'Main' }] })
+  t.match(page, { slug: 'acme', title: 'Acme', description: null, sites: [{ domain: 'tracked.example.com', name: 'Main' }] })
+  t.same((await client.listPages()).pages, [page])
+  t.same(await client.getPage('acme'), page)
+  t.match(await client.changePage('acme', { description: 'Our services', sites: [{ domain: 'tracked.example.com' }] }), {
+    description: 'Our services',
+    sites: [{ domain: 'tracked.example.com', name: null }]
+  })
+  await client.deletePage('acme')
+  t.same((await client.listPages()).pages, [], 'the page is gone')
+
   const hook = await receiver(t)
   const webhook = await client.createWebhook({ url: hook.url, events: ['site.added'] })
   t.match(webhook, { url: hook.url, events: ['site.added'], secret: /^whsec_/ })
@@ -104,6 +115,13 @@ t.test('every route method works on the real service', async (t) => {
       ['an unknown key', () => stranger.listSites(), 401, 'unauthorized'],
       ['a key without the manage scope', () => reader.addSite({ domain: 'other.example.com' }), 403, 'forbidden'],
       ['a site tracked already', () => client.addSite({ domain: 'tracked.example.com' }), 409, 'conflict'],
+      [
+        'a page of an untracked site',
+        () => client.createPage({ slug: 'x', title: 'X', sites: [{ domain: 'untracked.example.com' }] }),
+        400,
+        'bad_request'
+      ],
+      ['a page that is gone', () => client.getPage('acme'), 404, 'not_found'],
       ['a webhook that is gone', () => client.deleteWebhook(webhook.id), 404, 'not_found'],
       ['a bad outages parameter', () => client.listOutages({ limit: 500 }), 400, 'bad_request'],
       ['an HTML page of an untracked site', () => client.sitePage('untracked.example.com'), 404, 'not_found']
