@@ -11,6 +11,7 @@ import { CommandError, UsageError, println, type CliIo } from './io.js'
 import { AGENT_HELP, agentCommand } from './agent.js'
 import { KEYS_HELP, keysCommand } from './keys.js'
 import { SITES_HELP, sitesCommand } from './sites.js'
+import { PAGES_HELP, pagesCommand } from './pages.js'
 
 const HELP = `site-status: run and operate the Site Status API
 
@@ -23,12 +24,15 @@ commands:
   keys       create, list and revoke API keys (site-status keys --help)
   sites      add, remove, list and import tracked sites, and their maintenance windows
              (site-status sites --help)
+  pages      create, change, list and remove public status pages (site-status pages --help)
 
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...): see the README.
 
 ${KEYS_HELP}
 
 ${SITES_HELP}
+
+${PAGES_HELP}
 
 ${AGENT_HELP}`
 
@@ -101,6 +105,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
         return await keysCommand(args, io, db.open)
       case 'sites':
         return await sitesCommand(args, io, db.open)
+      case 'pages':
+        return await pagesCommand(args, io, db.open)
       case undefined:
       case '--help':
       case '-h':
