@@ -79,10 +79,21 @@ export class RenderCache {
     return this.#pending.get(key) ?? this.#render(key, render)
   }
 
+  /**
+   * Drops the render kept under `key`, and the one under way: the next request waits for a render
+   * begun after this call. A render under way still answers the requests already waiting for it,
+   * but is not kept (it may have read what the caller knows to be out of date).
+   */
+  forget(key: string): void {
+    this.#renders.delete(key)
+    this.#pending.delete(key)
+  }
+
   #render(key: string, render: () => Promise<RenderedPage>): Promise<RenderedPage> {
     const at = this.#now()
-    const pending = render()
+    const pending: Promise<RenderedPage> = render()
       .then((page) => {
+        if (this.#pending.get(key) !== pending) return page
         // lru-cache drops an expired render only when it is read or evicted, so up to 1,000 stale
         // pages (site pages of tens of KB) would stay in memory. Purged at most once a stale limit.
         const done = this.#now()
@@ -93,7 +104,9 @@ export class RenderCache {
         this.#renders.set(key, { page, at })
         return page
       })
-      .finally(() => this.#pending.delete(key))
+      .finally(() => {
+        if (this.#pending.get(key) === pending) this.#pending.delete(key)
+      })
     this.#pending.set(key, pending)
     return pending
   }

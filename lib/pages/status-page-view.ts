@@ -14,8 +14,13 @@ export interface StatusPageView {
   state: PageState
   /** When the view was made (ISO 8601, UTC). */
   generated_at: string
+  /** When what the page shows last changed: the page itself, or an incident starting or ending. */
+  updated_at: string
   sites: StatusPageSiteView[]
-  /** Outages of the page's sites in the days shown, newest first (ongoing ones start newest). */
+  /**
+   * Outages of the page's sites in the days shown: the ongoing ones first, then by start, newest
+   * first; at most {@link PAGE_INCIDENTS}.
+   */
   incidents: StatusPageIncident[]
 }
 
@@ -43,7 +48,12 @@ export interface StatusPageDay {
   outages: number
 }
 
+/** How many incidents a page shows at most: three a week over the 90 days, a long list for people to read. */
+export const PAGE_INCIDENTS = 50
+
 export interface StatusPageIncident {
+  /** The outage's id: stable, the feed's entry ids are made from it. */
+  id: number
   domain: string
   /** As the page names the site. */
   name: string

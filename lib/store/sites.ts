@@ -285,3 +285,13 @@ export async function siteIdsByDomain({ db, domains }: { db: Db; domains: readon
   }
   return ids
 }
+
+/** The sites' first recorded checks (null: none yet), by site id. */
+export async function listFirstCheckedAt({ db, siteIds }: { db: Db; siteIds: readonly number[] }): Promise<Map<number, Date | null>> {
+  const first = new Map<number, Date | null>()
+  for (const part of chunks([...new Set(siteIds)], ID_CHUNK)) {
+    for (const r of await db('sites').whereIn('id', part).select('id', 'first_checked_at'))
+      first.set(Number(r.id), toDate(r.first_checked_at))
+  }
+  return first
+}

@@ -71,3 +71,35 @@ t.test('a render that fails in the background leaves the kept one served until t
   now = 25_500
   await t.rejects(broken(), /the database is away/, 'past the stale limit, the request waits for a render and sees its failure')
 })
+
+t.test('a forgotten page is rendered anew, and a render begun before is not kept', async (t) => {
+  const now = 10_000
+  const cache = new RenderCache({ maxAgeMs: 1000, staleMs: 5000, now: () => now })
+  const releases: Array<(page: RenderedPage) => void> = []
+  const page = (key = '/status/a.json') => cache.get(key, () => new Promise<RenderedPage>((resolve) => releases.push(resolve)))
+  const first = page()
+  releases.shift()?.(html('one'))
+  t.equal((await first).html.toString(), 'one')
+  t.equal((await page()).html.toString(), 'one', 'kept within its maximum age')
+  t.equal(releases.length, 0)
+
+  cache.forget('/status/a.json')
+  const before = page()
+  t.equal(releases.length, 1, 'forgotten: the next request waits for a new render at once, within the maximum age')
+  cache.forget('/status/a.json')
+  const after = page()
+  t.equal(releases.length, 2, 'forgotten while a render is under way: the next request does not join it')
+  releases.shift()?.(html('old'))
+  t.equal((await before).html.toString(), 'old', 'the render under way still answers who waited for it')
+  releases.shift()?.(html('new'))
+  t.equal((await after).html.toString(), 'new')
+  t.equal((await page()).html.toString(), 'new', 'the render begun after forget is the one kept')
+  t.equal(releases.length, 0)
+
+  const other = page('/status/b.json')
+  releases.shift()?.(html('b'))
+  await other
+  cache.forget('/status/a.json')
+  t.equal((await page('/status/b.json')).html.toString(), 'b', 'other keys stay')
+  t.equal(releases.length, 0)
+})

@@ -1,0 +1,123 @@
+import type { SiteStates } from '../monitoring/state/site-state.js'
+import { dailyUptime, firstDayStart, PAGE_DAYS } from '../rules/daily-uptime.js'
+import { maintenanceIntervals } from '../rules/maintenance.js'
+import { durationSecondsMs } from '../rules/outages.js'
+import { pageState, type PageSiteState } from '../rules/page-state.js'
+import type { Db } from '../store/db.js'
+import { listMaintenanceWindows } from '../store/maintenance.js'
+import { listSitesOutageTimes, type SiteOutageTimes } from '../store/outages.js'
+import { listFirstCheckedAt } from '../store/sites.js'
+import { findStatusPage, type StatusPageSite } from '../store/status-pages.js'
+import { PAGE_INCIDENTS, type StatusPageIncident, type StatusPageSiteView, type StatusPageView } from './status-page-view.js'
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+
+/** A site the page lists but the in-memory state does not hold yet (added a moment ago): nobody can tell. */
+const UNKNOWN: PageSiteState = { status: 'unavailable', partial: false, slow: false, maintenance: false }
+
+/** The site's current state as the page shows it, and its maintenance in force, from memory. */
+function siteNow(
+  states: SiteStates,
+  site: StatusPageSite,
+  now: Date
+): { state: PageSiteState; name: string; view: Partial<StatusPageSiteView> } {
+  const current = states.current(site.domain, now)
+  if (current === null) return { state: UNKNOWN, name: site.display_name ?? site.name, view: {} }
+  const state: PageSiteState = {
+    status: current.status,
+    partial: current.partial,
+    slow: current.slow,
+    maintenance: current.maintenance === true
+  }
+  const maintenance = state.maintenance ? states.statusRecord(site.domain, now)?.maintenance : undefined
+  return { state, name: site.display_name ?? current.name, view: maintenance === undefined ? {} : { maintenance } }
+}
+
+/** Ongoing first, then newest start first; ties by id, newest first, so the order never flickers. */
+function incidentOrder(a: StatusPageIncident & { started: number }, b: StatusPageIncident & { started: number }): number {
+  const ongoing = Number(b.ended_at === null) - Number(a.ended_at === null)
+  return ongoing || b.started - a.started || b.id - a.id
+}
+
+/**
+ * The public view of the page `slug` at `now`, or null when there is no such page: its sites'
+ * current state from memory, the page state by its rule, each site's 90 daily bars, and the
+ * incidents. Four reads whatever the page's size: the page, its sites' outages overlapping the 90
+ * days (one query), their maintenance windows and their first checks. Only what the page lists
+ * goes in: never keys, settings, expectations or other sites (decisions.md, Status pages).
+ */
+export async function loadStatusPageView({
+  db,
+  states,
+  slug,
+  now
+}: {
+  db: Db
+  states: SiteStates
+  slug: string
+  now: Date
+}): Promise<StatusPageView | null> {
+  const page = await findStatusPage({ db, slug })
+  if (page === null) return null
+  const at = now.getTime()
+  const from = firstDayStart(at, PAGE_DAYS)
+  const ids = page.sites.map((s) => s.site_id)
+  const [outages, windows, firstChecks] = await Promise.all([
+    listSitesOutageTimes({ db, siteIds: ids, from: new Date(from), to: now }),
+    listMaintenanceWindows({ db, siteIds: ids }),
+    listFirstCheckedAt({ db, siteIds: ids })
+  ])
+  const bySite = new Map<number, SiteOutageTimes[]>()
+  for (const o of outages) {
+    const list = bySite.get(o.site_id)
+    if (list) list.push(o)
+    else bySite.set(o.site_id, [o])
+  }
+
+  const siteStates: PageSiteState[] = []
+  const incidents: Array<StatusPageIncident & { started: number }> = []
+  let updated = page.changed_at.getTime()
+  const sites = page.sites.map((site): StatusPageSiteView => {
+    const { state, name, view } = siteNow(states, site, now)
+    siteStates.push(state)
+    const own: readonly SiteOutageTimes[] = bySite.get(site.site_id) ?? []
+    for (const o of own) {
+      updated = Math.max(updated, o.ended ?? o.started)
+      incidents.push({
+        id: o.id,
+        domain: site.domain,
+        name,
+        started_at: iso(o.started),
+        ended_at: o.ended === null ? null : iso(o.ended),
+        duration_seconds: durationSecondsMs(o.started, o.ended, at),
+        started: o.started
+      })
+    }
+    return {
+      domain: site.domain,
+      name,
+      status: state.status,
+      partial: state.partial,
+      slow: state.slow,
+      ...view,
+      days: dailyUptime({
+        outages: own,
+        firstCheckedAt: firstChecks.get(site.site_id)?.getTime() ?? null,
+        maintenance: maintenanceIntervals(windows.get(site.site_id) ?? [], from, at),
+        now: at
+      })
+    }
+  })
+  incidents.sort(incidentOrder)
+  return {
+    slug: page.slug,
+    title: page.title,
+    description: page.description,
+    logo_url: page.logo_url,
+    state: pageState(siteStates),
+    generated_at: now.toISOString(),
+    updated_at: iso(Math.min(updated, at)),
+    sites,
+    incidents: incidents.slice(0, PAGE_INCIDENTS).map(({ started: _started, ...incident }) => incident)
+  }
+}
