@@ -12,6 +12,8 @@ import { answerClientErrors, formatErrorResponse } from './errors.js'
 import { logRequestErrors, registerAccessLog } from './logger.js'
 import { ServiceMetrics } from './metrics/service-metrics.js'
 import { errorPage, registerPages } from './pages/views.js'
+import { PageDirectory } from './pages/page-directory.js'
+import { RenderCache } from './pages/render-cache.js'
 import { addBudgetHeaders, chargeAfterBody, RateLimiter, type Limiter } from './rate-limit.js'
 import type { ScheduleHealth } from './routes/health.js'
 import type { LocationHealth } from './probing/locations/index.js'
@@ -43,6 +45,8 @@ export interface ServerDeps {
   sitesChanged?: () => Promise<void>
   /** Rendered badges; tests pass their own to count renders. */
   badges?: BadgeRenderer
+  /** Renders of the public status pages, shared with what forgets them on their sites' events; default a new one. */
+  statusPageRenders?: RenderCache
   /** Tests shorten them. */
   timeouts?: ServerTimeouts
   /** Webhooks: the secret box shared with the dispatcher, the dispatcher's wake-up, the policy's look-up (tests). */
@@ -171,6 +175,8 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
       now,
       publicUrl: config.publicUrl,
       badges: deps.badges ?? new BadgeRenderer(),
+      statusPageRenders: deps.statusPageRenders ?? new RenderCache(),
+      pageDirectory: new PageDirectory({ db }),
       checks: deps.checks,
       states: deps.states,
       schedule: deps.schedule,

@@ -1,4 +1,5 @@
 import type { CurrentStatus } from '../monitoring/state/status-record.js'
+import type { PageState } from '../rules/page-state.js'
 
 export const BADGE_STYLES = ['flat', 'flat-square', 'plastic', 'for-the-badge'] as const
 export type BadgeStyle = (typeof BADGE_STYLES)[number]
@@ -10,7 +11,7 @@ export const MAX_LABEL_LENGTH = 64
 export interface BadgeContent {
   label: string
   message: string
-  color: 'green' | 'red' | 'yellow' | 'lightgrey' | 'blue'
+  color: 'green' | 'red' | 'yellow' | 'orange' | 'lightgrey' | 'blue'
 }
 
 export interface BadgeOptions {
@@ -59,6 +60,23 @@ export function describeBadge(site: CurrentStatus | null, override?: string): Ba
   if (site.maintenance === true) return { label, message: 'maintenance', color: 'blue' }
   const notes = (site.blocked ? 1 : 0) + (site.partial ? 2 : 0) + (site.slow ? 4 : 0)
   return { label, message: MESSAGES[site.status][notes] as string, color: COLORS[site.status] }
+}
+
+const PAGE_COLORS: Readonly<Record<PageState, BadgeContent['color']>> = {
+  operational: 'green',
+  degraded: 'yellow',
+  'partial outage': 'orange',
+  'major outage': 'red',
+  maintenance: 'blue'
+}
+
+/**
+ * A status page's badge: labelled with the page's title (`status` for a title too long for a
+ * badge) unless the caller overrides it; the message is the page's state, in its colour.
+ */
+export function describePageBadge(title: string, state: PageState, override?: string): BadgeContent {
+  const label = override ?? (title.length > MAX_LABEL_LENGTH ? GENERIC_LABEL : title)
+  return { label, message: state, color: PAGE_COLORS[state] }
 }
 
 const DEFAULT_OPTIONS: BadgeOptions = Object.freeze({ style: 'flat' })

@@ -252,6 +252,21 @@ export class SiteStatusClient {
     return this.#json({ ...get(path('/api/badge/{domain}/endpoint', { domain }), options), query, keyed: false })
   }
 
+  /** `GET /status/{slug}.json`: a status page's content as JSON. */
+  getStatusPage(slug: string, options?: CallOptions): Promise<T.StatusPage> {
+    return this.#json({ ...get(path('/status/{slug}.json', { slug }), options), keyed: false })
+  }
+
+  /** `GET /status/{slug}/feed.atom`: a status page's incidents, Atom XML text. */
+  getStatusPageFeed(slug: string, options?: CallOptions): Promise<string> {
+    return this.#text({ ...get(path('/status/{slug}/feed.atom', { slug }), options), accept: 'application/atom+xml', keyed: false })
+  }
+
+  /** `GET /api/badge/page/{slug}`: a status page's badge, SVG text. */
+  getPageBadge(slug: string, query: T.Query<'getPageBadge'> = {}, options?: CallOptions): Promise<string> {
+    return this.#text({ ...get(path('/api/badge/page/{slug}', { slug }), options), query, accept: 'image/svg+xml', keyed: false })
+  }
+
   /** `GET /api/v1/openapi.json`: the OpenAPI document these types come from. */
   getOpenApi(options?: CallOptions): Promise<T.OpenApiDocument> {
     return this.#json({ ...get('/api/v1/openapi.json', options), keyed: false })

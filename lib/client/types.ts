@@ -57,6 +57,7 @@ export type Webhook = Schemas['Webhook']
 export type DeliveryList = Ok<'listDeliveries'>
 export type Delivery = Ok<'retryDelivery', 202>
 export type EndpointBadge = Ok<'getEndpointBadge'>
+export type StatusPage = Ok<'getStatusPage'>
 export type OpenApiDocument = Ok<'getOpenApi'>
 
 /** An event of `GET /api/v1/events`, its data typed by its type. */

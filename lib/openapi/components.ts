@@ -11,6 +11,7 @@ import { pageRecordSchemas } from './schemas/page-records.js'
 import { serviceSchemas } from './schemas/service.js'
 import { settingsSchemas } from './schemas/settings.js'
 import { siteSchemas } from './schemas/sites.js'
+import { statusPageViewSchemas } from './schemas/status-page-view.js'
 import { webhookSchemas } from './schemas/webhooks.js'
 
 const schemas: Json = {
@@ -21,7 +22,8 @@ const schemas: Json = {
   ...maintenanceSchemas,
   ...pageRecordSchemas,
   ...webhookSchemas,
-  ...badgeSchemas
+  ...badgeSchemas,
+  ...statusPageViewSchemas
 }
 
 const integerHeader = (description: string): Json => ({ description, schema: { type: 'integer', minimum: 0 } })

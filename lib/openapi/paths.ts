@@ -2,6 +2,7 @@ import { budgetHeaders } from './components.js'
 import { checkPaths } from './check-paths.js'
 import { maintenancePaths } from './maintenance-paths.js'
 import { pagePaths } from './page-paths.js'
+import { statusPagePaths } from './status-page-paths.js'
 import { eventsPath } from './events.js'
 import { ref, type Json } from './parts.js'
 
@@ -352,5 +353,6 @@ export const paths: Json = {
         ...errors('MethodNotAllowed')
       }
     }
-  }
+  },
+  ...statusPagePaths
 }

@@ -6,7 +6,8 @@ import { tryNormaliseDomain } from '../rules/domain.js'
 import type { SiteStates } from '../monitoring/state/site-state.js'
 import type { CurrentStatus } from '../monitoring/state/status-record.js'
 
-function options(request: Request): BadgeOptions {
+/** The badge URL's `style` and `label`; a bad one is a 400. */
+export function badgeOptions(request: Request): BadgeOptions {
   try {
     return parseBadgeOptions(request.query)
   } catch (err) {
@@ -37,7 +38,7 @@ const BADGE_HEADERS = Object.freeze({
  * hapi answers a matching If-None-Match with 304. Every value is computed at render time; a hit
  * only sets headers.
  */
-function send(request: Request, h: ResponseToolkit, badge: RenderedBadge, type: string) {
+export function sendBadge(request: Request, h: ResponseToolkit, badge: RenderedBadge, type: string) {
   const encoding = request.info.acceptEncoding
   const gzip = encoding === 'gzip'
   const response = h.response(gzip ? badge.gzip : badge.body).type(type)
@@ -59,9 +60,9 @@ export function badgeRoutes({ states, renderer, now }: { states: SiteStates; ren
       path: '/api/badge/{domain}',
       options: { auth: false },
       handler: (request, h) => {
-        const { style, label } = options(request)
+        const { style, label } = badgeOptions(request)
         const badge = renderer.svg(describeBadge(site(states, request.params.domain as string, now()), label), style, label !== undefined)
-        return send(request, h, badge, 'image/svg+xml')
+        return sendBadge(request, h, badge, 'image/svg+xml')
       }
     },
     {
@@ -69,7 +70,7 @@ export function badgeRoutes({ states, renderer, now }: { states: SiteStates; ren
       path: '/api/badge/{domain}/endpoint',
       options: { auth: false },
       handler: (request, h) => {
-        const { style, label } = options(request)
+        const { style, label } = badgeOptions(request)
         // shields.io applies its own default style unless the URL names one.
         const chosen = request.query.style === undefined ? undefined : style
         const badge = renderer.endpoint(
@@ -77,7 +78,7 @@ export function badgeRoutes({ states, renderer, now }: { states: SiteStates; ren
           chosen,
           label !== undefined
         )
-        return send(request, h, badge, 'application/json; charset=utf-8')
+        return sendBadge(request, h, badge, 'application/json; charset=utf-8')
       }
     }
   ]

@@ -6,6 +6,8 @@ import type { SiteStates } from '../monitoring/state/site-state.js'
 import type { CheckSupervisor } from '../probing/supervisor.js'
 import type { Limiter } from '../rate-limit.js'
 import type { Db } from '../store/db.js'
+import type { PageDirectory } from '../pages/page-directory.js'
+import type { RenderCache } from '../pages/render-cache.js'
 import { badgeRoutes } from './badge.js'
 import { batchCheckRoutes } from './batch-check.js'
 import { checkRoutes } from './check.js'
@@ -19,6 +21,7 @@ import type { RedisPing } from '../net/redis-ping.js'
 import { openApiRoutes } from './openapi.js'
 import { outageRoutes } from './outages.js'
 import { pageRoutes } from './pages.js'
+import { statusPageDataRoutes } from './status-page-data.js'
 import { rateLimitRoutes } from './rate-limit.js'
 import { siteRoutes } from './sites.js'
 import { slaRoutes } from './sla.js'
@@ -54,6 +57,10 @@ export interface RouteDeps {
   sitesChanged: () => Promise<void>
   /** `GET /metrics`: what it serves, and whether METRICS_TOKEN is accepted too. */
   metrics: { metrics: ServiceMetrics; tokenAuth: boolean }
+  /** Renders of the public status pages (HTML, JSON, feed), keyed by request path; one per server. */
+  statusPageRenders: RenderCache
+  /** The stored status pages' slugs and sites, held in memory for badges and 404s. */
+  pageDirectory: PageDirectory
 }
 
 /**
@@ -75,6 +82,17 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...slaRoutes(deps),
     ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
     ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),
+    ...(deps.states
+      ? statusPageDataRoutes({
+          db: deps.db,
+          states: deps.states,
+          now: deps.now,
+          publicUrl: deps.publicUrl,
+          badges: deps.badges,
+          renders: deps.statusPageRenders,
+          directory: deps.pageDirectory
+        })
+      : []),
     ...webhookRoutes({ db: deps.db, now: deps.now, ...deps.webhooks }),
     ...metricsRoutes(deps.metrics),
     ...openApiRoutes({ publicUrl: deps.publicUrl }),

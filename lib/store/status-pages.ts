@@ -176,3 +176,11 @@ export async function removeSiteFromPages({ db, siteId, now }: { db: Db; siteId:
   await db('status_page_sites').where({ site_id: siteId }).delete()
   await db('status_pages').whereIn('id', pageIds).update({ changed_at: now })
 }
+
+/** Every page's slug and when it last changed (epoch ms): what tells a copy in memory it is out of date. */
+export async function listStatusPageVersions({ db }: { db: Db }): Promise<Map<string, number>> {
+  const versions = new Map<string, number>()
+  for (const r of await db('status_pages').select('slug', 'changed_at'))
+    versions.set(String(r.slug), (toDate(r.changed_at) as Date).getTime())
+  return versions
+}

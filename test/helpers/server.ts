@@ -45,7 +45,8 @@ export async function testServer({
   schedule,
   webhooks,
   events,
-  sitesChanged
+  sitesChanged,
+  statusPageRenders
 }: {
   db: Db
   env?: Record<string, string>
@@ -59,6 +60,7 @@ export async function testServer({
   webhooks?: ServerDeps['webhooks']
   events?: EventStreams
   sitesChanged?: () => Promise<void>
+  statusPageRenders?: ServerDeps['statusPageRenders']
 }): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
@@ -76,7 +78,8 @@ export async function testServer({
     schedule,
     webhooks,
     events,
-    sitesChanged
+    sitesChanged,
+    statusPageRenders
   })
   return {
     server,

@@ -1,5 +1,6 @@
 import type { Test } from 'tap'
 import { BadgeRenderer } from '../../lib/badge/renderer.js'
+import { RenderCache } from '../../lib/pages/render-cache.js'
 import { CheckRecorder } from '../../lib/monitoring/record/recorder.js'
 import { SiteStates } from '../../lib/monitoring/state/site-state.js'
 import type { LocationResult } from '../../lib/probing/locations/index.js'
@@ -16,6 +17,8 @@ export interface TrackedServer extends TestServer {
   db: Db
   states: SiteStates
   badges: BadgeRenderer
+  /** The status pages' renders the server keeps (JSON, feed, HTML), for tests to forget. */
+  statusPageRenders: RenderCache
   /** The clock the server reads; tests move it. */
   clock: { now: number }
   /** Records a check of a tracked site through the real recorder and store, and waits until it is committed. */
@@ -39,13 +42,15 @@ export async function trackedServer(
     sites,
     start,
     env = {},
-    badges = new BadgeRenderer()
+    badges = new BadgeRenderer(),
+    statusPageRenders = new RenderCache()
   }: {
     engine?: 'sqlite' | 'mysql'
     sites: Array<{ domain: string; name: string | null }>
     start: number
     env?: Record<string, string>
     badges?: BadgeRenderer
+    statusPageRenders?: RenderCache
   }
 ): Promise<TrackedServer> {
   const { db, url } = await migratedDb(engine, t)
@@ -60,13 +65,15 @@ export async function trackedServer(
     env: { DATABASE_URL: url, ...env, PUBLIC_URL: publicUrl },
     now: () => new Date(clock.now),
     states,
-    badges
+    badges,
+    statusPageRenders
   })
   return {
     ...server,
     db,
     states,
     badges,
+    statusPageRenders,
     clock,
     feed: async (domain, status, at, { blocked = false, partial = false, responseMs, locations = [] } = {}) => {
       const answered = status === 'unavailable' ? 0 : status === 'unconfirmed' ? 1 : 3

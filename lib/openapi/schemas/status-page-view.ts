@@ -1,0 +1,90 @@
+import { PAGE_DAYS } from '../../rules/daily-uptime.js'
+import { PAGE_INCIDENTS } from '../../pages/status-page-view.js'
+import { nullable, percent, ref, siteStatus, timestamp, type Json } from '../parts.js'
+
+const PAGE_STATES = ['operational', 'degraded', 'partial outage', 'major outage', 'maintenance']
+
+/** A public status page as `GET /status/{slug}.json` answers it (lib/pages/status-page-view.ts). */
+export const statusPageViewSchemas: Json = {
+  PageState: {
+    type: 'string',
+    enum: PAGE_STATES,
+    description:
+      'Any site down: `major outage` when at least half the sites are down, else `partial outage`; otherwise any site slow, unconfirmed, unavailable or partial: `degraded`; otherwise any in a maintenance window: `maintenance`; otherwise `operational`. A site in a maintenance window counts as in maintenance whatever its checks say.'
+  },
+  StatusPageDay: {
+    type: 'object',
+    required: ['date', 'uptime_percent', 'down_seconds', 'outages'],
+    properties: {
+      date: { type: 'string', format: 'date', description: 'The UTC day.', examples: ['2026-11-20'] },
+      uptime_percent: {
+        ...nullable(percent),
+        description:
+          "The day's uptime by the status record's rule: monitored from the site's first check, maintenance neither monitored nor down; today so far. Null when nothing of the day was monitored (no data, not 100)."
+      },
+      down_seconds: { type: 'integer', minimum: 0, description: 'Outage time inside the monitored part of the day.' },
+      outages: { type: 'integer', minimum: 0, description: 'Outages that were down during the day.' }
+    },
+    additionalProperties: false
+  },
+  StatusPageSite: {
+    type: 'object',
+    required: ['domain', 'name', 'status', 'partial', 'slow', 'days'],
+    properties: {
+      domain: { type: 'string' },
+      name: { type: 'string', description: "The page's display name for the site, or the site's own name." },
+      status: siteStatus,
+      partial: { type: 'boolean', description: 'Some location reached it while another saw it down.' },
+      slow: { type: 'boolean' },
+      maintenance: {
+        type: 'object',
+        description: 'Present only during a maintenance window.',
+        required: ['until', 'reason'],
+        properties: { until: timestamp, reason: nullable({ type: 'string' }) },
+        additionalProperties: false
+      },
+      days: {
+        type: 'array',
+        minItems: PAGE_DAYS,
+        maxItems: PAGE_DAYS,
+        description: `The last ${PAGE_DAYS} UTC days, oldest first, today included.`,
+        items: ref('schemas', 'StatusPageDay')
+      }
+    },
+    additionalProperties: false
+  },
+  StatusPageIncident: {
+    type: 'object',
+    required: ['id', 'domain', 'name', 'started_at', 'ended_at', 'duration_seconds'],
+    properties: {
+      id: { type: 'integer', minimum: 1, description: "The outage's id; the feed's entry ids are made from it." },
+      domain: { type: 'string' },
+      name: { type: 'string', description: 'As the page names the site.' },
+      started_at: timestamp,
+      ended_at: { ...nullable(timestamp), description: 'Null while ongoing.' },
+      duration_seconds: { type: 'integer', minimum: 0, description: 'Until now while ongoing.' }
+    },
+    additionalProperties: false
+  },
+  StatusPage: {
+    type: 'object',
+    required: ['slug', 'title', 'description', 'logo_url', 'state', 'generated_at', 'updated_at', 'sites', 'incidents'],
+    properties: {
+      slug: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' },
+      title: { type: 'string' },
+      description: nullable({ type: 'string' }),
+      logo_url: nullable({ type: 'string' }),
+      state: ref('schemas', 'PageState'),
+      generated_at: { ...timestamp, description: 'When this answer was made (answers are kept up to a second).' },
+      updated_at: { ...timestamp, description: 'When the page itself, or one of its incidents, last changed.' },
+      sites: { type: 'array', description: "The page's sites, in its order.", items: ref('schemas', 'StatusPageSite') },
+      incidents: {
+        type: 'array',
+        maxItems: PAGE_INCIDENTS,
+        description: `Outages of the page's sites overlapping the days shown: ongoing first, then newest first; at most ${PAGE_INCIDENTS}.`,
+        items: ref('schemas', 'StatusPageIncident')
+      }
+    },
+    additionalProperties: false
+  }
+}

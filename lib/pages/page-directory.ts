@@ -1,0 +1,90 @@
+import type { Db } from '../store/db.js'
+import { findStatusPage, listStatusPageVersions } from '../store/status-pages.js'
+
+/** What a page badge and a page's existence need of a stored page. */
+export interface PageSites {
+  slug: string
+  title: string
+  /** The page's sites, in its order. */
+  domains: readonly string[]
+  /** The stored page's `changed_at` this copy was read for (epoch ms). */
+  version: number
+}
+
+/** How often the pages' versions are read again, at most; default 1 s. */
+const REFRESH_MS = 1000
+
+/**
+ * The stored pages as far as their badges need them, held in memory so that a hit costs no query:
+ * every page's slug and `changed_at` are read at most once a second, in the background of the hit
+ * that finds them older (that hit and those meanwhile answer from the copy held), and a page is
+ * read again only when its `changed_at` moved. A slug that is no page is answered from the same
+ * list, so made-up slugs cost nothing either. Only the very first look waits for a read.
+ */
+export class PageDirectory {
+  readonly #db: Db
+  readonly #refreshMs: number
+  #versions: Map<string, number> | null = null
+  readonly #pages = new Map<string, PageSites>()
+  readonly #loading = new Map<string, Promise<PageSites | null>>()
+  #readAt = -Infinity
+  #reading: Promise<void> | null = null
+
+  constructor({ db, refreshMs = REFRESH_MS }: { db: Db; refreshMs?: number }) {
+    this.#db = db
+    this.#refreshMs = refreshMs
+  }
+
+  /**
+   * The page `slug` as last seen (at most about a second old), or null when there is none; a
+   * promise only when it must be read first (the first look, or a page that changed).
+   */
+  get(slug: string, at: number): PageSites | null | Promise<PageSites | null> {
+    if (this.#versions === null) return this.#read(at).then(() => this.#lookup(slug))
+    if (at - this.#readAt >= this.#refreshMs && this.#reading === null) {
+      // A failed read leaves the copy held; the next look past the interval tries again.
+      this.#read(at).catch(() => {})
+    }
+    return this.#lookup(slug)
+  }
+
+  #read(at: number): Promise<void> {
+    this.#reading ??= listStatusPageVersions({ db: this.#db })
+      .then((versions) => {
+        this.#versions = versions
+        this.#readAt = at
+        for (const slug of this.#pages.keys()) if (!versions.has(slug)) this.#pages.delete(slug)
+      })
+      .finally(() => {
+        this.#reading = null
+      })
+    return this.#reading
+  }
+
+  #lookup(slug: string): PageSites | null | Promise<PageSites | null> {
+    const version = this.#versions?.get(slug)
+    if (version === undefined) return null
+    const kept = this.#pages.get(slug)
+    if (kept !== undefined && kept.version === version) return kept
+    let loading = this.#loading.get(slug)
+    if (loading === undefined) {
+      loading = findStatusPage({ db: this.#db, slug })
+        .then((page) => {
+          if (page === null) {
+            this.#pages.delete(slug)
+            return null
+          }
+          // Kept under the version that asked for it: a change since is read again at the next look.
+          const sites: PageSites = { slug, title: page.title, domains: page.sites.map((s) => s.domain), version }
+          this.#pages.set(slug, sites)
+          return sites
+        })
+        .finally(() => this.#loading.delete(slug))
+      this.#loading.set(slug, loading)
+    }
+    if (kept === undefined) return loading
+    // The copy held answers meanwhile; a failed read is tried again at the next look.
+    loading.catch(() => {})
+    return kept
+  }
+}

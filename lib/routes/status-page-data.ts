@@ -1,0 +1,130 @@
+import Boom from '@hapi/boom'
+import type { ResponseToolkit, ServerRoute } from '@hapi/hapi'
+import { describePageBadge } from '../badge/describe.js'
+import type { BadgeRenderer } from '../badge/renderer.js'
+import type { SiteStates } from '../monitoring/state/site-state.js'
+import type { PageDirectory, PageSites } from '../pages/page-directory.js'
+import type { RenderCache, RenderedPage } from '../pages/render-cache.js'
+import { statusPageFeed } from '../pages/status-page-feed.js'
+import { loadStatusPageView } from '../pages/status-page-model.js'
+import type { StatusPageView } from '../pages/status-page-view.js'
+import { pageState, type PageSiteState, type PageState } from '../rules/page-state.js'
+import type { Db } from '../store/db.js'
+import { badgeOptions, sendBadge } from './badge.js'
+
+/** A page's slug, as the pages API accepts it. */
+export const SLUG = /^[a-z0-9-]{1,64}$/
+
+/** The render cache's keys: exactly the request paths, which the live page forgets on its sites' events. */
+export const statusPageKeys = (slug: string) => ({ json: `/status/${slug}.json`, feed: `/status/${slug}/feed.atom` })
+
+/** How long a page badge's state is reused: the badge is cached a minute by anyone anyway. */
+const BADGE_STATE_MS = 1000
+
+const NO_SUCH_PAGE = 'no such status page'
+
+function slugOf(raw: unknown): string {
+  if (typeof raw !== 'string' || !SLUG.test(raw)) throw Boom.badRequest('a status page slug is 1 to 64 of a-z, 0-9 and -')
+  return raw
+}
+
+/** Public answers: any origin may read them (widgets), and a reader may keep them for a few seconds. */
+function reply(h: ResponseToolkit, rendered: RenderedPage, type: string) {
+  return h
+    .response(rendered.html)
+    .type(type)
+    .header('access-control-allow-origin', '*')
+    .header('cache-control', 'public, max-age=5')
+    .header('x-content-type-options', 'nosniff')
+}
+
+export interface StatusPageDataDeps {
+  db: Db
+  states: SiteStates
+  now: () => Date
+  publicUrl: string
+  badges: BadgeRenderer
+  /** Renders of the public status pages, shared with the HTML page, keyed by request path. */
+  renders: RenderCache
+  /** The stored pages' slugs and sites, held in memory. */
+  directory: PageDirectory
+}
+
+/**
+ * A status page's data for machines: `GET /status/{slug}.json` (the page's view), `GET
+ * /status/{slug}/feed.atom` (its incidents) and `GET /api/badge/page/{slug}` (its state). No key:
+ * they show only what the page lists. JSON and feed come from renders kept for a second (see
+ * {@link RenderCache}); the badge is drawn from memory alone. A slug that is no page is a 404
+ * known from memory, and never kept.
+ */
+export function statusPageDataRoutes({ db, states, now, publicUrl, badges, renders, directory }: StatusPageDataDeps): ServerRoute[] {
+  /** The page, or a 404 when there is none: from memory, but for the first look. */
+  const known = async (slug: string): Promise<PageSites> => {
+    const found = directory.get(slug, now().getTime())
+    const page = found instanceof Promise ? await found : found
+    if (page === null) throw Boom.notFound(NO_SUCH_PAGE)
+    return page
+  }
+  const render = (slug: string, key: string, body: (view: StatusPageView) => string) =>
+    renders.get(key, async () => {
+      const view = await loadStatusPageView({ db, states, slug, now: now() })
+      // Deleted since the directory's last look: thrown, so that nothing is kept.
+      if (view === null) throw Boom.notFound(NO_SUCH_PAGE)
+      return { status: 200, html: Buffer.from(body(view)) }
+    })
+
+  const badgeStates = new WeakMap<PageSites, { at: number; state: PageState }>()
+  const stateOf = (page: PageSites, at: Date): PageState => {
+    const kept = badgeStates.get(page)
+    if (kept !== undefined && at.getTime() - kept.at < BADGE_STATE_MS && at.getTime() >= kept.at) return kept.state
+    const sites: PageSiteState[] = []
+    for (const domain of page.domains) {
+      const site = states.current(domain, at)
+      sites.push(
+        site === null
+          ? { status: 'unavailable', partial: false, slow: false, maintenance: false }
+          : { status: site.status, partial: site.partial, slow: site.slow, maintenance: site.maintenance === true }
+      )
+    }
+    const state = pageState(sites)
+    badgeStates.set(page, { at: at.getTime(), state })
+    return state
+  }
+
+  return [
+    {
+      method: 'GET',
+      path: '/status/{slug}.json',
+      options: { auth: false },
+      handler: async (request, h) => {
+        const slug = slugOf(request.params.slug)
+        await known(slug)
+        const rendered = await render(slug, statusPageKeys(slug).json, (view) => JSON.stringify(view))
+        return reply(h, rendered, 'application/json; charset=utf-8')
+      }
+    },
+    {
+      method: 'GET',
+      path: '/status/{slug}/feed.atom',
+      options: { auth: false },
+      handler: async (request, h) => {
+        const slug = slugOf(request.params.slug)
+        await known(slug)
+        const rendered = await render(slug, statusPageKeys(slug).feed, (view) => statusPageFeed(view, publicUrl))
+        return reply(h, rendered, 'application/atom+xml; charset=utf-8')
+      }
+    },
+    {
+      method: 'GET',
+      path: '/api/badge/page/{slug}',
+      options: { auth: false },
+      handler: async (request, h) => {
+        const slug = slugOf(request.params.slug)
+        const { style, label } = badgeOptions(request)
+        const page = await known(slug)
+        const badge = badges.svg(describePageBadge(page.title, stateOf(page, now()), label), style, label !== undefined)
+        return sendBadge(request, h, badge, 'image/svg+xml')
+      }
+    }
+  ]
+}
