@@ -30,6 +30,9 @@ export class SiteMaintenance {
   #recentFrom = Infinity
   #recentTo = -Infinity
   #recent: Interval[] = []
+  #spanFrom = NaN
+  #spanDays = 0
+  #span: Interval[] = []
 
   /** Use {@link maintenanceOf}, which shares one per set of windows. */
   constructor(windows: readonly MaintenanceWindow[], key: string) {
@@ -66,6 +69,19 @@ export class SiteMaintenance {
       this.#recentTo = at + DAY_MS
     }
     return this.#recent
+  }
+
+  /**
+   * Maintenance time (sorted, disjoint) in the `days` days from `from` (a status page's 90 days),
+   * worked out again only when they move: once a day, not at every render of every page.
+   */
+  days(from: number, days: number): Interval[] {
+    if (from !== this.#spanFrom || days !== this.#spanDays) {
+      this.#span = maintenanceIntervals(this.windows, from, from + days * DAY_MS)
+      this.#spanFrom = from
+      this.#spanDays = days
+    }
+    return this.#span
   }
 }
 
