@@ -1,6 +1,7 @@
 import t from 'tap'
 import { generateKey, hashKey } from '../../../lib/keys.js'
 import { createKey } from '../../../lib/store/keys.js'
+import { insertStatusPage } from '../../../lib/store/status-pages.js'
 import { SiteStatusClient, SiteStatusError, type ServiceEvent } from '../../../lib/client/index.js'
 import { startTrackedService } from '../../helpers/tracked-service.js'
 import { receiver } from '../../helpers/webhooks.js'
@@ -105,6 +106,23 @@ t.test('every route method works on the real service', async (t) => {
   t.match(await client.getEndpointBadge('tracked.example.com'), { schemaVersion: 1, label: 'Tracked' })
   t.match(await client.siteListPage(), /tracked\.example\.com/)
   t.match(await client.sitePage('tracked.example.com'), /<html/)
+
+  const db = tracked.service.db
+  const siteId = Number((await db('sites').where({ domain: 'tracked.example.com' }).first('id')).id)
+  await db.transaction((trx) =>
+    insertStatusPage({
+      db: trx,
+      page: { slug: 'tracked', title: 'Tracked services', description: null, logo_url: null },
+      sites: [{ siteId, displayName: null }],
+      now: new Date()
+    })
+  )
+  t.match(await client.getStatusPage('tracked'), { slug: 'tracked', title: 'Tracked services', sites: [{ domain: 'tracked.example.com' }] })
+  t.match(
+    await client.getStatusPageFeed('tracked'),
+    /^<\?xml version="1\.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www\.w3\.org\/2005\/Atom">/
+  )
+  t.match(await client.getPageBadge('tracked', { style: 'flat-square' }), /^<svg .*Tracked services: /)
 
   t.test('and each error comes with its status, its code and the server text, never the key', async (t) => {
     const reader = new SiteStatusClient({ baseUrl, key: tracked.key })
