@@ -4,7 +4,7 @@ import t from 'tap'
 import FeedParser from 'feedparser'
 import sax from 'sax'
 import { statusPageKeys } from '../../../lib/routes/status-page-data.js'
-import { insertStatusPage, updateStatusPage } from '../../../lib/store/status-pages.js'
+import { deleteStatusPage, insertStatusPage, updateStatusPage } from '../../../lib/store/status-pages.js'
 import { engines } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
 import { holds } from '../../helpers/poll.js'
@@ -245,5 +245,10 @@ for (const engine of engines()) {
       ),
       'a changed page is read again'
     )
+
+    await deleteStatusPage({ db: api.db, slug: 'ok' })
+    api.clock.now = NOW + 2200
+    t.ok(await holds(async () => (await api.server.inject('/api/badge/page/ok')).statusCode === 404, 5000), 'a deleted page is a 404 again')
+    t.equal((await api.server.inject('/status/ok.json')).statusCode, 404)
   })
 }
