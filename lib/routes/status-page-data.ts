@@ -122,12 +122,18 @@ export function statusPageDataRoutes({ db, states, now, publicUrl, badges, rende
       method: 'GET',
       path: '/api/badge/page/{slug}',
       options: { auth: false },
-      handler: async (request, h) => {
+      handler: (request, h) => {
         const slug = slugOf(request.params.slug)
         const { style, label } = badgeOptions(request)
-        const page = await known(slug)
-        const badge = badges.svg(describePageBadge(page.title, stateOf(page, now()), label), style, label !== undefined)
-        return sendBadge(request, h, badge, 'image/svg+xml')
+        const at = now()
+        const answer = (page: PageSites | null) => {
+          if (page === null) throw Boom.notFound(NO_SUCH_PAGE)
+          const badge = badges.svg(describePageBadge(page.title, stateOf(page, at), label), style, label !== undefined)
+          return sendBadge(request, h, badge, 'image/svg+xml')
+        }
+        // Answered synchronously from memory, as the site badge is; only a first look waits for a read.
+        const found = directory.get(slug, at.getTime())
+        return found instanceof Promise ? found.then(answer) : answer(found)
       }
     }
   ]

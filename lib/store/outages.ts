@@ -191,9 +191,10 @@ export interface SiteOutageTimes extends OutageTimes {
 
 /**
  * The outages of the sites `siteIds` (a status page's: a few dozen) overlapping [from, to), each
- * site's oldest first, in one query. The (site, start, id, end) index holds every column read, so
- * however long a site's history, it is an index read that never touches the rows; what started
- * before `from` is read only to find the one (a site's outages never overlap) that reaches into it.
+ * site's oldest first, in one query: those starting inside, a range read of the (site, start, id,
+ * end) index that holds every column read, and per site the newest one starting before `from` if it
+ * reaches into it (a site's outages never overlap, so no other can), found by the index's
+ * per-site maximum rather than by reading a year of history back to the service.
  */
 export async function listSitesOutageTimes({
   db,
@@ -207,13 +208,27 @@ export async function listSitesOutageTimes({
   to: Date
 }): Promise<SiteOutageTimes[]> {
   if (siteIds.length === 0) return []
-  const rows: Array<Record<string, unknown>> = await db('outages')
-    .whereIn('site_id', [...new Set(siteIds)])
-    .where('started_at', '<', to)
-    .where((q) => {
-      q.where('started_at', '>=', from).orWhereNull('ended_at').orWhere('ended_at', '>', from)
+  const ids = [...new Set(siteIds)]
+  const newestBefore = db('outages')
+    .whereIn('site_id', ids)
+    .where('started_at', '<', from)
+    .groupBy('site_id')
+    .select('site_id')
+    .max({ s: 'started_at' })
+  const edge = db('outages as o')
+    .join(newestBefore.as('e'), (j) => {
+      j.on('o.site_id', 'e.site_id').andOn('o.started_at', 'e.s')
     })
-    .orderBy([{ column: 'site_id' }, { column: 'started_at' }, { column: 'id' }])
+    .where((q) => {
+      q.whereNull('o.ended_at').orWhere('o.ended_at', '>', from)
+    })
+    .select('o.id', 'o.site_id', 'o.started_at', 'o.ended_at')
+  const rows: Array<Record<string, unknown>> = await db('outages')
+    .whereIn('site_id', ids)
+    .where('started_at', '>=', from)
+    .where('started_at', '<', to)
     .select('id', 'site_id', 'started_at', 'ended_at')
+    .unionAll(edge)
+    .orderBy([{ column: 'site_id' }, { column: 'started_at' }, { column: 'id' }])
   return rows.map((r) => ({ ...toTimes(r as { id: unknown; started_at: unknown; ended_at: unknown }), site_id: Number(r.site_id) }))
 }

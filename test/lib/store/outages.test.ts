@@ -1,5 +1,13 @@
 import t from 'tap'
-import { closeOutage, findOutageAt, insertOutage, listOpenOutages, listOutages, listOutageTimes } from '../../../lib/store/outages.js'
+import {
+  closeOutage,
+  findOutageAt,
+  insertOutage,
+  listOpenOutages,
+  listOutages,
+  listOutageTimes,
+  listSitesOutageTimes
+} from '../../../lib/store/outages.js'
 import { addSites } from '../../../lib/monitoring/add-sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
@@ -97,5 +105,49 @@ for (const engine of engines()) {
     t.match(open, { id: Number, started: T0 + 60 * MIN, ended: null }, 'an open outage comes with no end')
     const [cut] = await listOutageTimes({ db, siteId: site, from: new Date(T0 + 25 * MIN), to: new Date(T0 + 26 * MIN) })
     t.match(cut, { id: Number, started: T0 + 20 * MIN, ended: T0 + 30 * MIN }, 'times in milliseconds')
+  })
+}
+
+for (const engine of engines()) {
+  t.test(`several sites' outages overlapping a window, in one query, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    const day = 86_400_000
+    const at = Date.parse('2026-11-28T12:00:00.000Z')
+    await addSites({
+      db,
+      entries: ['a.example.com', 'b.example.com', 'c.example.com', 'd.example.com'].map((domain) => ({ domain, name: domain })),
+      now: new Date(at - 400 * day)
+    })
+    const ids = new Map<string, number>()
+    for (const r of await db('sites').select('id', 'domain')) ids.set(String(r.domain), Number(r.id))
+    const id = (d: string) => ids.get(`${d}.example.com`) as number
+    const from = new Date(at - 90 * day)
+    const outage = async (site: string, start: number, end: number | null) => {
+      const o = await insertOutage({ db, siteId: id(site), startedAt: new Date(start) })
+      if (end !== null) await closeOutage({ db, id: o, endedAt: new Date(end) })
+    }
+    // a: a year of history before the window, the newest reaching into it, then one inside.
+    for (let s = at - 365 * day; s < from.getTime() - 2 * day; s += 3 * day) await outage('a', s, s + 3_600_000)
+    await outage('a', from.getTime() - day, from.getTime() + 3_600_000)
+    await outage('a', at - day, at - day + 60_000)
+    // b: ongoing since before the window. c: its newest before the window ended exactly at its start.
+    await outage('b', at - 200 * day, null)
+    await outage('c', from.getTime() - 2 * day, from.getTime())
+    await outage('c', from.getTime(), from.getTime() + 1000)
+    // d: on no list asked for.
+    await outage('d', at - day, null)
+
+    const got = await listSitesOutageTimes({ db, siteIds: [id('c'), id('a'), id('b'), id('a')], from, to: new Date(at) })
+    t.same(
+      got.map((o) => [o.site_id, o.started, o.ended]),
+      [
+        [id('a'), from.getTime() - day, from.getTime() + 3_600_000],
+        [id('a'), at - day, at - day + 60_000],
+        [id('b'), at - 200 * day, null],
+        [id('c'), from.getTime(), from.getTime() + 1000]
+      ].sort((x, y) => (x[0] as number) - (y[0] as number)),
+      'by site, oldest first: what reaches into the window, never what ended at its start, never another site'
+    )
+    t.same(await listSitesOutageTimes({ db, siteIds: [], from, to: new Date(at) }), [], 'no sites: none, no query')
   })
 }
