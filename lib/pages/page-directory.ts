@@ -29,6 +29,7 @@ export class PageDirectory {
   readonly #loading = new Map<string, Promise<PageSites | null>>()
   #readAt = -Infinity
   #reading: Promise<void> | null = null
+  #stale = false
 
   constructor({ db, refreshMs = REFRESH_MS }: { db: Db; refreshMs?: number }) {
     this.#db = db
@@ -41,11 +42,29 @@ export class PageDirectory {
    */
   get(slug: string, at: number): PageSites | null | Promise<PageSites | null> {
     if (this.#versions === null) return this.#read(at).then(() => this.#lookup(slug))
+    if (this.#stale) {
+      this.#stale = false
+      // A read already under way may have begun before the change: the one that counts starts after it.
+      const under = this.#reading ?? Promise.resolve()
+      return under
+        .catch(() => {})
+        .then(() => this.#read(at))
+        .then(() => this.#lookup(slug, true))
+    }
     if (at - this.#readAt >= this.#refreshMs && this.#reading === null) {
       // A failed read leaves the copy held; the next look past the interval tries again.
       this.#read(at).catch(() => {})
     }
     return this.#lookup(slug)
+  }
+
+  /**
+   * Says a page was created, changed or deleted here (the pages API): the next look waits for the
+   * pages to be read again, so this instance's badges and JSON follow at once rather than within a
+   * second.
+   */
+  changed(): void {
+    this.#stale = true
   }
 
   #read(at: number): Promise<void> {
@@ -61,7 +80,8 @@ export class PageDirectory {
     return this.#reading
   }
 
-  #lookup(slug: string): PageSites | null | Promise<PageSites | null> {
+  /** The page from the versions read; a copy of an older version answers while the new one is read, unless `wait`. */
+  #lookup(slug: string, wait = false): PageSites | null | Promise<PageSites | null> {
     const version = this.#versions?.get(slug)
     if (version === undefined) return null
     const kept = this.#pages.get(slug)
@@ -82,7 +102,7 @@ export class PageDirectory {
         .finally(() => this.#loading.delete(slug))
       this.#loading.set(slug, loading)
     }
-    if (kept === undefined) return loading
+    if (kept === undefined || wait) return loading
     // The copy held answers meanwhile; a failed read is tried again at the next look.
     loading.catch(() => {})
     return kept
