@@ -62,18 +62,23 @@ export async function recordCheck({
  * after that attempt's commit, so checks already stored are not stored twice, and what the
  * committed attempt did is read back and reported again (its events committed with it, so they
  * are not announced twice).
+ *
+ * `committed` runs after the commit and before the events are announced: whoever an announced event
+ * wakes (a status page re-rendering on it) then reads the in-memory state the recorder applied there.
  */
 export async function recordChecks({
   db,
   checks,
   retried = false,
-  writer = null
+  writer = null,
+  committed
 }: {
   db: Db
   checks: readonly CheckRecord[]
   retried?: boolean
   /** Who records, written with the sites' states (see `SiteStates.writer`). */
   writer?: string | null
+  committed?: (recorded: ReadonlyArray<RecordedCheck | null>) => void
 }): Promise<Array<RecordedCheck | null>> {
   if (checks.length === 0) return []
   let events = 0
@@ -95,6 +100,7 @@ export async function recordChecks({
     }
     return checks.map((c) => (sites.get(c.siteId) === undefined ? null : (results.get(c) ?? NOT_CURRENT)))
   })
+  committed?.(recorded)
   if (events > 0) announced()
   return recorded
 }

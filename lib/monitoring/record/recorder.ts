@@ -170,10 +170,17 @@ export class CheckRecorder {
       while (this.#unreachable !== null) await this.#unreachable
       if (this.#closed) return false
       try {
-        const recorded = await recordChecks({ db: this.#db, checks: batch, retried: sent, writer: this.#states.writer })
-        batch.forEach((check, i) => {
-          const r = recorded[i]
-          if (r) this.#states.apply(check, r)
+        await recordChecks({
+          db: this.#db,
+          checks: batch,
+          retried: sent,
+          writer: this.#states.writer,
+          committed: (recorded) => {
+            batch.forEach((check, i) => {
+              const r = recorded[i]
+              if (r) this.#states.apply(check, r)
+            })
+          }
         })
         if (this.#failing) {
           this.#failing = false

@@ -6,6 +6,7 @@ import type { CheckResult } from '../../../../lib/probing/supervisor.js'
 import { createLogger } from '../../../../lib/logger.js'
 import { openDb, toDate } from '../../../../lib/store/db.js'
 import { addSite } from '../../../../lib/monitoring/add-sites.js'
+import { onAnnounced } from '../../../../lib/events/outbox.js'
 import { engines, migratedDb } from '../../../helpers/db.js'
 import { holds } from '../../../helpers/poll.js'
 import { LogCapture } from '../../../helpers/server.js'
@@ -68,6 +69,26 @@ t.test('while writes fail, at most 30 checks wait per site and every outage tran
   t.equal(toDate(outages[0].started_at)?.getTime(), T0 + 10 * MIN, 'opened at the first down check')
   t.equal(toDate(outages[0].ended_at)?.getTime(), T0 + 25 * MIN, 'closed at the first up check after it')
   t.equal(states.statusRecord('queue.example.com', new Date(T0 + 44 * MIN))?.status, 'up')
+})
+
+t.test('when an outage is announced, the in-memory state already holds it', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  await addSite({ db, entry: { domain: 'queue.example.com', name: null }, now: new Date(T0 - MIN) })
+  const states = new SiteStates({ intervalMs: MIN, publicUrl: 'http://x' })
+  await states.refresh(db, new Date(T0))
+  const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'silent' }) })
+  t.teardown(() => {
+    recorder.close()
+  })
+  recorder.record(result('up', T0), 'schedule')
+  t.ok(await recorder.flush(10_000))
+  // Read synchronously in the announcement, as an event feed woken by it would at the earliest.
+  const seen: Array<string | undefined> = []
+  const stop = onAnnounced(() => seen.push(states.statusRecord('queue.example.com', new Date(T0 + MIN))?.status))
+  t.teardown(stop)
+  recorder.record(result('down', T0 + MIN), 'schedule')
+  t.ok(await recorder.flush(10_000))
+  t.same(seen, ['down'], 'announced once, with the state already down')
 })
 
 t.test('close stops the retries and leaves the waiting checks unrecorded', async (t) => {
