@@ -1,4 +1,4 @@
-/** The three ways to embed a site's badge, each as the exact text a user copies. */
+/** The three ways to embed a badge, each as the exact text a user copies. */
 export interface EmbedCode {
   html: string
   markdown: string
@@ -24,8 +24,15 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
  * escaped for each format.
  */
 export function embedCode({ publicUrl, domain, name }: { publicUrl: string; domain: string; name: string }): EmbedCode {
-  const url = `${publicUrl}/api/badge/${domain}`
-  const page = `${publicUrl}/sites/${domain}`
+  return snippets(`${publicUrl}/api/badge/${domain}`, `${publicUrl}/sites/${domain}`, name)
+}
+
+/** The page badge's embed code for a status page; the slug is `[a-z0-9-]`, safe in a URL as it is. */
+export function pageEmbedCode({ publicUrl, slug, title }: { publicUrl: string; slug: string; title: string }): EmbedCode {
+  return snippets(`${publicUrl}/api/badge/page/${slug}`, `${publicUrl}/status/${slug}`, title)
+}
+
+function snippets(url: string, page: string, name: string): EmbedCode {
   const alt = `${name.replace(CONTROL, ' ')} status`
   return {
     html: `<img src="${url}" alt="${escapeAttribute(alt)}">`,

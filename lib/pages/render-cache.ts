@@ -8,6 +8,8 @@ import { LRUCache } from 'lru-cache'
 export interface RenderedPage {
   status: number
   html: Buffer
+  /** Its Content-Security-Policy, when not the pages' own (a status page allows its logo's origin). */
+  csp?: string
 }
 
 export interface RenderCacheOptions {

@@ -16,17 +16,25 @@ export const PAGES_DIR = existsSync(join(here, 'templates')) ? here : resolve(he
 
 /**
  * Pages run no inline script and load nothing from elsewhere: the copy buttons' script and the
- * style sheet are our own static files, the chart is inline SVG, the badge is served by us.
+ * style sheet are our own static files, the chart is inline SVG, the badge is served by us. A
+ * status page may show its owner's logo (`images` adds that one origin to `img-src`), and its script
+ * connects to its own origin (`connect`).
  */
-export const PAGE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'"
-].join('; ')
+export function pageCsp({ images = [], connect = false }: { images?: readonly string[]; connect?: boolean } = {}): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    // A status page's script listens to its events and fetches the page again.
+    ...(connect ? ["connect-src 'self'"] : []),
+    "style-src 'self'",
+    ["img-src 'self'", ...images].join(' '),
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'"
+  ].join('; ')
+}
+
+export const PAGE_CSP = pageCsp()
 
 /** Registers vision (Handlebars, which escapes every `{{value}}`) and inert for the static files. */
 export async function registerPages(server: Server): Promise<void> {
@@ -40,10 +48,10 @@ export async function registerPages(server: Server): Promise<void> {
   })
 }
 
-/** The headers every HTML page carries, errors included. */
-export function securePage(response: ResponseObject): ResponseObject {
+/** The headers every HTML page carries, errors included; `csp` when the page has its own. */
+export function securePage(response: ResponseObject, csp = PAGE_CSP): ResponseObject {
   return response
-    .header('content-security-policy', PAGE_CSP)
+    .header('content-security-policy', csp)
     .header('x-content-type-options', 'nosniff')
     .header('x-frame-options', 'DENY')
     .header('referrer-policy', 'strict-origin-when-cross-origin')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { embedCode } from '../../../lib/pages/embed.js'
+import { embedCode, pageEmbedCode } from '../../../lib/pages/embed.js'
 
 t.test('embed code for a plain name', async (t) => {
   t.same(embedCode({ publicUrl: 'https://status.example.net', domain: 'shop.example.com', name: 'The Shop' }), {
@@ -25,4 +25,12 @@ t.test("a hostile name cannot break out of the snippet's syntax", async (t) => {
     String.raw`[!["><script>alert(1)</script> \[a\](b) \\ &amp;  status](http://127.0.0.1:3000/api/badge/x.example.com)](http://127.0.0.1:3000/sites/x.example.com)`,
     'brackets and backslashes escaped, a line break flattened (Markdown renderers escape the alt text as HTML)'
   )
+})
+
+t.test("a status page's embed code shows the page badge and links to the page", async (t) => {
+  t.same(pageEmbedCode({ publicUrl: 'https://status.example.net', slug: 'acme', title: 'Acme [prod] "live"' }), {
+    html: '<img src="https://status.example.net/api/badge/page/acme" alt="Acme [prod] &quot;live&quot; status">',
+    markdown: String.raw`[![Acme \[prod\] "live" status](https://status.example.net/api/badge/page/acme)](https://status.example.net/status/acme)`,
+    url: 'https://status.example.net/api/badge/page/acme'
+  })
 })

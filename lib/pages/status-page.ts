@@ -1,0 +1,110 @@
+import { PAGE_STATE_SENTENCES, type PageState } from '../rules/page-state.js'
+import { pageEmbedCode } from './embed.js'
+import { humanDuration, humanPercent, humanTime, statusLabel } from './format.js'
+import type { RenderCache } from './render-cache.js'
+import type { StatusPageDay, StatusPageIncident, StatusPageSiteView, StatusPageView } from './status-page-view.js'
+
+/** The render cache's keys of a status page's answers: all of them show its sites' state. */
+export function statusPageKeys(slug: string): string[] {
+  return [`/status/${slug}`, `/status/${slug}.json`, `/status/${slug}/feed.atom`]
+}
+
+/** Drops every kept render of the status page `slug`: one of its sites changed. */
+export function forgetStatusPage(renders: RenderCache, slug: string): void {
+  for (const key of statusPageKeys(slug)) renders.forget(key)
+}
+
+/**
+ * The origin a status page's logo is loaded from, for its CSP's `img-src`: only an absolute http(s)
+ * URL has one. The URL parser's origin holds no space or semicolon, so it cannot widen the policy.
+ */
+export function logoOrigin(logoUrl: string | null): string | null {
+  if (logoUrl === null) return null
+  try {
+    const url = new URL(logoUrl)
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * A day's bar colour: `up` from 99.9 %, `dip` from 99 %, `low` from 95 %, `bad` below; `none`
+ * when nothing of the day was monitored (no data is not 100 %).
+ */
+export function dayClass(uptime: number | null): string {
+  if (uptime === null) return 'none'
+  if (uptime >= 99.9) return 'up'
+  if (uptime >= 99) return 'dip'
+  return uptime >= 95 ? 'low' : 'bad'
+}
+
+/** A day's bar in words: its date, uptime and outages ("2026-11-20: 75 % uptime, 1 outage, 6 h down"). */
+export function dayText(day: StatusPageDay, today: boolean): string {
+  const date = today ? `${day.date} (today so far)` : day.date
+  if (day.uptime_percent === null) return `${date}: no data`
+  const outages =
+    day.outages === 0 ? 'no outage' : `${day.outages} ${day.outages === 1 ? 'outage' : 'outages'}, ${humanDuration(day.down_seconds)} down`
+  return `${date}: ${humanPercent(day.uptime_percent)} uptime, ${outages}`
+}
+
+/** A site's state in words (the site page's label), with maintenance and slowness said. */
+function siteState(site: StatusPageSiteView): { label: string; state: string } {
+  if (site.maintenance !== undefined) return { label: `maintenance until ${humanTime(site.maintenance.until)}`, state: 'maintenance' }
+  const label = statusLabel({ status: site.status, blocked: false, partial: site.partial })
+  return { label: site.slow ? `${label} (slow)` : label, state: site.status }
+}
+
+/** The CSS class of the page's state sentence. */
+const STATE_CLASSES: Record<PageState, string> = {
+  operational: 'up',
+  degraded: 'unconfirmed',
+  'partial outage': 'down',
+  'major outage': 'down',
+  maintenance: 'maintenance'
+}
+
+function incident(i: StatusPageIncident): Record<string, unknown> {
+  return {
+    name: i.name,
+    domain: i.domain,
+    started: humanTime(i.started_at),
+    startedIso: i.started_at,
+    ended: i.ended_at === null ? null : humanTime(i.ended_at),
+    endedIso: i.ended_at,
+    duration: humanDuration(i.duration_seconds)
+  }
+}
+
+/**
+ * The status page's template context: every value is text for Handlebars to escape, or a number.
+ * A day's bar is its class and its words only: a page of 50 sites draws 4,500 of them.
+ */
+export function statusPageContext({ view, publicUrl }: { view: StatusPageView; publicUrl: string }): Record<string, unknown> {
+  return {
+    title: view.title,
+    standalone: true,
+    stylesheet: '/static/status-page.css',
+    script: '/static/status-page.js',
+    feed: { href: `/status/${view.slug}/feed.atom`, title: `${view.title}: incidents` },
+    page: {
+      slug: view.slug,
+      title: view.title,
+      description: view.description,
+      logo: logoOrigin(view.logo_url) === null ? null : view.logo_url,
+      state: STATE_CLASSES[view.state],
+      sentence: PAGE_STATE_SENTENCES[view.state],
+      generated: humanTime(view.generated_at),
+      generatedIso: view.generated_at
+    },
+    sites: view.sites.map((site) => ({
+      name: site.name,
+      domain: site.domain,
+      ...siteState(site),
+      days: site.days.map((day, i) => ({ c: dayClass(day.uptime_percent), t: dayText(day, i === site.days.length - 1) }))
+    })),
+    ongoing: view.incidents.filter((i) => i.ended_at === null).map(incident),
+    past: view.incidents.filter((i) => i.ended_at !== null).map(incident),
+    embed: pageEmbedCode({ publicUrl, slug: view.slug, title: view.title })
+  }
+}
