@@ -4,12 +4,15 @@ import type { Config } from '../config/index.js'
 import { EventFeed, type WakeSource } from './events/feed.js'
 import { onAnnounced } from './events/outbox.js'
 import { EventStreams } from './events/streams.js'
+import { PageStreams } from './events/page-streams.js'
 import type { Admission } from './probing/admission.js'
 import { createProbing, type ProbingOptions } from './probing/build.js'
 import type { Locations } from './probing/locations/index.js'
 import { startMonitoring, type Monitoring } from './monitoring/monitor.js'
 import { CheckRecorder } from './monitoring/record/recorder.js'
 import { ServiceMetrics } from './metrics/service-metrics.js'
+import { RenderCache } from './pages/render-cache.js'
+import { forgetStatusPage } from './pages/status-page.js'
 import { SiteStates } from './monitoring/state/site-state.js'
 import { buildServer } from './server.js'
 import { openDb, type Db } from './store/db.js'
@@ -130,6 +133,16 @@ export async function startService({
     await feed.start()
     const events = feed
     const streams = new EventStreams({ db, feed, logger })
+    const renders = new RenderCache()
+    const pageStreams = new PageStreams({
+      db,
+      feed,
+      logger,
+      forget: (slug) => {
+        forgetStatusPage(renders, slug)
+      }
+    })
+    pageStreams.start()
     const running = monitoring
     const sync = monitoring.sync
     // An outage another instance opened or closed: read that site's state again.
@@ -160,6 +173,8 @@ export async function startService({
         }
       },
       events: streams,
+      pageStreams,
+      statusPageRenders: renders,
       metrics,
       // /healthz asks the shared connection (its commands fail fast while Redis is away), not a third one.
       redis:
@@ -200,7 +215,9 @@ export async function startService({
         const delivering = dispatcher.stop(WEBHOOK_GRACE_MS)
         // Event streams never end by themselves: end them, so that the drain does not wait for them.
         streams.close()
+        const pagesClosed = pageStreams.close()
         await drain(server, DRAIN_TIMEOUT_MS)
+        await pagesClosed
         await scheduled
         unsubscribe()
         stopAnnouncing()

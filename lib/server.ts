@@ -5,15 +5,16 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/index.js'
 import { BadgeRenderer } from './badge/renderer.js'
 import type { EventStreams } from './events/streams.js'
+import type { PageStreams } from './events/page-streams.js'
 import type { SiteStates } from './monitoring/state/site-state.js'
 import type { CheckSupervisor } from './probing/supervisor.js'
 import { KeyAuthenticator, registerKeyAuth, registerMetricsToken } from './auth.js'
 import { answerClientErrors, formatErrorResponse } from './errors.js'
 import { logRequestErrors, registerAccessLog } from './logger.js'
 import { ServiceMetrics } from './metrics/service-metrics.js'
+import { RenderCache } from './pages/render-cache.js'
 import { errorPage, registerPages } from './pages/views.js'
 import { PageDirectory } from './pages/page-directory.js'
-import { RenderCache } from './pages/render-cache.js'
 import { addBudgetHeaders, chargeAfterBody, RateLimiter, type Limiter } from './rate-limit.js'
 import type { ScheduleHealth } from './routes/health.js'
 import type { LocationHealth } from './probing/locations/index.js'
@@ -53,6 +54,8 @@ export interface ServerDeps {
   webhooks?: { box?: SecretBox; wake?: () => void; lookup?: Resolve }
   /** The open event streams, for `GET /api/v1/events`. */
   events?: EventStreams
+  /** The status pages' event streams, for `GET /status/{slug}/events`. */
+  pageStreams?: PageStreams
   /** The service's metrics; without them (tests) the server makes its own, reading `states` and the rate limiter. */
   metrics?: ServiceMetrics
   /** /healthz's Redis probe; by default one on REDIS_URL (none when unset), closed with the server. */
@@ -188,6 +191,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
         wake: deps.webhooks?.wake ?? (() => {})
       },
       events: deps.events,
+      pageStreams: deps.pageStreams,
       metrics: { metrics, tokenAuth: config.metricsToken !== null },
       sitesChanged: deps.sitesChanged ?? refreshStates(db, deps.states, now)
     })

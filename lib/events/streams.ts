@@ -21,7 +21,7 @@ const MAX_BUFFERED_BYTES = 1 << 20
 /** Why a stream was refused; the route turns it into a status. */
 export class StreamRefusedError extends Error {
   constructor(
-    readonly code: 'STREAMS_PER_KEY' | 'STREAMS_TOTAL' | 'STREAMS_CLOSED',
+    readonly code: 'STREAMS_PER_KEY' | 'STREAMS_PER_CLIENT' | 'STREAMS_TOTAL' | 'STREAMS_CLOSED',
     message: string
   ) {
     super(message)

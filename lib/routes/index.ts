@@ -2,12 +2,13 @@ import type { ServerRoute } from '@hapi/hapi'
 import type { BadgeRenderer } from '../badge/renderer.js'
 import type { ServiceMetrics } from '../metrics/service-metrics.js'
 import type { EventStreams } from '../events/streams.js'
+import type { PageStreams } from '../events/page-streams.js'
+import type { RenderCache } from '../pages/render-cache.js'
 import type { SiteStates } from '../monitoring/state/site-state.js'
 import type { CheckSupervisor } from '../probing/supervisor.js'
 import type { Limiter } from '../rate-limit.js'
 import type { Db } from '../store/db.js'
 import type { PageDirectory } from '../pages/page-directory.js'
-import type { RenderCache } from '../pages/render-cache.js'
 import { badgeRoutes } from './badge.js'
 import { batchCheckRoutes } from './batch-check.js'
 import { checkRoutes } from './check.js'
@@ -27,6 +28,7 @@ import { siteRoutes } from './sites.js'
 import { slaRoutes } from './sla.js'
 import { statusRoutes } from './status.js'
 import { statusPageRoutes } from './status-pages.js'
+import { statusPageHtmlRoutes } from './status-page.js'
 import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
 
 export interface RouteDeps {
@@ -53,6 +55,8 @@ export interface RouteDeps {
   webhooks: Omit<WebhookRouteDeps, 'db' | 'now'>
   /** The open event streams; a server built without them (some tests) has no events route. */
   events?: EventStreams
+  /** The status pages' event streams; without them (some tests) there is no `/status/{slug}/events`. */
+  pageStreams?: PageStreams
   /** Resolves once the scheduler and `states` hold a site the sites API just added or removed. */
   sitesChanged: () => Promise<void>
   /** `GET /metrics`: what it serves, and whether METRICS_TOKEN is accepted too. */
@@ -93,6 +97,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
           directory: deps.pageDirectory
         })
       : []),
+    ...(deps.states ? statusPageHtmlRoutes({ ...deps, states: deps.states, renders: deps.statusPageRenders, streams: deps.pageStreams }) : []),
     ...webhookRoutes({ db: deps.db, now: deps.now, ...deps.webhooks }),
     ...metricsRoutes(deps.metrics),
     ...openApiRoutes({ publicUrl: deps.publicUrl }),

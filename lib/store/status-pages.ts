@@ -184,3 +184,19 @@ export async function listStatusPageVersions({ db }: { db: Db }): Promise<Map<st
     versions.set(String(r.slug), (toDate(r.changed_at) as Date).getTime())
   return versions
 }
+
+/** Which pages list each of the sites `siteIds`: one indexed read, whatever the number of pages. */
+export async function listPagesOfSites({
+  db,
+  siteIds
+}: {
+  db: Db
+  siteIds: readonly number[]
+}): Promise<Array<{ site_id: number; slug: string }>> {
+  if (siteIds.length === 0) return []
+  const rows: Array<Record<string, unknown>> = await db('status_page_sites as s')
+    .join('status_pages as p', 'p.id', 's.page_id')
+    .whereIn('s.site_id', [...new Set(siteIds)])
+    .select('s.site_id', 'p.slug')
+  return rows.map((r) => ({ site_id: Number(r.site_id), slug: String(r.slug) }))
+}

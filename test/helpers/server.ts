@@ -45,6 +45,7 @@ export async function testServer({
   schedule,
   webhooks,
   events,
+  pageStreams,
   sitesChanged,
   statusPageRenders
 }: {
@@ -59,6 +60,7 @@ export async function testServer({
   schedule?: () => 'ok' | 'behind'
   webhooks?: ServerDeps['webhooks']
   events?: EventStreams
+  pageStreams?: ServerDeps['pageStreams']
   sitesChanged?: () => Promise<void>
   statusPageRenders?: ServerDeps['statusPageRenders']
 }): Promise<TestServer> {
@@ -78,6 +80,7 @@ export async function testServer({
     schedule,
     webhooks,
     events,
+    pageStreams,
     sitesChanged,
     statusPageRenders
   })

@@ -1,7 +1,10 @@
 import type { Test } from 'tap'
 import { BadgeRenderer } from '../../lib/badge/renderer.js'
-import { RenderCache } from '../../lib/pages/render-cache.js'
+import { EventFeed } from '../../lib/events/feed.js'
+import { PageStreams } from '../../lib/events/page-streams.js'
 import { CheckRecorder } from '../../lib/monitoring/record/recorder.js'
+import { RenderCache } from '../../lib/pages/render-cache.js'
+import { forgetStatusPage } from '../../lib/pages/status-page.js'
 import { SiteStates } from '../../lib/monitoring/state/site-state.js'
 import type { LocationResult } from '../../lib/probing/locations/index.js'
 import type { CheckResult } from '../../lib/probing/supervisor.js'
@@ -21,6 +24,9 @@ export interface TrackedServer extends TestServer {
   statusPageRenders: RenderCache
   /** The clock the server reads; tests move it. */
   clock: { now: number }
+  /** With `pageStreams`: the event feed (polling every 50 ms) and the status pages' streams on it. */
+  eventFeed?: EventFeed
+  pageStreams?: PageStreams
   /** Records a check of a tracked site through the real recorder and store, and waits until it is committed. */
   feed(
     domain: string,
@@ -43,14 +49,18 @@ export async function trackedServer(
     start,
     env = {},
     badges = new BadgeRenderer(),
-    statusPageRenders = new RenderCache()
+    statusPageRenders = new RenderCache(),
+    pageStreams: streamOptions
   }: {
     engine?: 'sqlite' | 'mysql'
     sites: Array<{ domain: string; name: string | null }>
     start: number
     env?: Record<string, string>
     badges?: BadgeRenderer
+    /** The status pages' renders the server keeps; `pageStreams` forgets them too. */
     statusPageRenders?: RenderCache
+    /** Builds an event feed and the status pages' streams on it (their route included), started and torn down with `t`. */
+    pageStreams?: { heartbeatMs?: number; maxPerClient?: number; maxTotal?: number }
   }
 ): Promise<TrackedServer> {
   const { db, url } = await migratedDb(engine, t)
@@ -60,13 +70,37 @@ export async function trackedServer(
   const states = new SiteStates({ intervalMs: MIN, publicUrl })
   await states.refresh(db, new Date(start))
   const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'silent' }), retryDelaysMs: [20] })
+  let feed: EventFeed | undefined
+  let pageStreams: PageStreams | undefined
+  if (streamOptions) {
+    const logger = createLogger({ level: 'silent' })
+    const events = new EventFeed({ db, logger, pollMs: 50 })
+    await events.start()
+    const streams = new PageStreams({
+      db,
+      feed: events,
+      logger,
+      forget: (slug) => {
+        forgetStatusPage(statusPageRenders, slug)
+      },
+      ...streamOptions
+    })
+    streams.start()
+    t.teardown(async () => {
+      await streams.close()
+      await events.stop()
+    })
+    feed = events
+    pageStreams = streams
+  }
   const server = await testServer({
     db,
     env: { DATABASE_URL: url, ...env, PUBLIC_URL: publicUrl },
     now: () => new Date(clock.now),
     states,
     badges,
-    statusPageRenders
+    statusPageRenders,
+    pageStreams
   })
   return {
     ...server,
@@ -75,6 +109,8 @@ export async function trackedServer(
     badges,
     statusPageRenders,
     clock,
+    eventFeed: feed,
+    pageStreams,
     feed: async (domain, status, at, { blocked = false, partial = false, responseMs, locations = [] } = {}) => {
       const answered = status === 'unavailable' ? 0 : status === 'unconfirmed' ? 1 : 3
       recorder.record(

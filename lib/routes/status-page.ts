@@ -1,0 +1,100 @@
+import Boom from '@hapi/boom'
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi'
+import { StreamRefusedError } from '../events/streams.js'
+import type { PageStreams } from '../events/page-streams.js'
+import type { RenderCache, RenderedPage } from '../pages/render-cache.js'
+import { logoOrigin, statusPageContext } from '../pages/status-page.js'
+import { loadStatusPageView } from '../pages/status-page-model.js'
+import type { SiteStates } from '../monitoring/state/site-state.js'
+import { pageCsp, pageView, securePage } from '../pages/views.js'
+import type { Db } from '../store/db.js'
+import { findStatusPage } from '../store/status-pages.js'
+
+/** A slug as pages are created with (interface.md, Status pages); anything else names no page. */
+const SLUG = /^[a-z0-9-]{1,64}$/
+const RETRY_AFTER_S = 5
+const NOT_FOUND = { title: 'Not found', message: 'there is no status page here' }
+
+/**
+ * `GET /status/{slug}`: a status page as HTML, for people, and `GET /status/{slug}/events`, the
+ * Server-Sent Events its script listens to. No key. The HTML is served from the render cache the
+ * page's JSON and feed share (key `/status/{slug}`), forgotten when one of its sites changes
+ * (see {@link PageStreams}). Its CSP allows images from the logo's own origin, and no other.
+ */
+export function statusPageHtmlRoutes({
+  db,
+  states,
+  now,
+  renders,
+  publicUrl,
+  streams
+}: {
+  db: Db
+  states: SiteStates
+  now: () => Date
+  renders: RenderCache
+  publicUrl: string
+  /** The page streams; without them (some tests) there is no events route. */
+  streams?: PageStreams
+}): ServerRoute[] {
+  const html: ServerRoute = {
+    method: 'GET',
+    path: '/status/{slug}',
+    options: { auth: false, plugins: { page: true } },
+    handler: async (request, h) => {
+      const slug = request.params.slug as string
+      if (!SLUG.test(slug)) return pageView(h, 'error', NOT_FOUND, 404)
+      // A missing page is not kept: one created a moment later must be served at once.
+      const page = await renders
+        .get(`/status/${slug}`, async () => {
+          const view = await loadStatusPageView({ db, states, slug, now: now() })
+          if (view === null) throw new NoSuchPage()
+          const origin = logoOrigin(view.logo_url)
+          const csp = pageCsp({ images: origin === null ? [] : [origin], connect: true })
+          return { ...(await render(request, 'status-page', statusPageContext({ view, publicUrl }))), csp }
+        })
+        .catch((err: unknown) => {
+          if (err instanceof NoSuchPage) return null
+          throw err
+        })
+      return page === null ? pageView(h, 'error', NOT_FOUND, 404) : reply(h, page)
+    }
+  }
+  if (streams === undefined) return [html]
+  const events: ServerRoute = {
+    method: 'GET',
+    path: '/status/{slug}/events',
+    options: { auth: false },
+    handler: async (request, h) => {
+      const slug = request.params.slug as string
+      if (!SLUG.test(slug) || (await findStatusPage({ db, slug })) === null) throw Boom.notFound('no such status page')
+      let stream
+      try {
+        stream = streams.open({ slug, client: request.info.remoteAddress })
+      } catch (err) {
+        if (!(err instanceof StreamRefusedError)) throw err
+        const boom = err.code === 'STREAMS_PER_CLIENT' ? Boom.tooManyRequests(err.message) : Boom.serverUnavailable(err.message)
+        boom.output.headers['Retry-After'] = String(RETRY_AFTER_S)
+        throw boom
+      }
+      // hapi stops writing when the client goes, but leaves the source open: close it, which frees the slot.
+      request.raw.res.once('close', () => stream.destroy())
+      return h
+        .response(stream)
+        .type('text/event-stream; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .header('x-accel-buffering', 'no')
+    }
+  }
+  return [html, events]
+}
+
+class NoSuchPage extends Error {}
+
+async function render(request: Request, template: string, context: Record<string, unknown>, status = 200): Promise<RenderedPage> {
+  return { status, html: Buffer.from(await request.render(template, context)) }
+}
+
+function reply(h: ResponseToolkit, page: RenderedPage) {
+  return securePage(h.response(page.html).type('text/html; charset=utf-8').code(page.status), page.csp)
+}

@@ -1,0 +1,204 @@
+import t, { type Test } from 'tap'
+import { insertStatusPage, updateStatusPage } from '../../../lib/store/status-pages.js'
+import { engines } from '../../helpers/db.js'
+import { SseClient } from '../../helpers/sse.js'
+import { MIN, trackedServer } from '../../helpers/sites.js'
+
+const NOW = Date.now()
+const SITES = [
+  { domain: 'shop.example.com', name: 'Shop' },
+  { domain: 'blog.example.com', name: 'Blog' },
+  { domain: 'later.example.com', name: 'Later' },
+  { domain: 'secret.example.com', name: 'Secret internal' }
+]
+
+/**
+ * A listening server whose page `acme` lists shop (as "Web shop") and blog; `later` and `secret`
+ * are tracked but on no page. Every site was checked up a minute ago. The clock is the real one:
+ * the event feed and the streams run on it.
+ */
+async function pageServer(
+  t: Test,
+  engine: 'sqlite' | 'mysql',
+  { logo = null, maxPerClient, maxTotal }: { logo?: string | null; maxPerClient?: number; maxTotal?: number } = {}
+) {
+  const api = await trackedServer(t, { engine, sites: SITES, start: NOW, pageStreams: { heartbeatMs: 100, maxPerClient, maxTotal } })
+  const ids = new Map<string, number>()
+  for (const r of await api.db('sites').select('id', 'domain')) ids.set(String(r.domain), Number(r.id))
+  const id = (domain: string) => ids.get(domain) as number
+  await api.db.transaction((trx) =>
+    insertStatusPage({
+      db: trx,
+      page: { slug: 'acme', title: 'Acme <status>', description: 'What we run', logo_url: logo },
+      sites: [
+        { siteId: id('shop.example.com'), displayName: 'Web shop' },
+        { siteId: id('blog.example.com'), displayName: null }
+      ],
+      now: new Date(NOW - 60 * MIN)
+    })
+  )
+  for (const { domain } of SITES) await api.feed(domain, 'up', NOW - MIN)
+  await api.server.start()
+  t.teardown(() => api.server.stop())
+  const base = `http://127.0.0.1:${api.server.info.port}`
+  const get = (url: string) => api.server.inject({ method: 'GET', url })
+  return { ...api, id, base, get }
+}
+
+for (const engine of engines()) {
+  t.test(`a status page is server-rendered HTML of its own sites only, on ${engine}`, async (t) => {
+    const api = await pageServer(t, engine, { logo: 'https://cdn.example.com/brand/logo.svg' })
+    const res = await api.get('/status/acme')
+    t.equal(res.statusCode, 200)
+    t.match(res.headers['content-type'], /^text\/html; charset=utf-8/)
+    t.equal(res.headers['cache-control'], 'no-cache')
+    t.equal(res.headers['x-frame-options'], 'DENY')
+    const csp = String(res.headers['content-security-policy'])
+    t.match(csp, "img-src 'self' https://cdn.example.com;", "images from the page and the logo's origin")
+    t.notMatch(csp, /img-src[^;]*(\*|https:;|brand)/, 'and from nothing wider')
+    t.match(csp, "script-src 'self'")
+    t.match(csp, "connect-src 'self'", 'its script may fetch the page and its events')
+    const html = res.payload
+    t.match(html, '<title>Acme &lt;status&gt;</title>', 'the title, escaped')
+    t.match(html, '<img class="logo" src="https://cdn.example.com/brand/logo.svg" alt="">')
+    t.match(html, 'What we run')
+    t.match(html, '<link rel="alternate" type="application/atom+xml" href="/status/acme/feed.atom"')
+    t.match(html, '<script src="/static/status-page.js" defer></script>')
+    t.match(html, />All systems operational</)
+    t.match(html, /<h3>Web shop<\/h3><span class="status status-up" id="state-shop.example.com">up<\/span>/)
+    t.match(html, /<h3>Blog<\/h3>/)
+    for (const domain of ['shop.example.com', 'blog.example.com']) {
+      const bars = new RegExp(`<ol class="days" id="days-${domain.replace(/\./g, '\\.')}"[^>]*>(.*?)</ol>`).exec(html)?.[1] ?? ''
+      t.equal(bars.match(/<li class="[a-z]+" tabindex="0"><span>[^<]+<\/span><\/li>/g)?.length, 90, `${domain}: 90 focusable bars`)
+    }
+    t.match(html, '/api/badge/page/acme', 'the page badge embed code')
+    t.notMatch(html, /secret|Secret internal|later\.example/, 'no other site')
+    t.notMatch(html, /<script>|<script [^s]/, 'no inline script')
+    t.notMatch(html, 'href="/"', 'no link to the service-wide site list')
+
+    const again = await api.get('/status/acme')
+    t.equal(again.payload, html, 'the render is kept')
+  })
+
+  t.test(`an unknown or malformed slug is a 404 page, and a page created later is served at once, on ${engine}`, async (t) => {
+    const api = await pageServer(t, engine)
+    for (const slug of ['nope', 'Acme', 'a_b', 'x'.repeat(65)]) {
+      const res = await api.get(`/status/${slug}`)
+      t.equal(res.statusCode, 404, slug)
+      t.match(res.headers['content-type'], /^text\/html/)
+      t.match(res.headers['content-security-policy'], "default-src 'none'")
+      t.match(res.payload, 'there is no status page here')
+    }
+    await api.db.transaction((trx) =>
+      insertStatusPage({
+        db: trx,
+        page: { slug: 'nope', title: 'Now there', description: null, logo_url: null },
+        sites: [],
+        now: new Date(NOW)
+      })
+    )
+    const res = await api.get('/status/nope')
+    t.equal(res.statusCode, 200, 'a 404 is not kept')
+    t.match(res.payload, '<h1>Now there</h1>')
+    t.match(res.headers['content-security-policy'], "img-src 'self';", 'no logo: images from the page only')
+  })
+
+  t.test(`a page's events carry only its sites, forget its renders first, and follow its list, on ${engine}`, async (t) => {
+    const api = await pageServer(t, engine)
+    t.match((await api.get('/status/acme')).payload, />All systems operational</)
+    const client = await SseClient.connect(`${api.base}/status/acme/events`)
+    t.teardown(() => {
+      client.close()
+    })
+    t.equal(client.status, 200)
+    t.match(client.headers['content-type'], /^text\/event-stream/)
+    t.equal(client.headers['cache-control'], 'no-cache')
+
+    await api.feed('secret.example.com', 'down', NOW)
+    await api.feed('shop.example.com', 'down', NOW)
+    await client.waitFor((c) => c.events.length >= 1, 10_000, "shop's outage")
+    t.same(
+      client.events.map((e) => [e.type, e.data]),
+      [['outage.opened', { domain: 'shop.example.com', at: client.events[0]?.data.at }]],
+      "the page's site's event, with its domain and time only; not the other site's"
+    )
+    const after = await api.get('/status/acme')
+    t.match(after.payload, />Major outage</, 'the render kept a moment ago was forgotten before the event was sent')
+    t.match(after.payload, /id="state-shop.example.com">down</)
+
+    await api.db.transaction((trx) =>
+      updateStatusPage({
+        db: trx,
+        slug: 'acme',
+        fields: {},
+        sites: [
+          { siteId: api.id('shop.example.com'), displayName: null },
+          { siteId: api.id('later.example.com'), displayName: null }
+        ],
+        now: new Date(NOW)
+      })
+    )
+    await api.feed('blog.example.com', 'down', NOW + 1000)
+    await api.feed('later.example.com', 'down', NOW + 1000)
+    await api.feed('shop.example.com', 'up', NOW + 2000)
+    await client.waitFor((c) => c.events.length >= 3, 10_000, "later's outage and shop's recovery")
+    t.same(
+      client.events.map((e) => [e.type, e.data.domain]),
+      [
+        ['outage.opened', 'shop.example.com'],
+        ['outage.opened', 'later.example.com'],
+        ['outage.closed', 'shop.example.com']
+      ],
+      'a site added to the page is carried from then on, one taken off is not'
+    )
+    await client.waitFor((c) => c.blocks.some((b) => b.kind === 'comment' && b.text === ''), 5000, 'a heartbeat')
+  })
+
+  t.test(`page streams are bounded per client address and in total, with JSON errors, on ${engine}`, async (t) => {
+    const api = await pageServer(t, engine, { maxPerClient: 2, maxTotal: 3 })
+    const url = `${api.base}/status/acme/events`
+    const open = [await SseClient.connect(url), await SseClient.connect(url)]
+    t.teardown(() => {
+      for (const c of open) c.close()
+    })
+    t.same(
+      open.map((c) => c.status),
+      [200, 200]
+    )
+    const third = await SseClient.connect(url)
+    t.equal(third.status, 429, 'a third stream from one address')
+    t.equal(third.headers['retry-after'], '5')
+    t.match(JSON.parse(third.body), { error: /too many open status page streams from this address/ })
+    t.equal(api.pageStreams?.count('127.0.0.1'), 2, 'a refused stream is not counted')
+
+    open[0]?.close()
+    await t.resolves(
+      waitFor(() => api.pageStreams?.count('127.0.0.1') === 1),
+      'a closed stream frees its slot'
+    )
+    // Other addresses: the loopback client has but one, so the total is filled directly.
+    const others = ['192.0.2.7', '192.0.2.8'].map((client) => api.pageStreams?.open({ slug: 'acme', client }))
+    t.teardown(() => {
+      for (const o of others) o?.destroy()
+    })
+    const full = await SseClient.connect(url)
+    t.equal(full.status, 503, 'past the total')
+    t.equal(full.headers['retry-after'], '5')
+    t.match(JSON.parse(full.body), { error: /too many open status page streams on this server/ })
+
+    for (const slug of ['nope', 'Bad']) {
+      const missing = await SseClient.connect(`${api.base}/status/${slug}/events`)
+      t.equal(missing.status, 404, slug)
+      t.same(JSON.parse(missing.body), { error: 'no such status page' })
+    }
+  })
+}
+
+/** Resolves once `cond` holds, checked on every turn of the event loop; rejects after 5 s. */
+async function waitFor(cond: () => boolean): Promise<void> {
+  const until = Date.now() + 5000
+  while (!cond()) {
+    if (Date.now() > until) throw new Error('condition never held')
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
