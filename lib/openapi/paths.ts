@@ -4,6 +4,7 @@ import { maintenancePaths } from './maintenance-paths.js'
 import { pagePaths } from './page-paths.js'
 import { statusPagePaths } from './status-page-paths.js'
 import { eventsPath } from './events.js'
+import { statusHtmlPaths } from './status-html-paths.js'
 import { ref, type Json } from './parts.js'
 
 import { errors, json, keyedErrors, noContent, noKey, ok, scope, scopedErrors } from './operations.js'
@@ -354,5 +355,6 @@ export const paths: Json = {
       }
     }
   },
-  ...statusPagePaths
+  ...statusPagePaths,
+  ...statusHtmlPaths
 }

@@ -10,8 +10,9 @@ import { pageCsp, pageView, securePage } from '../pages/views.js'
 import type { Db } from '../store/db.js'
 import { findStatusPage } from '../store/status-pages.js'
 
-/** A slug as pages are created with (interface.md, Status pages); anything else names no page. */
+/** A slug as pages are created with (interface.md, Status pages). */
 const SLUG = /^[a-z0-9-]{1,64}$/
+const BAD_SLUG = 'a status page slug is 1 to 64 lowercase letters, digits and hyphens'
 const RETRY_AFTER_S = 5
 const NOT_FOUND = { title: 'Not found', message: 'there is no status page here' }
 
@@ -43,7 +44,7 @@ export function statusPageHtmlRoutes({
     options: { auth: false, plugins: { page: true } },
     handler: async (request, h) => {
       const slug = request.params.slug as string
-      if (!SLUG.test(slug)) return pageView(h, 'error', NOT_FOUND, 404)
+      if (!SLUG.test(slug)) return pageView(h, 'error', { title: 'Bad request', message: BAD_SLUG }, 400)
       // A missing page is not kept: one created a moment later must be served at once.
       const page = await renders
         .get(`/status/${slug}`, async () => {
@@ -67,7 +68,8 @@ export function statusPageHtmlRoutes({
     options: { auth: false },
     handler: async (request, h) => {
       const slug = request.params.slug as string
-      if (!SLUG.test(slug) || (await findStatusPage({ db, slug })) === null) throw Boom.notFound('no such status page')
+      if (!SLUG.test(slug)) throw Boom.badRequest(BAD_SLUG)
+      if ((await findStatusPage({ db, slug })) === null) throw Boom.notFound('no such status page')
       let stream
       try {
         stream = streams.open({ slug, client: request.info.remoteAddress })

@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../../config/index.js'
 import type { BadgeRenderer } from '../../lib/badge/renderer.js'
 import { EventFeed } from '../../lib/events/feed.js'
 import { EventStreams } from '../../lib/events/streams.js'
+import { PageStreams } from '../../lib/events/page-streams.js'
 import { generateKey, hashKey } from '../../lib/keys.js'
 import { createLogger } from '../../lib/logger.js'
 import { SiteStates } from '../../lib/monitoring/state/site-state.js'
@@ -102,7 +103,8 @@ export function bearer(key: string): Record<string, string> {
 
 /**
  * A test server that answers every route the service has: a check supervisor whose locations
- * answer nothing, empty site states, and event streams whose feed never runs. For tests about the
+ * answer nothing, empty site states, and event streams (the API's and the status pages') whose feed
+ * never runs. For tests about the
  * route table itself (scopes, the OpenAPI document), where a route's existence is the point.
  */
 export async function everyRouteServer(
@@ -117,9 +119,12 @@ export async function everyRouteServer(
   })
   const states = new SiteStates({ intervalMs: 60_000, publicUrl: 'https://status.example.net' })
   const logger = createLogger({ level: 'silent' })
-  const events = new EventStreams({ db, feed: new EventFeed({ db, logger }), logger })
-  t.teardown(() => {
+  const feed = new EventFeed({ db, logger })
+  const events = new EventStreams({ db, feed, logger })
+  const pageStreams = new PageStreams({ db, feed, logger, forget: () => {} })
+  t.teardown(async () => {
     events.close()
+    await pageStreams.close()
   })
-  return testServer({ db, env, checks, states, events })
+  return testServer({ db, env, checks, states, events, pageStreams })
 }

@@ -80,14 +80,19 @@ for (const engine of engines()) {
     t.equal(again.payload, html, 'the render is kept')
   })
 
-  t.test(`an unknown or malformed slug is a 404 page, and a page created later is served at once, on ${engine}`, async (t) => {
+  t.test(`an unknown slug is a 404 page, a malformed one a 400, and a page created later is served at once, on ${engine}`, async (t) => {
     const api = await pageServer(t, engine)
-    for (const slug of ['nope', 'Acme', 'a_b', 'x'.repeat(65)]) {
+    for (const [slug, status, message] of [
+      ['nope', 404, 'there is no status page here'],
+      ['Acme', 400, 'a status page slug is 1 to 64 lowercase letters, digits and hyphens'],
+      ['a_b', 400, 'lowercase letters'],
+      ['x'.repeat(65), 400, 'lowercase letters']
+    ] as const) {
       const res = await api.get(`/status/${slug}`)
-      t.equal(res.statusCode, 404, slug)
+      t.equal(res.statusCode, status, slug)
       t.match(res.headers['content-type'], /^text\/html/)
       t.match(res.headers['content-security-policy'], "default-src 'none'")
-      t.match(res.payload, 'there is no status page here')
+      t.match(res.payload, message)
     }
     await api.db.transaction((trx) =>
       insertStatusPage({
@@ -186,11 +191,12 @@ for (const engine of engines()) {
     t.equal(full.headers['retry-after'], '5')
     t.match(JSON.parse(full.body), { error: /too many open status page streams on this server/ })
 
-    for (const slug of ['nope', 'Bad']) {
-      const missing = await SseClient.connect(`${api.base}/status/${slug}/events`)
-      t.equal(missing.status, 404, slug)
-      t.same(JSON.parse(missing.body), { error: 'no such status page' })
-    }
+    const missing = await SseClient.connect(`${api.base}/status/nope/events`)
+    t.equal(missing.status, 404)
+    t.same(JSON.parse(missing.body), { error: 'no such status page' })
+    const bad = await SseClient.connect(`${api.base}/status/Bad/events`)
+    t.equal(bad.status, 400)
+    t.same(JSON.parse(bad.body), { error: 'a status page slug is 1 to 64 lowercase letters, digits and hyphens' })
   })
 }
 
