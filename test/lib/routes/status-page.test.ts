@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { gunzipSync } from 'node:zlib'
 import { insertStatusPage, updateStatusPage } from '../../../lib/store/status-pages.js'
 import { engines } from '../../helpers/db.js'
 import { SseClient } from '../../helpers/sse.js'
@@ -78,6 +79,11 @@ for (const engine of engines()) {
 
     const again = await api.get('/status/acme')
     t.equal(again.payload, html, 'the render is kept')
+    t.match(res.headers.vary, 'accept-encoding')
+    const zipped = await api.server.inject({ method: 'GET', url: '/status/acme', headers: { 'accept-encoding': 'gzip, deflate' } })
+    t.equal(zipped.headers['content-encoding'], 'gzip')
+    t.equal(gunzipSync(zipped.rawPayload).toString(), html, 'gzipped, the same page')
+    t.match(zipped.headers['content-security-policy'], 'https://cdn.example.com', 'with its own CSP')
   })
 
   t.test(`an unknown slug is a 404 page, a malformed one a 400, and a page created later is served at once, on ${engine}`, async (t) => {
