@@ -16,8 +16,9 @@ export const MAX_PAGE_STREAMS = 5000
 const MAX_BUFFERED_BYTES = 64 << 10
 
 /**
- * The events that change what a status page shows, the ones its streams carry. `site.added` (no
- * page lists a site yet) and `certificate.expiring` (not on the page) are left out.
+ * The events that change what a status page shows, the ones its streams carry. `site.added` and
+ * `site.removed` are on no page when delivered (a removed site leaves its pages in the same
+ * transaction), and `certificate.expiring` is not on the page.
  */
 export const PAGE_EVENT_TYPES: ReadonlySet<string> = new Set([
   'outage.opened',
@@ -25,8 +26,7 @@ export const PAGE_EVENT_TYPES: ReadonlySet<string> = new Set([
   'site.slow',
   'site.slow_ended',
   'maintenance.started',
-  'maintenance.ended',
-  'site.removed'
+  'maintenance.ended'
 ])
 
 /**

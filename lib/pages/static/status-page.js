@@ -4,8 +4,8 @@
 // shows the same, as of when it was loaded.
 'use strict'
 
-const TYPES = ['outage.opened', 'outage.closed', 'site.slow', 'site.slow_ended', 'maintenance.started', 'maintenance.ended', 'site.removed']
-// The bars' uptime of today moves with the clock, not only with events.
+const TYPES = ['outage.opened', 'outage.closed', 'site.slow', 'site.slow_ended', 'maintenance.started', 'maintenance.ended']
+// Also once a minute: today's uptime moves with the clock, and a page's list of sites changes without an event.
 const REFRESH_MS = 60_000
 
 const sentence = document.getElementById('page-state')
