@@ -6,7 +6,7 @@
 import { setTimeout as sleepFor } from 'node:timers/promises'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import type { Sleep } from './budget.js'
-import { batchCheck, serviceEvents, type BatchCheck } from './streams.js'
+import { batchCheck, serviceEvents, statusPageEvents, type BatchCheck } from './streams.js'
 import { fillPath, Transport, type Call } from './transport.js'
 import type * as T from './types.js'
 
@@ -280,6 +280,17 @@ export class SiteStatusClient {
   /** `GET /sites/{domain}`: a site's HTML page. */
   sitePage(domain: string, options?: CallOptions): Promise<string> {
     return this.#text({ ...get(path('/sites/{domain}', { domain }), options), accept: 'text/html', keyed: false })
+  }
+
+  /** `GET /status/{slug}`: a status page's HTML. */
+  statusPage(slug: string, options?: CallOptions): Promise<string> {
+    return this.#text({ ...get(path('/status/{slug}', { slug }), options), accept: 'text/html', keyed: false })
+  }
+
+  /** `GET /status/{slug}/events`: the page's sites' events from now on, for as long as the loop runs (or until `signal` aborts). */
+  streamStatusPageEvents(slug: string, options: CallOptions = {}): AsyncGenerator<T.StatusPageEvent, void, undefined> {
+    const call: Omit<Call, 'signal'> = { ...get(path('/status/{slug}/events', { slug })), accept: 'text/event-stream', keyed: false }
+    return statusPageEvents(this.#transport, call, options.signal)
   }
 
   async #json<R>(call: Call): Promise<R> {

@@ -6,7 +6,7 @@
 import { SiteStatusError } from './errors.js'
 import { readEvents, readLines } from './lines.js'
 import type { Call, Transport } from './transport.js'
-import type { BatchCheckItem, BatchCheckSummary, ServiceEvent } from './types.js'
+import type { BatchCheckItem, BatchCheckSummary, ServiceEvent, StatusPageEvent } from './types.js'
 
 /**
  * The lines of a batch as they complete: each domain's check result or error. The summary line is
@@ -43,6 +43,17 @@ export async function* serviceEvents(
   for await (const message of streamed(transport, call, signal, readEvents)) {
     const data: unknown = JSON.parse(message.data)
     yield { id: Number(message.id), type: message.event, data } as ServiceEvent
+  }
+}
+
+export async function* statusPageEvents(
+  transport: Transport,
+  call: Omit<Call, 'signal'>,
+  signal: AbortSignal | undefined
+): AsyncGenerator<StatusPageEvent, void, undefined> {
+  for await (const message of streamed(transport, call, signal, readEvents)) {
+    const data: unknown = JSON.parse(message.data)
+    yield { type: message.event, data } as StatusPageEvent
   }
 }
 

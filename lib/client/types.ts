@@ -68,6 +68,12 @@ export type ServiceEvent =
   | { id: number; type: 'site.slow' | 'site.slow_ended'; data: Schemas['SlowEventData'] }
   | { id: number; type: 'maintenance.started' | 'maintenance.ended'; data: Schemas['MaintenanceEventData'] }
 
+/** An event of `GET /status/{slug}/events`: what changed, the site's domain and when. */
+export interface StatusPageEvent {
+  type: 'outage.opened' | 'outage.closed' | 'site.slow' | 'site.slow_ended' | 'maintenance.started' | 'maintenance.ended'
+  data: { domain: string; at: string }
+}
+
 /** Whether a batch line is an error for its domain rather than a check result. */
 export function isBatchCheckError(line: BatchCheckItem): line is BatchCheckError {
   return 'code' in line

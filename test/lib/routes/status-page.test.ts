@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import { gunzipSync } from 'node:zlib'
+import { SiteStatusClient } from '../../../lib/client/index.js'
 import { insertStatusPage, updateStatusPage } from '../../../lib/store/status-pages.js'
 import { engines } from '../../helpers/db.js'
 import { SseClient } from '../../helpers/sse.js'
@@ -205,6 +206,21 @@ for (const engine of engines()) {
     t.same(JSON.parse(bad.body), { error: 'a status page slug is 1 to 64 lowercase letters, digits and hyphens' })
   })
 }
+
+t.test('the typed client reads a status page and its events', async (t) => {
+  const api = await pageServer(t, 'sqlite')
+  const client = new SiteStatusClient({ baseUrl: api.base })
+  t.match(await client.statusPage('acme'), '<h1>Acme &lt;status&gt;</h1>')
+  await t.rejects(client.statusPage('nope'), { name: 'SiteStatusError', status: 404 })
+  const controller = new AbortController()
+  const events = client.streamStatusPageEvents('acme', { signal: controller.signal })
+  const first = events.next()
+  await waitFor(() => api.pageStreams?.count() === 1)
+  await api.feed('shop.example.com', 'down', NOW)
+  t.match((await first).value, { type: 'outage.opened', data: { domain: 'shop.example.com', at: String } })
+  controller.abort()
+  await t.rejects(events.next())
+})
 
 /** Resolves once `cond` holds, checked on every turn of the event loop; rejects after 5 s. */
 async function waitFor(cond: () => boolean): Promise<void> {
