@@ -29,6 +29,7 @@ import { slaRoutes } from './sla.js'
 import { statusRoutes } from './status.js'
 import { statusPageRoutes } from './status-pages.js'
 import { statusPageHtmlRoutes } from './status-page.js'
+import { forgetStatusPage } from '../pages/status-page.js'
 import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
 
 export interface RouteDeps {
@@ -82,7 +83,12 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...(deps.events ? eventRoutes({ streams: deps.events, limiter: deps.limiter }) : []),
     ...(deps.states ? siteRoutes({ db: deps.db, states: deps.states, now: deps.now, sitesChanged: deps.sitesChanged }) : []),
     ...maintenanceRoutes(deps),
-    ...statusPageRoutes(deps),
+    ...statusPageRoutes({
+      ...deps,
+      forget: (slug) => {
+        forgetStatusPage(deps.statusPageRenders, slug)
+      }
+    }),
     ...slaRoutes(deps),
     ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
     ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),
@@ -97,7 +103,9 @@ export function routes(deps: RouteDeps): ServerRoute[] {
           directory: deps.pageDirectory
         })
       : []),
-    ...(deps.states ? statusPageHtmlRoutes({ ...deps, states: deps.states, renders: deps.statusPageRenders, streams: deps.pageStreams }) : []),
+    ...(deps.states
+      ? statusPageHtmlRoutes({ ...deps, states: deps.states, renders: deps.statusPageRenders, streams: deps.pageStreams })
+      : []),
     ...webhookRoutes({ db: deps.db, now: deps.now, ...deps.webhooks }),
     ...metricsRoutes(deps.metrics),
     ...openApiRoutes({ publicUrl: deps.publicUrl }),

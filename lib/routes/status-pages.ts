@@ -52,7 +52,18 @@ function refusal(outcome: PageRefusal, slug: string): Boom.Boom {
  * changed and deleted with `manage`, read with `read`. The public page is made from what is stored
  * here; a page lists tracked sites only, and a site that stops being tracked leaves its pages.
  */
-export function statusPageRoutes({ db, now, publicUrl }: { db: Db; now: () => Date; publicUrl: string }): ServerRoute[] {
+export function statusPageRoutes({
+  db,
+  now,
+  publicUrl,
+  forget = () => {}
+}: {
+  db: Db
+  now: () => Date
+  publicUrl: string
+  /** Drops the public page's kept renders after a change, so that it shows the change at once. */
+  forget?: (slug: string) => void
+}): ServerRoute[] {
   const body = { allow: 'application/json', maxBytes: MAX_PAGE_BODY_BYTES }
   return [
     {
@@ -91,6 +102,7 @@ export function statusPageRoutes({ db, now, publicUrl }: { db: Db; now: () => Da
         const { slug } = request.params as { slug: string }
         const outcome = await changePage({ db, slug, change: request.payload as PageChange, now: now() })
         if (!outcome.ok) throw refusal(outcome, slug)
+        forget(slug)
         return pageRecord(outcome.page, publicUrl)
       }
     },
@@ -101,6 +113,7 @@ export function statusPageRoutes({ db, now, publicUrl }: { db: Db; now: () => Da
       handler: async (request, h) => {
         const { slug } = request.params as { slug: string }
         if (!(await deleteStatusPage({ db, slug }))) throw Boom.notFound(noPage(slug))
+        forget(slug)
         return h.response().code(204)
       }
     }

@@ -66,6 +66,7 @@ t.test('every route method works on the real service', async (t) => {
     description: 'Our services',
     sites: [{ domain: 'tracked.example.com', name: null }]
   })
+  t.match(await client.statusPage('acme'), /<h1>Acme<\/h1>[^]*Our services/, 'the page as HTML, for people')
   await client.deletePage('acme')
   t.same((await client.listPages()).pages, [], 'the page is gone')
 

@@ -3,6 +3,7 @@ import { gunzipSync } from 'node:zlib'
 import { SiteStatusClient } from '../../../lib/client/index.js'
 import { insertStatusPage, updateStatusPage } from '../../../lib/store/status-pages.js'
 import { engines } from '../../helpers/db.js'
+import { bearer } from '../../helpers/server.js'
 import { SseClient } from '../../helpers/sse.js'
 import { MIN, trackedServer } from '../../helpers/sites.js'
 
@@ -164,6 +165,23 @@ for (const engine of engines()) {
       'a site added to the page is carried from then on, one taken off is not'
     )
     await client.waitFor((c) => c.blocks.some((b) => b.kind === 'comment' && b.text === ''), 5000, 'a heartbeat')
+  })
+
+  t.test(`a page changed or deleted through the API is served so at once, on ${engine}`, async (t) => {
+    const api = await pageServer(t, engine)
+    const manager = await api.issueKey({ limit: 1000, scopes: 'read,manage' })
+    t.match((await api.get('/status/acme')).payload, '<h1>Acme &lt;status&gt;</h1>')
+    const changed = await api.server.inject({
+      method: 'PATCH',
+      url: '/api/v1/pages/acme',
+      headers: bearer(manager),
+      payload: { title: 'Acme renamed' }
+    })
+    t.equal(changed.statusCode, 200)
+    t.match((await api.get('/status/acme')).payload, '<h1>Acme renamed</h1>', 'not the render kept a moment ago')
+    const deleted = await api.server.inject({ method: 'DELETE', url: '/api/v1/pages/acme', headers: bearer(manager) })
+    t.equal(deleted.statusCode, 204)
+    t.equal((await api.get('/status/acme')).statusCode, 404)
   })
 
   t.test(`page streams are bounded per client address and in total, with JSON errors, on ${engine}`, async (t) => {
