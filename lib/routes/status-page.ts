@@ -103,7 +103,7 @@ async function render(request: Request, template: string, context: Record<string
 
 /**
  * Each render gzipped once, for the clients that take gzip (browsers): hapi would otherwise compress
- * a page of 50 sites (400 KB, 3-5 ms of the main thread) on every answer, and every open page
+ * a page of 50 sites (340 KB, 3-5 ms of the main thread) on every answer, and every open page
  * fetches itself again on each of its events.
  */
 const gzipped = new WeakMap<RenderedPage, Promise<Buffer>>()

@@ -72,7 +72,7 @@ for (const engine of engines()) {
     t.match(html, /<h3>Blog<\/h3>/)
     for (const domain of ['shop.example.com', 'blog.example.com']) {
       const bars = new RegExp(`<ol class="days" id="days-${domain.replace(/\./g, '\\.')}"[^>]*>(.*?)</ol>`).exec(html)?.[1] ?? ''
-      t.equal(bars.match(/<li class="[a-z]+" tabindex="0"><span>[^<]+<\/span><\/li>/g)?.length, 90, `${domain}: 90 focusable bars`)
+      t.equal(bars.match(/<li class=[a-z]+ tabindex=0><span>[^<]+<\/span>/g)?.length, 90, `${domain}: 90 focusable bars`)
     }
     t.match(html, '/api/badge/page/acme', 'the page badge embed code')
     t.notMatch(html, /secret|Secret internal|later\.example/, 'no other site')
