@@ -116,6 +116,8 @@ t.test('a page of five sites renders each with its state, and the incidents', { 
     true,
     'its style sheet loaded'
   )
+  await page.waitForFunction(() => document.querySelector<HTMLImageElement>('img.badge')?.complete === true)
+  t.ok(await page.$eval('img.badge', (img) => (img as HTMLImageElement).naturalWidth > 0), 'the page badge rendered')
   t.same(errors, [], 'no script errors and no CSP violations')
 })
 
