@@ -9,12 +9,19 @@ import { logoOrigin, statusPageContext } from '../pages/status-page.js'
 import { loadStatusPageView } from '../pages/status-page-model.js'
 import type { SiteStates } from '../monitoring/state/site-state.js'
 import { pageCsp, pageView, securePage } from '../pages/views.js'
+import { parseSlug } from '../rules/status-page-fields.js'
 import type { Db } from '../store/db.js'
 import { findStatusPage } from '../store/status-pages.js'
 
-/** A slug as pages are created with (interface.md, Status pages). */
+/** A slug as the pages API accepts it ({@link parseSlug}), checked without Joi on every request. */
 const SLUG = /^[a-z0-9-]{1,64}$/
-const BAD_SLUG = 'a status page slug is 1 to 64 lowercase letters, digits and hyphens'
+
+/** Why `slug` is no slug, in the pages API's words; null for a slug. */
+function badSlug(slug: string): string | null {
+  if (SLUG.test(slug)) return null
+  const parsed = parseSlug(slug)
+  return parsed.ok ? null : parsed.error
+}
 const RETRY_AFTER_S = 5
 const NOT_FOUND = { title: 'Not found', message: 'there is no status page here' }
 
@@ -46,7 +53,8 @@ export function statusPageHtmlRoutes({
     options: { auth: false, plugins: { page: true } },
     handler: async (request, h) => {
       const slug = request.params.slug as string
-      if (!SLUG.test(slug)) return pageView(h, 'error', { title: 'Bad request', message: BAD_SLUG }, 400)
+      const bad = badSlug(slug)
+      if (bad !== null) return pageView(h, 'error', { title: 'Bad request', message: bad }, 400)
       // A missing page is not kept: one created a moment later must be served at once.
       const page = await renders
         .get(`/status/${slug}`, async () => {
@@ -70,7 +78,8 @@ export function statusPageHtmlRoutes({
     options: { auth: false },
     handler: async (request, h) => {
       const slug = request.params.slug as string
-      if (!SLUG.test(slug)) throw Boom.badRequest(BAD_SLUG)
+      const bad = badSlug(slug)
+      if (bad !== null) throw Boom.badRequest(bad)
       if ((await findStatusPage({ db, slug })) === null) throw Boom.notFound('no such status page')
       let stream
       try {

@@ -92,9 +92,9 @@ for (const engine of engines()) {
     const api = await pageServer(t, engine)
     for (const [slug, status, message] of [
       ['nope', 404, 'there is no status page here'],
-      ['Acme', 400, 'a status page slug is 1 to 64 lowercase letters, digits and hyphens'],
-      ['a_b', 400, 'lowercase letters'],
-      ['x'.repeat(65), 400, 'lowercase letters']
+      ['Acme', 400, '&quot;slug&quot; must be 1 to 64 lower-case letters, digits and hyphens'],
+      ['a_b', 400, 'lower-case letters'],
+      ['x'.repeat(65), 400, 'lower-case letters']
     ] as const) {
       const res = await api.get(`/status/${slug}`)
       t.equal(res.statusCode, status, slug)
@@ -221,7 +221,7 @@ for (const engine of engines()) {
     t.same(JSON.parse(missing.body), { error: 'no such status page' })
     const bad = await SseClient.connect(`${api.base}/status/Bad/events`)
     t.equal(bad.status, 400)
-    t.same(JSON.parse(bad.body), { error: 'a status page slug is 1 to 64 lowercase letters, digits and hyphens' })
+    t.same(JSON.parse(bad.body), { error: '"slug" must be 1 to 64 lower-case letters, digits and hyphens' })
   })
 }
 
