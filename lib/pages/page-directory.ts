@@ -63,8 +63,10 @@ export class PageDirectory {
    * pages to be read again, so this instance's badges and JSON follow at once rather than within a
    * second.
    */
-  changed(): void {
+  changed(slug: string): void {
     this.#stale = true
+    // Its copy goes too: a change in the same millisecond as the one before leaves changed_at as it was.
+    this.#pages.delete(slug)
   }
 
   #read(at: number): Promise<void> {

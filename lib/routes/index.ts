@@ -87,6 +87,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
       ...deps,
       forget: (slug) => {
         forgetStatusPage(deps.statusPageRenders, slug)
+        deps.pageDirectory.changed(slug)
       }
     }),
     ...slaRoutes(deps),

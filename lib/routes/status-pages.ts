@@ -61,7 +61,7 @@ export function statusPageRoutes({
   db: Db
   now: () => Date
   publicUrl: string
-  /** Drops the public page's kept renders after a change, so that it shows the change at once. */
+  /** Says a page was created, changed or deleted here, so that its public answers show it at once. */
   forget?: (slug: string) => void
 }): ServerRoute[] {
   const body = { allow: 'application/json', maxBytes: MAX_PAGE_BODY_BYTES }
@@ -74,6 +74,7 @@ export function statusPageRoutes({
         const page = request.payload as NewPage
         const outcome = await createPage({ db, page, now: now() })
         if (!outcome.ok) throw refusal(outcome, page.slug)
+        forget(page.slug)
         return h.response(pageRecord(outcome.page, publicUrl)).code(201).location(`/api/v1/pages/${page.slug}`)
       }
     },

@@ -29,9 +29,9 @@ t.test('pages are held in memory: read at most once a second, or at once after a
 
   await db.transaction((trx) => updateStatusPage({ db: trx, slug: 'one', fields: { title: 'Uno' }, now: new Date(NOW + 1) }))
   t.match(directory.get('one', NOW + 600), { title: 'One' }, 'a change elsewhere is not seen within the second')
-  directory.changed()
+  directory.changed('one')
   t.match(await directory.get('one', NOW + 700), { title: 'Uno' }, 'a change said here is seen at the next look')
   await deleteStatusPage({ db, slug: 'one' })
-  directory.changed()
+  directory.changed('one')
   t.equal(await directory.get('one', NOW + 800), null, 'and so is a deletion')
 })

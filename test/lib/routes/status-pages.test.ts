@@ -303,6 +303,28 @@ for (const engine of engines()) {
     )
   })
 
+  t.test(`a page made, changed or deleted here shows on its public answers at once, on ${engine}`, async (t) => {
+    // The clock stands still: nothing here waits for the pages' once-a-second read.
+    const api = await trackedServer(t, { engine, sites: SITES, start: T0 })
+    const manager = await api.issueKey({ limit: 10_000, scopes: 'read,manage' })
+    const call = caller(t, api)
+    const get = (url: string) => api.server.inject({ method: 'GET', url })
+    t.equal((await get('/api/badge/page/acme')).statusCode, 404, 'no page yet: the badge is a 404')
+    t.equal((await get('/status/acme.json')).statusCode, 404, 'and so is the JSON')
+    t.equal(
+      (await call('POST', '/api/v1/pages', manager, { slug: 'acme', title: 'Acme', sites: [{ domain: 'shop.example.com' }] })).status,
+      201
+    )
+    t.match((await get('/api/badge/page/acme')).payload, /Acme/, 'the new page has its badge at once')
+    t.match(JSON.parse((await get('/status/acme.json')).payload), { title: 'Acme' }, 'and its JSON')
+    await call('PATCH', '/api/v1/pages/acme', manager, { title: 'Acme Corp' })
+    t.match((await get('/api/badge/page/acme')).payload, /Acme Corp/, 'a new title shows on the badge at once')
+    t.match(JSON.parse((await get('/status/acme.json')).payload), { title: 'Acme Corp' }, 'and in the JSON')
+    await call('DELETE', '/api/v1/pages/acme', manager)
+    t.equal((await get('/api/badge/page/acme')).statusCode, 404, 'a deleted page has no badge at once')
+    t.equal((await get('/status/acme.json')).statusCode, 404, 'nor JSON')
+  })
+
   t.test(`removing a site takes it off every page it is on, on ${engine}`, async (t) => {
     const api = await trackedServer(t, { engine, sites: SITES, start: T0 })
     const key = await api.issueKey({ limit: 10_000, scopes: 'read,manage' })
