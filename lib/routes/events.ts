@@ -1,5 +1,6 @@
 import Boom from '@hapi/boom'
-import type { ServerRoute } from '@hapi/hapi'
+import type { Readable } from 'node:stream'
+import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
 import { requireScope } from '../auth.js'
 import { StreamRefusedError, type EventStreams } from '../events/streams.js'
@@ -11,6 +12,13 @@ const idMessage = (name: string): Record<string, string> => ({
   'string.pattern.base': `"${name}" must be an event id (a whole number from 0)`,
   'string.base': `"${name}" must be an event id (a whole number from 0)`
 })
+
+/** An open stream as the answer: unbuffered by proxies, and closed (its slot freed) when the client goes. */
+export function eventStreamResponse(request: Request, h: ResponseToolkit, stream: Readable): ResponseObject {
+  // hapi stops writing when the client goes, but leaves the source open: close it, which frees the slot.
+  request.raw.res.once('close', () => stream.destroy())
+  return h.response(stream).type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache').header('x-accel-buffering', 'no')
+}
 
 /**
  * `GET /api/v1/events`: Server-Sent Events. `Last-Event-ID` (what EventSource sends when it
@@ -47,13 +55,7 @@ export function eventRoutes({ streams, limiter }: { streams: EventStreams; limit
           boom.output.headers['Retry-After'] = String(RETRY_AFTER_S)
           throw boom
         }
-        // hapi stops writing when the client goes, but leaves the source open: close it, which frees the slot.
-        request.raw.res.once('close', () => stream.destroy())
-        return h
-          .response(stream)
-          .type('text/event-stream; charset=utf-8')
-          .header('cache-control', 'no-cache')
-          .header('x-accel-buffering', 'no')
+        return eventStreamResponse(request, h, stream)
       }
     }
   ]

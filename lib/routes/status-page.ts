@@ -3,6 +3,7 @@ import { gzip as gzipCallback } from 'node:zlib'
 import Boom from '@hapi/boom'
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import { StreamRefusedError } from '../events/streams.js'
+import { eventStreamResponse } from './events.js'
 import type { PageStreams } from '../events/page-streams.js'
 import type { RenderCache, RenderedPage } from '../pages/render-cache.js'
 import { logoOrigin, statusPageContext } from '../pages/status-page.js'
@@ -90,13 +91,7 @@ export function statusPageHtmlRoutes({
         boom.output.headers['Retry-After'] = String(RETRY_AFTER_S)
         throw boom
       }
-      // hapi stops writing when the client goes, but leaves the source open: close it, which frees the slot.
-      request.raw.res.once('close', () => stream.destroy())
-      return h
-        .response(stream)
-        .type('text/event-stream; charset=utf-8')
-        .header('cache-control', 'no-cache')
-        .header('x-accel-buffering', 'no')
+      return eventStreamResponse(request, h, stream)
     }
   }
   return [html, events]
