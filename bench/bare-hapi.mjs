@@ -1,8 +1,10 @@
-// The baselines: bare hapi answering the same body as the service, nothing else. For the status
+// The baselines: bare hapi answering the same bytes as the service, nothing else. For the status
 // endpoint, the JSON object in BARE_STATUS_BODY (the bench passes one of the service's own status
 // records, so both answer the same bytes; hapi serialises it per request, as it does ours), or
-// a small object when none is given; for the badge endpoint, a constant SVG badge drawn once at
-// start, the size of a real one.
+// a small object when none is given. For badges, BARE_BADGES: a JSON list of
+// { path, body, headers } taken from one of the service's own answers (bench/badge), each served
+// from memory with the same headers, ETag included (hapi answers a matching If-None-Match with 304
+// here too); without it, a constant SVG badge drawn once at start on `/api/badge/{domain}`.
 import Hapi from '@hapi/hapi'
 import { makeBadge } from 'badge-maker'
 
@@ -13,7 +15,27 @@ server.route({
   path: '/api/v1/status/{domain}',
   handler: (request) => statusBody ?? { domain: request.params.domain, status: 'up' }
 })
-const badge = makeBadge({ label: 'Site 1', message: 'up', color: 'green' })
-server.route({ method: 'GET', path: '/api/badge/{domain}', handler: (_request, h) => h.response(badge).type('image/svg+xml') })
+const badges = process.env.BARE_BADGES
+  ? JSON.parse(process.env.BARE_BADGES)
+  : [
+      {
+        path: '/api/badge/{domain}',
+        body: makeBadge({ label: 'Site 1', message: 'up', color: 'green' }),
+        headers: { 'content-type': 'image/svg+xml' }
+      }
+    ]
+for (const { path, body, headers } of badges) {
+  // hapi sets these two itself, as it does for ours.
+  const { 'content-type': type, 'content-length': _length, 'accept-ranges': _ranges, ...rest } = headers
+  server.route({
+    method: 'GET',
+    path,
+    handler: (_request, h) => {
+      const response = h.response(body).type(type)
+      Object.assign(response.headers, rest)
+      return response
+    }
+  })
+}
 await server.start()
 process.send({ ready: server.info.uri })
