@@ -59,6 +59,8 @@ export interface Config {
   readonly metricsToken: string | null
   /** NATS_URL and NATS_CREDENTIALS: how the agent locations are reached; null when unset. */
   readonly nats: NatsConfig | null
+  /** TRUSTED_PROXIES: CIDR ranges of reverse proxies whose `X-Forwarded-For` names the client; empty: none. */
+  readonly trustedProxies: readonly string[]
 }
 
 const FLAG_VALUES = new Set(['1', '0', 'true', 'false', ''])
@@ -193,6 +195,7 @@ const envSchema = Joi.object({
   LOG_FORMAT: Joi.string().valid('json', 'pretty').allow(''),
   DNS_SERVERS: Joi.string().allow('').default(''),
   DENY_TARGETS: cidrListSchema,
+  TRUSTED_PROXIES: cidrListSchema,
   MAX_CHECKS_IN_FLIGHT: Joi.number().integer().min(2).max(100_000).default(4000),
   MAX_KEY_SHARE: Joi.number().greater(0).max(1).default(0.5),
   WEBHOOK_KEY: webhookKeySchema,
@@ -339,6 +342,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Empty is unset, as for METRICS_TOKEN: a compose file's `REDIS_URL=${REDIS_URL:-}` means none.
     redisUrl: typeof v.REDIS_URL === 'string' && v.REDIS_URL !== '' ? v.REDIS_URL : null,
     metricsToken: typeof v.METRICS_TOKEN === 'string' && v.METRICS_TOKEN !== '' ? v.METRICS_TOKEN : null,
-    nats
+    nats,
+    trustedProxies: Object.freeze(
+      (v.TRUSTED_PROXIES as string)
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean)
+    )
   })
 }

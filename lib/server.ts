@@ -177,6 +177,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
       limiter,
       now,
       publicUrl: config.publicUrl,
+      trustedProxies: config.trustedProxies,
       badges: deps.badges ?? new BadgeRenderer(),
       statusPageRenders: deps.statusPageRenders ?? new RenderCache(),
       pageDirectory: new PageDirectory({ db }),

@@ -38,6 +38,8 @@ export interface RouteDeps {
   now: () => Date
   /** Base of `url` fields, page links and embed code. */
   publicUrl: string
+  /** TRUSTED_PROXIES: reverse proxies whose `X-Forwarded-For` names the client (the page streams' bound). */
+  trustedProxies?: readonly string[]
   /** Rendered badges, kept between hits. */
   badges: BadgeRenderer
   /** On-demand checks; a server built without one (some tests) has no check route. */

@@ -10,6 +10,7 @@ import { logoOrigin, statusPageContext } from '../pages/status-page.js'
 import { loadStatusPageView } from '../pages/status-page-model.js'
 import type { SiteStates } from '../monitoring/state/site-state.js'
 import { pageCsp, pageView, securePage } from '../pages/views.js'
+import { clientAddress } from '../rules/client-address.js'
 import { parseSlug } from '../rules/status-page-fields.js'
 import type { Db } from '../store/db.js'
 import { findStatusPage } from '../store/status-pages.js'
@@ -38,7 +39,8 @@ export function statusPageHtmlRoutes({
   now,
   renders,
   publicUrl,
-  streams
+  streams,
+  trustedProxies = []
 }: {
   db: Db
   states: SiteStates
@@ -47,6 +49,8 @@ export function statusPageHtmlRoutes({
   publicUrl: string
   /** The page streams; without them (some tests) there is no events route. */
   streams?: PageStreams
+  /** TRUSTED_PROXIES: whose `X-Forwarded-For` names the client the streams are counted for. */
+  trustedProxies?: readonly string[]
 }): ServerRoute[] {
   const html: ServerRoute = {
     method: 'GET',
@@ -84,7 +88,8 @@ export function statusPageHtmlRoutes({
       if ((await findStatusPage({ db, slug })) === null) throw Boom.notFound('no such status page')
       let stream
       try {
-        stream = streams.open({ slug, client: request.info.remoteAddress })
+        const client = clientAddress(request.info.remoteAddress, request.raw.req.headers['x-forwarded-for'], trustedProxies)
+        stream = streams.open({ slug, client })
       } catch (err) {
         if (!(err instanceof StreamRefusedError)) throw err
         const boom = err.code === 'STREAMS_PER_CLIENT' ? Boom.tooManyRequests(err.message) : Boom.serverUnavailable(err.message)

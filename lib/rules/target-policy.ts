@@ -76,7 +76,8 @@ function rangeList(ranges: readonly string[]): BlockList {
   return list
 }
 
-function inRanges(ranges: readonly string[] | undefined, ip: string): boolean {
+/** Whether `ip` (an address, bracketed or bare) is inside one of the CIDR `ranges`. */
+export function inRanges(ranges: readonly string[] | undefined, ip: string): boolean {
   if (ranges === undefined || ranges.length === 0) return false
   const bare = stripHost(ip)
   const family = isIP(bare)

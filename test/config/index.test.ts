@@ -22,6 +22,7 @@ const VARIABLES = [
   'MAX_CHECKS_IN_FLIGHT',
   'MAX_KEY_SHARE',
   'DENY_TARGETS',
+  'TRUSTED_PROXIES',
   'WEBHOOK_KEY',
   'INSTANCE_ID',
   'REDIS_URL',
@@ -81,7 +82,8 @@ t.test('an empty environment gives the documented defaults', async (t) => {
       instanceId: `${hostname()}:${process.pid}`,
       redisUrl: null,
       metricsToken: null,
-      nats: null
+      nats: null,
+      trustedProxies: []
     }
   )
 })
@@ -159,6 +161,8 @@ t.test('good values of each variable are taken and converted', async (t) => {
       { DENY_TARGETS: '203.0.113.0/24, 2001:db8::/32,198.51.100.7' },
       { deniedTargetRanges: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7'] }
     ],
+    ['TRUSTED_PROXIES', { TRUSTED_PROXIES: '10.0.0.0/8, 127.0.0.1' }, { trustedProxies: ['10.0.0.0/8', '127.0.0.1'] }],
+    ['no TRUSTED_PROXIES', {}, { trustedProxies: [] }],
     ['ALLOW_PRIVATE_TARGETS=1', { ALLOW_PRIVATE_TARGETS: '1' }, { allowPrivateTargets: true }],
     ['ALLOW_PRIVATE_TARGETS=true', { ALLOW_PRIVATE_TARGETS: 'true' }, { allowPrivateTargets: true }],
     ['ALLOW_PRIVATE_TARGETS=0', { ALLOW_PRIVATE_TARGETS: '0' }, { allowPrivateTargets: false }],
@@ -294,6 +298,7 @@ t.test('bad values produce a one-line ConfigError naming the variable', async (t
     ['DNS_SERVERS', '10.0.0.300', /IP address with an optional port/],
     ['MAX_CHECKS_IN_FLIGHT', '1'],
     ['DENY_TARGETS', '10.0.0.0/33', /comma-separated list of CIDR ranges/],
+    ['TRUSTED_PROXIES', 'the proxy', /comma-separated list of CIDR ranges/],
     ['DENY_TARGETS', 'intranet', /comma-separated list of CIDR ranges/],
     ['MAX_CHECKS_IN_FLIGHT', 'many'],
     ['MAX_KEY_SHARE', '0'],

@@ -23,9 +23,14 @@ const SITES = [
 async function pageServer(
   t: Test,
   engine: 'sqlite' | 'mysql',
-  { logo = null, maxPerClient, maxTotal }: { logo?: string | null; maxPerClient?: number; maxTotal?: number } = {}
+  {
+    logo = null,
+    maxPerClient,
+    maxTotal,
+    env
+  }: { logo?: string | null; maxPerClient?: number; maxTotal?: number; env?: Record<string, string> } = {}
 ) {
-  const api = await trackedServer(t, { engine, sites: SITES, start: NOW, pageStreams: { heartbeatMs: 100, maxPerClient, maxTotal } })
+  const api = await trackedServer(t, { engine, sites: SITES, start: NOW, env, pageStreams: { heartbeatMs: 100, maxPerClient, maxTotal } })
   const ids = new Map<string, number>()
   for (const r of await api.db('sites').select('id', 'domain')) ids.set(String(r.domain), Number(r.id))
   const id = (domain: string) => ids.get(domain) as number
@@ -182,6 +187,30 @@ for (const engine of engines()) {
     const deleted = await api.server.inject({ method: 'DELETE', url: '/api/v1/pages/acme', headers: bearer(manager) })
     t.equal(deleted.statusCode, 204)
     t.equal((await api.get('/status/acme')).statusCode, 404)
+  })
+
+  t.test(`behind a trusted proxy, page streams are counted per forwarded client, on ${engine}`, async (t) => {
+    const url = (api: { base: string }) => `${api.base}/status/acme/events`
+    const via = (client: string) => ({ 'x-forwarded-for': `192.0.2.66, ${client}` })
+    const trusting = await pageServer(t, engine, { maxPerClient: 1, env: { TRUSTED_PROXIES: '127.0.0.0/8' } })
+    const first = await SseClient.connect(url(trusting), via('203.0.113.1'))
+    const second = await SseClient.connect(url(trusting), via('203.0.113.2'))
+    const again = await SseClient.connect(url(trusting), via('203.0.113.1'))
+    t.teardown(() => {
+      for (const c of [first, second, again]) c.close()
+    })
+    t.same([first.status, second.status], [200, 200], 'two clients behind one proxy each have their own bound')
+    t.equal(again.status, 429, "a client's second stream is over its bound of one")
+    t.equal(trusting.pageStreams?.count('203.0.113.1'), 1, 'counted for the address the proxy appended, not the one the client wrote')
+    t.equal(trusting.pageStreams?.count('127.0.0.1'), 0, 'and not for the proxy')
+
+    const unset = await pageServer(t, engine, { maxPerClient: 1 })
+    const one = await SseClient.connect(url(unset), via('203.0.113.1'))
+    const other = await SseClient.connect(url(unset), via('203.0.113.2'))
+    t.teardown(() => {
+      for (const c of [one, other]) c.close()
+    })
+    t.same([one.status, other.status], [200, 429], 'without TRUSTED_PROXIES the header is not believed: one peer, one bound')
   })
 
   t.test(`page streams are bounded per client address and in total, with JSON errors, on ${engine}`, async (t) => {
