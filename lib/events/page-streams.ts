@@ -4,7 +4,8 @@ import type { Db } from '../store/db.js'
 import type { EventRow } from '../store/events.js'
 import { listPagesOfSites } from '../store/status-pages.js'
 import type { EventFeed } from './feed.js'
-import { HEARTBEAT_MS, StreamRefusedError } from './streams.js'
+import { StreamRefusedError, StreamSlots, writeOrCut } from './stream-slots.js'
+import { HEARTBEAT_MS } from './streams.js'
 
 /**
  * Open page streams one client address may hold; the next is refused (429). Generous: an office
@@ -58,11 +59,8 @@ export class PageStreams {
   readonly #logger: Logger
   readonly #forget: (slug: string) => void
   readonly #heartbeatMs: number
-  readonly #maxPerClient: number
-  readonly #maxTotal: number
+  readonly #slots: StreamSlots
   readonly #bySlug = new Map<string, Set<PageStream>>()
-  readonly #perClient = new Map<string, number>()
-  #total = 0
   #batch: EventRow[] = []
   /** Deliveries run one after another, so that events reach a stream in id order. */
   #delivering: Promise<void> = Promise.resolve()
@@ -93,8 +91,13 @@ export class PageStreams {
     this.#logger = logger
     this.#forget = forget
     this.#heartbeatMs = heartbeatMs
-    this.#maxPerClient = maxPerClient
-    this.#maxTotal = maxTotal
+    this.#slots = new StreamSlots({
+      maxPerOwner: maxPerClient,
+      maxTotal,
+      perOwnerCode: 'STREAMS_PER_CLIENT',
+      perOwnerMessage: (held) => `too many open status page streams from this address (${held}); close one first`,
+      totalMessage: 'too many open status page streams on this server; retry later'
+    })
   }
 
   /** Takes the feed's events from now on: renders are forgotten whether or not a stream is open. */
@@ -106,7 +109,7 @@ export class PageStreams {
 
   /** Streams open now, in all or from one client address. */
   count(client?: string): number {
-    return client === undefined ? this.#total : (this.#perClient.get(client) ?? 0)
+    return this.#slots.count(client)
   }
 
   /**
@@ -115,15 +118,8 @@ export class PageStreams {
    */
   open({ slug, client }: { slug: string; client: string }): Readable {
     if (this.#closed) throw new StreamRefusedError('STREAMS_CLOSED', 'the service is stopping')
-    const held = this.#perClient.get(client) ?? 0
-    if (held >= this.#maxPerClient) {
-      throw new StreamRefusedError('STREAMS_PER_CLIENT', `too many open status page streams from this address (${held}); close one first`)
-    }
-    if (this.#total >= this.#maxTotal)
-      throw new StreamRefusedError('STREAMS_TOTAL', 'too many open status page streams on this server; retry later')
+    this.#slots.take(client)
     const stream: PageStream = { slug, client, out: new PassThrough() }
-    this.#perClient.set(client, held + 1)
-    this.#total++
     const streams = this.#bySlug.get(slug) ?? new Set()
     streams.add(stream)
     this.#bySlug.set(slug, streams)
@@ -184,23 +180,15 @@ export class PageStreams {
 
   /** Writes a frame; a client that takes nothing (its buffer past 64 KiB) is cut, and its page fetches itself when it reconnects. */
   #write(stream: PageStream, frame: string): void {
-    if (stream.out.writableEnded) return
-    stream.out.write(frame)
-    if (stream.out.writableLength > MAX_BUFFERED_BYTES) {
-      stream.out.end()
-      this.#release(stream)
-    }
+    if (!writeOrCut(stream.out, frame, MAX_BUFFERED_BYTES)) this.#release(stream)
   }
 
   #release(stream: PageStream): void {
     const streams = this.#bySlug.get(stream.slug)
     if (streams?.delete(stream) !== true) return
     if (streams.size === 0) this.#bySlug.delete(stream.slug)
-    this.#total--
-    const held = (this.#perClient.get(stream.client) ?? 1) - 1
-    if (held > 0) this.#perClient.set(stream.client, held)
-    else this.#perClient.delete(stream.client)
-    if (this.#total === 0) {
+    this.#slots.free(stream.client)
+    if (this.#slots.count() === 0) {
       clearInterval(this.#heartbeat)
       this.#heartbeat = undefined
     }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { Db } from '../store/db.js'
 import { latestEventId, listEventsAfter, oldestEventId, type EventRow } from '../store/events.js'
 import type { EventFeed } from './feed.js'
+import { StreamRefusedError, StreamSlots, writeOrCut } from './stream-slots.js'
 
 /** Open streams one key may hold; the next is refused (429). */
 export const MAX_STREAMS_PER_KEY = 10
@@ -18,15 +19,7 @@ const REPLAY_PAGE = 500
 /** A client this far behind (bytes not yet taken by its socket) is cut; it resumes with Last-Event-ID. */
 const MAX_BUFFERED_BYTES = 1 << 20
 
-/** Why a stream was refused; the route turns it into a status. */
-export class StreamRefusedError extends Error {
-  constructor(
-    readonly code: 'STREAMS_PER_KEY' | 'STREAMS_PER_CLIENT' | 'STREAMS_TOTAL' | 'STREAMS_CLOSED',
-    message: string
-  ) {
-    super(message)
-  }
-}
+export { StreamRefusedError, type StreamRefusedCode } from './stream-slots.js'
 
 /** An event as a Server-Sent Events frame: its id, type and JSON payload (JSON text holds no newline). */
 export function eventFrame(event: EventRow): string {
@@ -52,10 +45,8 @@ export class EventStreams {
   readonly #feed: EventFeed
   readonly #logger: Logger
   readonly #heartbeatMs: number
-  readonly #maxPerKey: number
-  readonly #maxTotal: number
+  readonly #slots: StreamSlots
   readonly #open = new Set<OpenStream>()
-  readonly #perKey = new Map<string, number>()
   /** Live events the feed delivered in this turn of the event loop, written out together at its end. */
   #batch: EventRow[] = []
   #unsubscribe: (() => void) | undefined
@@ -81,13 +72,18 @@ export class EventStreams {
     this.#feed = feed
     this.#logger = logger
     this.#heartbeatMs = heartbeatMs
-    this.#maxPerKey = maxPerKey
-    this.#maxTotal = maxTotal
+    this.#slots = new StreamSlots({
+      maxPerOwner: maxPerKey,
+      maxTotal,
+      perOwnerCode: 'STREAMS_PER_KEY',
+      perOwnerMessage: (held) => `too many open event streams: this key has ${held}, the most it may hold; close one first`,
+      totalMessage: 'too many open event streams on this server; retry later'
+    })
   }
 
   /** Streams open now, in all or for one key. */
   count(key?: string): number {
-    return key === undefined ? this.#open.size : (this.#perKey.get(key) ?? 0)
+    return this.#slots.count(key)
   }
 
   /**
@@ -98,15 +94,7 @@ export class EventStreams {
    */
   async open({ key, since }: { key: string; since: number | null }): Promise<Readable> {
     if (this.#closed) throw new StreamRefusedError('STREAMS_CLOSED', 'the service is stopping')
-    const held = this.#perKey.get(key) ?? 0
-    if (held >= this.#maxPerKey) {
-      throw new StreamRefusedError(
-        'STREAMS_PER_KEY',
-        `too many open event streams: this key has ${held}, the most it may hold; close one first`
-      )
-    }
-    if (this.#open.size >= this.#maxTotal)
-      throw new StreamRefusedError('STREAMS_TOTAL', 'too many open event streams on this server; retry later')
+    this.#slots.take(key)
     // Counted and subscribed before any wait, so that a limit holds and no live event is missed.
     // A live event the feed delivered but this class has not yet written out is at or below the
     // feed's lastId, so a stream starting now neither gets it nor misses what follows.
@@ -116,7 +104,6 @@ export class EventStreams {
       cursor: this.#feed.lastId,
       pending: since === null ? null : []
     }
-    this.#perKey.set(key, held + 1)
     this.#open.add(stream)
     this.#unsubscribe ??= this.#feed.subscribe((event) => {
       this.#take(event)
@@ -191,11 +178,7 @@ export class EventStreams {
   #send(stream: OpenStream, frames: string | Buffer, lastId: number): void {
     if (stream.out.writableEnded) return
     stream.cursor = lastId
-    stream.out.write(frames)
-    if (stream.out.writableLength > MAX_BUFFERED_BYTES) {
-      stream.out.end()
-      this.#release(stream)
-    }
+    if (!writeOrCut(stream.out, frames, MAX_BUFFERED_BYTES)) this.#release(stream)
   }
 
   /** Writes the stored events after the stream's cursor page by page, then those that came live meanwhile. */
@@ -220,9 +203,7 @@ export class EventStreams {
 
   #release(stream: OpenStream): void {
     if (!this.#open.delete(stream)) return
-    const held = (this.#perKey.get(stream.key) ?? 1) - 1
-    if (held > 0) this.#perKey.set(stream.key, held)
-    else this.#perKey.delete(stream.key)
+    this.#slots.free(stream.key)
     if (this.#open.size === 0) {
       clearInterval(this.#heartbeat)
       this.#heartbeat = undefined
