@@ -1,5 +1,6 @@
 import type { Test } from 'tap'
-import { insertStatusPage } from '../../lib/store/status-pages.js'
+import type { Db } from '../../lib/store/db.js'
+import { insertStatusPage, type StatusPageFields } from '../../lib/store/status-pages.js'
 import { insertMaintenanceWindow } from '../../lib/store/maintenance.js'
 import { trackedServer, type TrackedServer } from './sites.js'
 
@@ -19,6 +20,29 @@ export const PAGE_SITES = [
 /** Tracked, never on the page: nothing of it may show. */
 export const OTHER_SITE = { domain: 'secret.example.com', name: 'Secret internal' }
 
+/**
+ * Stores a page straight into the tables, its sites named by domain (each tracked) with an optional
+ * display name; returns the sites' ids by domain.
+ */
+export async function storePage(
+  db: Db,
+  page: StatusPageFields,
+  sites: ReadonlyArray<{ domain: string; name?: string | null }>,
+  now: Date
+): Promise<Map<string, number>> {
+  const ids = new Map<string, number>()
+  for (const r of await db('sites').select('id', 'domain')) ids.set(String(r.domain), Number(r.id))
+  await db.transaction((trx) =>
+    insertStatusPage({
+      db: trx,
+      page,
+      sites: sites.map((site) => ({ siteId: ids.get(site.domain) as number, displayName: site.name ?? null })),
+      now
+    })
+  )
+  return ids
+}
+
 export interface SeededPage extends TrackedServer {
   slug: string
 }
@@ -36,25 +60,20 @@ export async function seededPage(t: Test, engine: 'sqlite' | 'mysql'): Promise<S
     sites: [...PAGE_SITES, OTHER_SITE],
     start: NOW
   })
-  const ids = new Map<string, number>()
-  for (const r of await api.db('sites').select('id', 'domain')) ids.set(String(r.domain), Number(r.id))
-  const id = (domain: string) => ids.get(domain) as number
-  await api.db.transaction((trx) =>
-    insertStatusPage({
-      db: trx,
-      page: { slug: 'acme', title: 'Acme & Co <status>', description: 'Our services', logo_url: null },
-      sites: [
-        { siteId: id('shop.example.com'), displayName: 'Web shop' },
-        { siteId: id('blog.example.com'), displayName: null },
-        { siteId: id('api.example.com'), displayName: null },
-        { siteId: id('new.example.com'), displayName: null }
-      ],
-      now: new Date(NOW - 2 * DAY)
-    })
+  const ids = await storePage(
+    api.db,
+    { slug: 'acme', title: 'Acme & Co <status>', description: 'Our services', logo_url: null },
+    [
+      { domain: 'shop.example.com', name: 'Web shop' },
+      { domain: 'blog.example.com' },
+      { domain: 'api.example.com' },
+      { domain: 'new.example.com' }
+    ],
+    new Date(NOW - 2 * DAY)
   )
   await insertMaintenanceWindow({
     db: api.db,
-    siteId: id('blog.example.com'),
+    siteId: ids.get('blog.example.com') as number,
     window: { weekly: { day: 'sat', time: '11:00', duration_minutes: 120, zone: 'UTC' }, reason: 'weekly upgrade' },
     now: new Date(NOW - 3 * DAY)
   })

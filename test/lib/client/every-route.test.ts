@@ -1,8 +1,8 @@
 import t from 'tap'
 import { generateKey, hashKey } from '../../../lib/keys.js'
 import { createKey } from '../../../lib/store/keys.js'
-import { insertStatusPage } from '../../../lib/store/status-pages.js'
 import { SiteStatusClient, SiteStatusError, type ServiceEvent } from '../../../lib/client/index.js'
+import { storePage } from '../../helpers/status-pages.js'
 import { startTrackedService } from '../../helpers/tracked-service.js'
 import { receiver } from '../../helpers/webhooks.js'
 
@@ -109,14 +109,11 @@ t.test('every route method works on the real service', async (t) => {
   t.match(await client.sitePage('tracked.example.com'), /<html/)
 
   const db = tracked.service.db
-  const siteId = Number((await db('sites').where({ domain: 'tracked.example.com' }).first('id')).id)
-  await db.transaction((trx) =>
-    insertStatusPage({
-      db: trx,
-      page: { slug: 'tracked', title: 'Tracked services', description: null, logo_url: null },
-      sites: [{ siteId, displayName: null }],
-      now: new Date()
-    })
+  await storePage(
+    db,
+    { slug: 'tracked', title: 'Tracked services', description: null, logo_url: null },
+    [{ domain: 'tracked.example.com' }],
+    new Date()
   )
   t.match(await client.getStatusPage('tracked'), { slug: 'tracked', title: 'Tracked services', sites: [{ domain: 'tracked.example.com' }] })
   t.match(

@@ -3,10 +3,10 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import axe from 'axe-core'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
-import { insertStatusPage } from '../../../lib/store/status-pages.js'
 import { chromiumMissing, launchChromium } from '../../helpers/browser.js'
 import { freePort } from '../../helpers/targets.js'
 import { MIN, trackedServer, type TrackedServer } from '../../helpers/sites.js'
+import { storePage } from '../../helpers/status-pages.js'
 
 // Real headless Chromium against the real server on loopback, a status page of five sites with 100
 // days of history recorded through the real recorder. The clock is the real one: the page's events
@@ -44,15 +44,11 @@ t.before(async () => {
     env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: origin },
     pageStreams: {}
   })
-  const ids = new Map<string, number>()
-  for (const r of await s.db('sites').select('id', 'domain')) ids.set(String(r.domain), Number(r.id))
-  await s.db.transaction((trx) =>
-    insertStatusPage({
-      db: trx,
-      page: { slug: 'acme', title: 'Acme services', description: 'The services Acme runs for you.', logo_url: null },
-      sites: SITES.map((site) => ({ siteId: ids.get(site.domain) ?? 0, displayName: null })),
-      now: new Date(START - 100 * DAY)
-    })
+  await storePage(
+    s.db,
+    { slug: 'acme', title: 'Acme services', description: 'The services Acme runs for you.', logo_url: null },
+    SITES.map((site) => ({ domain: site.domain })),
+    new Date(START - 100 * DAY)
   )
   const history: Array<[string, 'up' | 'down', number]> = [
     ['shop.example.com', 'up', START - 100 * DAY],

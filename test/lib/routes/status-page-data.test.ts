@@ -4,11 +4,11 @@ import t from 'tap'
 import FeedParser from 'feedparser'
 import sax from 'sax'
 import { statusPageKeys } from '../../../lib/routes/status-page-data.js'
-import { deleteStatusPage, insertStatusPage, updateStatusPage } from '../../../lib/store/status-pages.js'
+import { deleteStatusPage, updateStatusPage } from '../../../lib/store/status-pages.js'
 import { engines } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
 import { holds } from '../../helpers/poll.js'
-import { NOW, OUTAGE_DAY, seededPage, type SeededPage } from '../../helpers/status-pages.js'
+import { NOW, OUTAGE_DAY, seededPage, storePage, type SeededPage } from '../../helpers/status-pages.js'
 
 /** The feed read by a real feed parser (strict): its meta and items, or the parser's error. */
 function parseFeed(xml: string): Promise<{ meta: FeedParser.Meta; items: FeedParser.Item[] }> {
@@ -58,15 +58,11 @@ function strictElements(xml: string): Array<{ name: string; uri: string; text: s
 const COLOURS: Record<string, string> = { green: '#67ac09', yellow: '#d8b800', orange: '#ea7233', red: '#dd4343', blue: '#007ec6' }
 
 async function addPage(api: SeededPage, slug: string, title: string, domains: string[]): Promise<void> {
-  const ids = new Map<string, number>()
-  for (const r of await api.db('sites').select('id', 'domain')) ids.set(String(r.domain), Number(r.id))
-  await api.db.transaction((trx) =>
-    insertStatusPage({
-      db: trx,
-      page: { slug, title, description: null, logo_url: null },
-      sites: domains.map((d) => ({ siteId: ids.get(d) as number, displayName: null })),
-      now: new Date(NOW)
-    })
+  await storePage(
+    api.db,
+    { slug, title, description: null, logo_url: null },
+    domains.map((domain) => ({ domain })),
+    new Date(NOW)
   )
 }
 

@@ -1,10 +1,11 @@
 import t, { type Test } from 'tap'
 import { gunzipSync } from 'node:zlib'
 import { SiteStatusClient } from '../../../lib/client/index.js'
-import { insertStatusPage, updateStatusPage } from '../../../lib/store/status-pages.js'
+import { updateStatusPage } from '../../../lib/store/status-pages.js'
 import { engines } from '../../helpers/db.js'
 import { bearer } from '../../helpers/server.js'
 import { SseClient } from '../../helpers/sse.js'
+import { storePage } from '../../helpers/status-pages.js'
 import { MIN, trackedServer } from '../../helpers/sites.js'
 
 const NOW = Date.now()
@@ -31,25 +32,18 @@ async function pageServer(
   }: { logo?: string | null; maxPerClient?: number; maxTotal?: number; env?: Record<string, string> } = {}
 ) {
   const api = await trackedServer(t, { engine, sites: SITES, start: NOW, env, pageStreams: { heartbeatMs: 100, maxPerClient, maxTotal } })
-  const ids = new Map<string, number>()
-  for (const r of await api.db('sites').select('id', 'domain')) ids.set(String(r.domain), Number(r.id))
-  const id = (domain: string) => ids.get(domain) as number
-  await api.db.transaction((trx) =>
-    insertStatusPage({
-      db: trx,
-      page: { slug: 'acme', title: 'Acme <status>', description: 'What we run', logo_url: logo },
-      sites: [
-        { siteId: id('shop.example.com'), displayName: 'Web shop' },
-        { siteId: id('blog.example.com'), displayName: null }
-      ],
-      now: new Date(NOW - 60 * MIN)
-    })
+  const ids = await storePage(
+    api.db,
+    { slug: 'acme', title: 'Acme <status>', description: 'What we run', logo_url: logo },
+    [{ domain: 'shop.example.com', name: 'Web shop' }, { domain: 'blog.example.com' }],
+    new Date(NOW - 60 * MIN)
   )
   for (const { domain } of SITES) await api.feed(domain, 'up', NOW - MIN)
   await api.server.start()
   t.teardown(() => api.server.stop())
   const base = `http://127.0.0.1:${api.server.info.port}`
   const get = (url: string) => api.server.inject({ method: 'GET', url })
+  const id = (domain: string) => ids.get(domain) as number
   return { ...api, id, base, get }
 }
 
@@ -107,14 +101,7 @@ for (const engine of engines()) {
       t.match(res.headers['content-security-policy'], "default-src 'none'")
       t.match(res.payload, message)
     }
-    await api.db.transaction((trx) =>
-      insertStatusPage({
-        db: trx,
-        page: { slug: 'nope', title: 'Now there', description: null, logo_url: null },
-        sites: [],
-        now: new Date(NOW)
-      })
-    )
+    await storePage(api.db, { slug: 'nope', title: 'Now there', description: null, logo_url: null }, [], new Date(NOW))
     const res = await api.get('/status/nope')
     t.equal(res.statusCode, 200, 'a 404 is not kept')
     t.match(res.payload, '<h1>Now there</h1>')
