@@ -6,7 +6,7 @@
 //   npm run bench:badge     (builds first; about four minutes; loopback and a temporary SQLite file only)
 // Knobs: BENCH_SITES (100), BENCH_PAGES (10, of BENCH_SITES / BENCH_PAGES sites each), BENCH_ROUNDS
 // (5), BENCH_SECONDS (5), BENCH_CONCURRENCY (64), BENCH_DOCS (1: write the figures into docs/benchmarks.md).
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
@@ -17,7 +17,7 @@ import { recordCheck } from '../dist/lib/monitoring/record/record-check.js'
 import { addSites } from '../dist/lib/monitoring/add-sites.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { generateKey, hashKey } from '../dist/lib/keys.js'
-import { ask, freePort, median, start, stop, writeFigures } from './processes.mjs'
+import { ask, currentCommit, freePort, median, start, stop, writeFigures } from './processes.mjs'
 import { compareServers, wrkVersion } from './wrk.mjs'
 
 const SITES = Number(process.env.BENCH_SITES ?? 100)
@@ -49,16 +49,7 @@ const comparable = (headers) => Object.fromEntries(Object.entries(headers).filte
 
 // Other work on the machine shows in the figures: the load before the bench starts is reported with them.
 const loadBefore = os.loadavg()[0]
-/** The commit measured (the service's code; the build is made from the working tree). */
-const commit = (() => {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] })
-      .toString()
-      .trim()
-  } catch {
-    return 'unknown'
-  }
-})()
+const commit = currentCommit()
 const dir = mkdtempSync(join(os.tmpdir(), 'bench-badge-'))
 const children = []
 // The service checks its sites on schedule; a loopback target answers those probes so nothing leaves the machine.

@@ -49,7 +49,7 @@ import { phaseOf } from '../dist/lib/monitoring/schedule/phase-wheel.js'
 import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
-import { freePort, median, writeFigures } from './processes.mjs'
+import { currentCommit, freePort, median, writeFigures } from './processes.mjs'
 import { cpuSeconds, runWrk, setCpus, wrkVersion } from './wrk.mjs'
 
 const num = (name, dflt) => {
@@ -260,9 +260,7 @@ function haproxyVersion() {
 }
 function commit() {
   try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] })
-      .toString()
-      .trim()
+    const head = currentCommit()
     const dirty = execFileSync('git', ['status', '--porcelain', '--', 'lib', 'config', 'workers', 'migrations'], {
       stdio: ['ignore', 'pipe', 'ignore']
     })

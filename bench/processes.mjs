@@ -1,4 +1,5 @@
-// Process plumbing shared by the benchmarks: free ports, CPU pinning, forked services and medians.
+// Process plumbing shared by the benchmarks: free ports, CPU pinning, forked services, medians, the
+// commit measured and a seeded random sequence.
 import { execFileSync, fork } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -85,4 +86,26 @@ export function writeFigures(page, name, figures) {
   }
   writeFileSync(file, text)
   console.error(`${name}: figures written to docs/${page}`)
+}
+
+/** The commit measured, short (the service's code; the build is made from the working tree); `unknown` outside git. */
+export function currentCommit() {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim()
+  } catch {
+    return 'unknown'
+  }
+}
+
+/** A deterministic pseudo-random sequence in [0, 1) (xorshift32), so every run seeds the same history. */
+export function seededRandom(seed) {
+  let x = seed >>> 0 || 1
+  return () => {
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    return (x >>> 0) / 2 ** 32
+  }
 }

@@ -16,7 +16,7 @@ import { recordCheck } from '../dist/lib/monitoring/record/record-check.js'
 import { addSites } from '../dist/lib/monitoring/add-sites.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { generateKey, hashKey } from '../dist/lib/keys.js'
-import { freePort, start, stop, writeFigures } from './processes.mjs'
+import { freePort, seededRandom, start, stop, writeFigures } from './processes.mjs'
 import { runWrk, setCpus, cpuSeconds, wrkVersion } from './wrk.mjs'
 
 const OUTAGES = Number(process.env.BENCH_OUTAGES ?? 10_000)
@@ -48,23 +48,12 @@ const target = spawn(
 )
 children.push(target)
 
-/** A deterministic pseudo-random sequence, so every run seeds the same history. */
-function random(seed) {
-  let x = seed >>> 0 || 1
-  return () => {
-    x ^= x << 13
-    x ^= x >>> 17
-    x ^= x << 5
-    return (x >>> 0) / 2 ** 32
-  }
-}
-
 /**
  * `count` outages of one site spread over the year before `now`, each 30 s to 20 min long, the
  * newest still ongoing: rows as the recorder writes them.
  */
 function outageRows(siteId, count, now, seed) {
-  const next = random(seed)
+  const next = seededRandom(seed)
   const slot = YEAR / count
   const rows = []
   for (let i = 0; i < count; i++) {

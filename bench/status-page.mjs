@@ -13,7 +13,7 @@
 // BENCH_FLAT_S (10), BENCH_CONNECTIONS (4 paced, each page), BENCH_FLAT_CONNECTIONS (16),
 // BENCH_MYSQL_URL (default TEST_MYSQL_URL or mysql://root@127.0.0.1:3306/test), BENCH_DOCS (1:
 // rewrite the figures in docs/benchmarks.md).
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
@@ -24,7 +24,7 @@ import { insertChecks } from '../dist/lib/store/checks.js'
 import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
-import { ask, freePort, median, start, stop, writeFigures } from './processes.mjs'
+import { ask, currentCommit, freePort, median, seededRandom, start, stop, writeFigures } from './processes.mjs'
 import { runWrk, wrkVersion } from './wrk.mjs'
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000)
@@ -48,20 +48,9 @@ const BROWSER = { 'accept-encoding': 'gzip, deflate, br' }
 
 const fmt = (n, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 
-/** A deterministic pseudo-random sequence, so every run seeds the same history. */
-function random(seed) {
-  let x = seed >>> 0 || 1
-  return () => {
-    x ^= x << 13
-    x ^= x >>> 17
-    x ^= x << 5
-    return (x >>> 0) / 2 ** 32
-  }
-}
-
 /** `count` closed outages of one site over the year before `now`, 1 to 90 minutes each, as the recorder writes them. */
 function outageRows(siteId, count, now, seed) {
-  const next = random(seed)
+  const next = seededRandom(seed)
   const slot = YEAR / count
   return Array.from({ length: count }, (_, i) => {
     const start = now - YEAR + i * slot + next() * (slot / 2)
@@ -76,16 +65,7 @@ function outageRows(siteId, count, now, seed) {
 
 // Other work on the machine shows in the figures: the load before the bench starts is reported with them.
 const loadBefore = os.loadavg()[0]
-/** The commit measured (the service's code; the build is made from the working tree). */
-const commit = (() => {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] })
-      .toString()
-      .trim()
-  } catch {
-    return 'unknown'
-  }
-})()
+const commit = currentCommit()
 // The target every name is sent to: 'ok' to every probe.
 const target = spawn(
   process.execPath,
