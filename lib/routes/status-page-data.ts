@@ -13,9 +13,6 @@ import { parseSlug } from '../rules/status-page-fields.js'
 import type { Db } from '../store/db.js'
 import { badgeOptions, sendBadge } from './badge.js'
 
-/** A page's slug as the pages API accepts it ({@link parseSlug}), checked without Joi on every hit. */
-const SLUG = /^[a-z0-9-]{1,64}$/
-
 /** The render cache's keys: exactly the request paths, which the live page forgets on its sites' events. */
 export const statusPageKeys = (slug: string) => ({ json: `/status/${slug}.json`, feed: `/status/${slug}/feed.atom` })
 
@@ -25,9 +22,7 @@ const BADGE_STATE_MS = 1000
 const NO_SUCH_PAGE = 'no such status page'
 
 function slugOf(raw: unknown): string {
-  if (typeof raw === 'string' && SLUG.test(raw)) return raw
   const parsed = parseSlug(raw)
-  // The fast check and the schema agree; should they not, the schema's answer stands.
   if (parsed.ok) return parsed.value
   throw Boom.badRequest(parsed.error)
 }

@@ -15,12 +15,8 @@ import { parseSlug } from '../rules/status-page-fields.js'
 import type { Db } from '../store/db.js'
 import { findStatusPage } from '../store/status-pages.js'
 
-/** A slug as the pages API accepts it ({@link parseSlug}), checked without Joi on every request. */
-const SLUG = /^[a-z0-9-]{1,64}$/
-
 /** Why `slug` is no slug, in the pages API's words; null for a slug. */
 function badSlug(slug: string): string | null {
-  if (SLUG.test(slug)) return null
   const parsed = parseSlug(slug)
   return parsed.ok ? null : parsed.error
 }
