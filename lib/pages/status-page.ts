@@ -4,14 +4,17 @@ import { humanDuration, humanPercent, humanTime, statusLabel } from './format.js
 import type { RenderCache } from './render-cache.js'
 import type { StatusPageDay, StatusPageIncident, StatusPageSiteView, StatusPageView } from './status-page-view.js'
 
-/** The render cache's keys of a status page's answers: all of them show its sites' state. */
-export function statusPageKeys(slug: string): string[] {
-  return [`/status/${slug}`, `/status/${slug}.json`, `/status/${slug}/feed.atom`]
+/**
+ * The render cache's keys of a status page's answers, exactly their request paths: all of them
+ * show its sites' state, and all are forgotten together.
+ */
+export function statusPageKeys(slug: string): { html: string; json: string; feed: string } {
+  return { html: `/status/${slug}`, json: `/status/${slug}.json`, feed: `/status/${slug}/feed.atom` }
 }
 
 /** Drops every kept render of the status page `slug`: one of its sites changed. */
 export function forgetStatusPage(renders: RenderCache, slug: string): void {
-  for (const key of statusPageKeys(slug)) renders.forget(key)
+  for (const key of Object.values(statusPageKeys(slug))) renders.forget(key)
 }
 
 /**

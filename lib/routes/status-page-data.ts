@@ -5,6 +5,7 @@ import type { BadgeRenderer } from '../badge/renderer.js'
 import type { SiteStates } from '../monitoring/state/site-state.js'
 import type { PageDirectory, PageSites } from '../pages/page-directory.js'
 import type { RenderCache, RenderedPage } from '../pages/render-cache.js'
+import { statusPageKeys } from '../pages/status-page.js'
 import { statusPageFeed } from '../pages/status-page-feed.js'
 import { loadStatusPageView } from '../pages/status-page-model.js'
 import type { StatusPageView } from '../pages/status-page-view.js'
@@ -12,9 +13,6 @@ import { pageState, type PageSiteState, type PageState } from '../rules/page-sta
 import { parseSlug } from '../rules/status-page-fields.js'
 import type { Db } from '../store/db.js'
 import { badgeOptions, sendBadge } from './badge.js'
-
-/** The render cache's keys: exactly the request paths, which the live page forgets on its sites' events. */
-export const statusPageKeys = (slug: string) => ({ json: `/status/${slug}.json`, feed: `/status/${slug}/feed.atom` })
 
 /** How long a page badge's state is reused: the badge is cached a minute by anyone anyway. */
 const BADGE_STATE_MS = 1000

@@ -6,7 +6,7 @@ import { StreamRefusedError } from '../events/streams.js'
 import { eventStreamResponse } from './events.js'
 import type { PageStreams } from '../events/page-streams.js'
 import type { RenderCache, RenderedPage } from '../pages/render-cache.js'
-import { logoOrigin, statusPageContext } from '../pages/status-page.js'
+import { logoOrigin, statusPageContext, statusPageKeys } from '../pages/status-page.js'
 import { loadStatusPageView } from '../pages/status-page-model.js'
 import type { SiteStates } from '../monitoring/state/site-state.js'
 import { pageCsp, pageView, securePage } from '../pages/views.js'
@@ -58,7 +58,7 @@ export function statusPageHtmlRoutes({
       if (bad !== null) return pageView(h, 'error', { title: 'Bad request', message: bad }, 400)
       // A missing page is not kept: one created a moment later must be served at once.
       const page = await renders
-        .get(`/status/${slug}`, async () => {
+        .get(statusPageKeys(slug).html, async () => {
           const view = await loadStatusPageView({ db, states, slug, now: now() })
           if (view === null) throw new NoSuchPage()
           const origin = logoOrigin(view.logo_url)

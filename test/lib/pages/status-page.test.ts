@@ -46,7 +46,7 @@ t.test("a logo's origin is allowed only for an absolute http(s) URL", async (t) 
 })
 
 t.test("the page's renders are kept under its HTML, JSON and feed paths", async (t) => {
-  t.same(statusPageKeys('acme'), ['/status/acme', '/status/acme.json', '/status/acme/feed.atom'])
+  t.same(statusPageKeys('acme'), { html: '/status/acme', json: '/status/acme.json', feed: '/status/acme/feed.atom' })
 })
 
 t.test('the context splits ongoing from past incidents and drops a logo it cannot allow', async (t) => {
