@@ -1,6 +1,21 @@
 /** The most scheduled checks that run at once, whatever the capacity. */
 const MAX_SCHEDULED_SLOTS = 500
 
+/**
+ * A key holding at most this many on-demand checks (the new one included) is a light consumer: its
+ * checks are probed by actors of their own (Locations' `lightActors`), apart from the actors
+ * busy with the heavy consumers' backlogs.
+ */
+export const LIGHT_KEY_CHECKS = 2
+
+/**
+ * How long a key that held more than {@link LIGHT_KEY_CHECKS} stays a heavy consumer after it held
+ * fewer again. A heavy consumer's checks end in bursts (an actor answers a turn's probes together),
+ * and between a burst and its next requests the key holds almost none: counted only at that moment,
+ * one in 37 of a 16-deep consumer's checks went to the light actors (docs/decisions.md, Probing).
+ */
+export const HEAVY_KEY_MEMORY_MS = 1000
+
 export interface AdmissionOptions {
   /** MAX_CHECKS_IN_FLIGHT: checks of both kinds running at once, at least 2. */
   capacity: number
@@ -63,6 +78,8 @@ export class Admission {
   /** On-demand slots in the order they were taken: the first is the one that frees up soonest. */
   readonly #demand = new Set<Slot>()
   readonly #byKey = new Map<string, Set<Slot>>()
+  /** Keys that held more than {@link LIGHT_KEY_CHECKS} lately: until when they count as heavy. */
+  readonly #heavyUntil = new Map<string, number>()
   /**
    * Checks waiting for a slot, by key, each key's in the order they came; keys in turn (the one
    * served last goes to the end), so that keys held up by the instance's capacity take turns.
@@ -164,6 +181,7 @@ export class Admission {
     }
     mine?.add(slot)
     this.#demand.add(slot)
+    if (key !== undefined && mine !== undefined && mine.size > LIGHT_KEY_CHECKS) this.#heavyUntil.set(key, slot.startedAt + HEAVY_KEY_MEMORY_MS)
     return slot
   }
 
@@ -192,6 +210,19 @@ export class Admission {
   /** On-demand checks `key` holds now. */
   heldBy(key: string): number {
     return this.#byKey.get(key)?.size ?? 0
+  }
+
+  /**
+   * Whether `key`, having just taken a slot, is a light consumer: it holds at most
+   * {@link LIGHT_KEY_CHECKS} checks now and held no more within the last {@link HEAVY_KEY_MEMORY_MS}.
+   */
+  isLight(key: string): boolean {
+    if (this.heldBy(key) > LIGHT_KEY_CHECKS) return false
+    const until = this.#heavyUntil.get(key)
+    if (until === undefined) return true
+    if (this.#now() < until) return false
+    this.#heavyUntil.delete(key)
+    return true
   }
 
   /** Counts a scheduled check; never refused (the scheduler keeps itself within {@link scheduledSlots}). */

@@ -62,13 +62,6 @@ export interface Prober {
 }
 
 /**
- * A key holding at most this many on-demand checks (the new one included) is a light consumer: its
- * checks are probed by actors of their own (Locations' `lightActors`), apart from the actors
- * busy with the heavy consumers' backlogs.
- */
-export const LIGHT_KEY_CHECKS = 2
-
-/**
  * The lane a check's work is taken in, on the main thread and in the actors
  * (workers/fair-starts.ts): the scheduler's, which goes first, or the key's own, so that one
  * key's backlog does not hold up another's check.
@@ -307,11 +300,11 @@ export class CheckSupervisor {
     return outcome
   }
 
-  /** Whether a check just admitted is a light consumer's ({@link LIGHT_KEY_CHECKS}). */
+  /** Whether a check just admitted is a light consumer's ({@link Admission.isLight}). */
   #light(source: 'demand' | 'schedule', key: string | undefined): boolean {
     const admission = this.#opts.admission
     if (source !== 'demand' || key === undefined || admission === undefined) return false
-    return admission.heldBy(key) <= LIGHT_KEY_CHECKS
+    return admission.isLight(key)
   }
 
   /** Runs a check just admitted: called right after its slot was taken, which the key's count includes. */

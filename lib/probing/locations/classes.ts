@@ -4,7 +4,7 @@ import { ACTOR_NICENESS } from '../../../workers/thread-priority.js'
 /**
  * Whose probe it is, which decides which of a location's actors runs it: an on-demand check
  * (`demand`), the scheduler's (`scheduled`), or a light consumer's on-demand check (`light`: a key
- * with few checks in flight, lib/probing/supervisor.ts `LIGHT_KEY_CHECKS`).
+ * with few checks in flight, lib/probing/admission.ts `Admission.isLight`).
  */
 export type ServiceClass = 'demand' | 'scheduled' | 'light'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { Admission, isRefusal, type Refusal, type Ticket } from '../../../lib/probing/admission.js'
+import { Admission, HEAVY_KEY_MEMORY_MS, isRefusal, LIGHT_KEY_CHECKS, type Refusal, type Ticket } from '../../../lib/probing/admission.js'
 
 function gate(capacity: number, keyShare = 0.5) {
   let now = 0
@@ -70,6 +70,28 @@ t.test('scheduled checks are counted and never refused, whatever the on-demand l
   t.match(admission.stats(), { scheduled: 10, demand: 30 })
   for (const s of scheduled) s.release()
   t.match(admission.stats(), { scheduled: 0 })
+})
+
+t.test('a key is light while it holds few checks and has not held more lately', async (t) => {
+  const { admission, advance } = gate(100)
+  const held = [ticket(admission.admitDemand('a'))]
+  t.ok(admission.isLight('a'), 'one check: light')
+  held.push(ticket(admission.admitDemand('a')))
+  t.ok(admission.isLight('a'), `${LIGHT_KEY_CHECKS} checks: light`)
+  held.push(ticket(admission.admitDemand('a')))
+  t.notOk(admission.isLight('a'), `${LIGHT_KEY_CHECKS + 1} checks: heavy`)
+  for (const h of held.splice(0)) h.release()
+  // A heavy consumer between two bursts: its next check comes while it holds nothing.
+  held.push(ticket(admission.admitDemand('a')))
+  t.notOk(admission.isLight('a'), 'holding one again at once: still heavy')
+  advance(HEAVY_KEY_MEMORY_MS - 1)
+  t.notOk(admission.isLight('a'), `${HEAVY_KEY_MEMORY_MS - 1} ms later: still heavy`)
+  advance(1)
+  t.ok(admission.isLight('a'), `${HEAVY_KEY_MEMORY_MS} ms after it last held more: light again`)
+  held.push(ticket(admission.admitDemand('b')), ticket(admission.admitDemand('b')), ticket(admission.admitDemand('b')))
+  t.ok(admission.isLight('a'), 'another key holding many does not make this one heavy')
+  t.notOk(admission.isLight('b'))
+  t.ok(admission.isLight('never-seen'), 'a key holding nothing is light')
 })
 
 t.test('releasing twice frees one slot', async (t) => {

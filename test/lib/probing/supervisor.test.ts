@@ -5,14 +5,13 @@ import {
   CHECKS_PER_TURN,
   checkKey,
   laneOf,
-  LIGHT_KEY_CHECKS,
   TargetPolicyError,
   type Outcome,
   type Prober,
   type SharedRuns
 } from '../../../lib/probing/supervisor.js'
 import type { Expectations, LocationExpectations } from '../../../lib/rules/expectations.js'
-import { Admission } from '../../../lib/probing/admission.js'
+import { Admission, HEAVY_KEY_MEMORY_MS, LIGHT_KEY_CHECKS } from '../../../lib/probing/admission.js'
 import { SCHEDULED_LANE } from '../../../workers/fair-starts.js'
 import type { LocationAnswer, LocationErrorCode, LocationResult } from '../../../lib/probing/locations/index.js'
 import { PORT_ERROR, PORT_REFUSAL } from '../../../lib/rules/target-policy.js'
@@ -189,7 +188,8 @@ t.test('a key holding few checks is a light consumer: its checks go to the light
       return inner.probeAll(domain, lane)
     }
   }
-  const admission = new Admission({ capacity: 1000, keyShare: 0.5, maxCheckMs: 10_000 })
+  let now = 0
+  const admission = new Admission({ capacity: 1000, keyShare: 0.5, maxCheckMs: 10_000, now: () => now })
   const checks = new CheckSupervisor({ ...options, cacheTtlS: 0, prober, admission })
   const heavy = Array.from({ length: LIGHT_KEY_CHECKS + 2 }, (_, i) => checks.check(`h${i}.example.com`, { key: 'heavy' }))
   await t.resolves(checks.check('other.example.com', { key: 'light' }))
@@ -206,8 +206,13 @@ t.test('a key holding few checks is a light consumer: its checks go to the light
   t.equal(light('nokey.example.com'), false, 'a check on behalf of no key is not light')
   for (const release of hanging) release()
   await Promise.all(heavy)
+  // Between bursts a heavy consumer holds almost nothing: it stays heavy for a while.
+  now += HEAVY_KEY_MEMORY_MS - 1
+  await checks.check('between.example.com', { key: 'heavy' })
+  t.equal(light('between.example.com'), false, 'right after its checks have ended, the heavy key is still heavy')
+  now += HEAVY_KEY_MEMORY_MS
   await checks.check('again.example.com', { key: 'heavy' })
-  t.equal(light('again.example.com'), true, 'once its checks have ended, the heavy key is light again')
+  t.equal(light('again.example.com'), true, `once it has held at most ${LIGHT_KEY_CHECKS} for ${HEAVY_KEY_MEMORY_MS} ms, the heavy key is light again`)
   t.equal(admission.heldBy('heavy'), 0, 'and holds nothing')
 })
 
