@@ -78,7 +78,10 @@ export class Admission {
   /** On-demand slots in the order they were taken: the first is the one that frees up soonest. */
   readonly #demand = new Set<Slot>()
   readonly #byKey = new Map<string, Set<Slot>>()
-  /** Keys that held more than {@link LIGHT_KEY_CHECKS} lately: until when they count as heavy. */
+  /**
+   * Keys that held more than {@link LIGHT_KEY_CHECKS} lately: until when they count as heavy. An
+   * entry goes when its key is next asked about after that; at most one per key.
+   */
   readonly #heavyUntil = new Map<string, number>()
   /**
    * Checks waiting for a slot, by key, each key's in the order they came; keys in turn (the one
@@ -169,6 +172,8 @@ export class Admission {
         released = true
         this.#demand.delete(slot)
         if (key !== undefined && mine !== undefined) {
+          // A heavy key's memory counts from the moment it stops holding more than a light one.
+          if (mine.size > LIGHT_KEY_CHECKS) this.#heavyUntil.set(key, this.#now() + HEAVY_KEY_MEMORY_MS)
           mine.delete(slot)
           if (mine.size === 0 && this.#byKey.get(key) === mine) this.#byKey.delete(key)
         }
@@ -181,7 +186,6 @@ export class Admission {
     }
     mine?.add(slot)
     this.#demand.add(slot)
-    if (key !== undefined && mine !== undefined && mine.size > LIGHT_KEY_CHECKS) this.#heavyUntil.set(key, slot.startedAt + HEAVY_KEY_MEMORY_MS)
     return slot
   }
 

@@ -92,6 +92,14 @@ t.test('a key is light while it holds few checks and has not held more lately', 
   t.ok(admission.isLight('a'), 'another key holding many does not make this one heavy')
   t.notOk(admission.isLight('b'))
   t.ok(admission.isLight('never-seen'), 'a key holding nothing is light')
+  // A heavy key whose checks all hung: its memory counts from when they ended, not from when they began.
+  held.push(ticket(admission.admitDemand('c')), ticket(admission.admitDemand('c')), ticket(admission.admitDemand('c')))
+  advance(10_000)
+  for (const h of held.splice(0)) h.release()
+  held.push(ticket(admission.admitDemand('c')))
+  t.notOk(admission.isLight('c'), 'right after its long checks ended: still heavy')
+  advance(HEAVY_KEY_MEMORY_MS)
+  t.ok(admission.isLight('c'), 'a second later: light')
 })
 
 t.test('releasing twice frees one slot', async (t) => {
