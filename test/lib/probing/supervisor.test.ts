@@ -212,7 +212,11 @@ t.test('a key holding few checks is a light consumer: its checks go to the light
   t.equal(light('between.example.com'), false, 'right after its checks have ended, the heavy key is still heavy')
   now += HEAVY_KEY_MEMORY_MS
   await checks.check('again.example.com', { key: 'heavy' })
-  t.equal(light('again.example.com'), true, `once it has held at most ${LIGHT_KEY_CHECKS} for ${HEAVY_KEY_MEMORY_MS} ms, the heavy key is light again`)
+  t.equal(
+    light('again.example.com'),
+    true,
+    `once it has held at most ${LIGHT_KEY_CHECKS} for ${HEAVY_KEY_MEMORY_MS} ms, the heavy key is light again`
+  )
   t.equal(admission.heldBy('heavy'), 0, 'and holds nothing')
 })
 
