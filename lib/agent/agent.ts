@@ -148,6 +148,9 @@ export async function startAgent({
         handle(msg)
       }
     })
+    // The subscriptions leave in the client's buffer: once NATS has answered a ping after them,
+    // it has them, and "agent serving" is true for the first request that follows.
+    await conn.flush()
   } catch (err) {
     await conn.close()
     await location.close()
