@@ -3,6 +3,7 @@
  * headers, parameters and the error responses.
  */
 import { BADGE_STYLES, MAX_LABEL_LENGTH } from '../badge/describe.js'
+import { MAX_SLUG_LENGTH } from '../rules/status-page-fields.js'
 import { ref, type Json } from './parts.js'
 import { badgeSchemas } from './schemas/badges.js'
 import { checkSchemas } from './schemas/checks.js'
@@ -117,6 +118,13 @@ const parameters: Json = {
     description:
       'A hostname (`example.com`, `bücher.de`); normalised to lower-case punycode. IP literals, ports and single-label names are refused with 400.',
     schema: { type: 'string', minLength: 1, maxLength: 2048 }
+  },
+  PageSlug: {
+    name: 'slug',
+    in: 'path',
+    required: true,
+    description: "The page's slug.",
+    schema: { type: 'string', pattern: `^[a-z0-9-]{1,${MAX_SLUG_LENGTH}}$` }
   },
   BadgeStyle: {
     name: 'style',

@@ -2,13 +2,7 @@ import { errors, noKey } from './operations.js'
 import { ref, type Json } from './parts.js'
 
 const html = (description: string): Json => ({ description, content: { 'text/html': { schema: { type: 'string' } } } })
-const slug: Json = {
-  name: 'slug',
-  in: 'path',
-  required: true,
-  description: "The page's slug.",
-  schema: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' }
-}
+const slug = ref('parameters', 'PageSlug')
 const streamRefused = (description: string): Json => ({
   description,
   headers: { 'Retry-After': ref('headers', 'Retry-After') },

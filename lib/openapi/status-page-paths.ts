@@ -1,13 +1,7 @@
 import { errors, noKey } from './operations.js'
 import { ref, type Json } from './parts.js'
 
-const slug: Json = {
-  name: 'slug',
-  in: 'path',
-  required: true,
-  description: "The page's slug.",
-  schema: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' }
-}
+const slug = ref('parameters', 'PageSlug')
 const cors = { 'Access-Control-Allow-Origin': ref('headers', 'Access-Control-Allow-Origin') }
 const badgeHeaders = { ETag: ref('headers', 'ETag'), 'Cache-Control': ref('headers', 'Cache-Control'), ...cors }
 const failures = errors('BadRequest', 'NotFound', 'MethodNotAllowed', 'InternalError', 'ServiceUnavailable')
