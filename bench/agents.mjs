@@ -28,7 +28,7 @@ import { phaseOf } from '../dist/lib/monitoring/schedule/phase-wheel.js'
 import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
-import { ask, freePort, median, start, stop, writeFigures } from './processes.mjs'
+import { ask, freePort, median, scratchMysql, start, stop, writeFigures } from './processes.mjs'
 import { cpuSeconds, runWrk, setCpus, wrkVersion } from './wrk.mjs'
 
 const list = (name, dflt) => (process.env[name] ?? dflt).split(',').filter(Boolean)
@@ -42,7 +42,6 @@ const SITES = list('BENCH_SITES', '10000,20000,30000').map(Number)
 const INTERVAL_S = Number(process.env.BENCH_INTERVAL_S ?? 60)
 const RUN_S = Number(process.env.BENCH_RUN_S ?? 120)
 const DOCS = (process.env.BENCH_DOCS ?? '1') === '1'
-const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 const ON_TIME_MS = 5000
 const CLI = fileURLToPath(new URL('../dist/lib/cli/index.js', import.meta.url))
 const LABELS = { fra1: 'Frankfurt 1, Germany', ams1: 'Amsterdam 1, Netherlands', sfo1: 'San Francisco 1, United States' }
@@ -255,12 +254,8 @@ async function partCheck() {
 async function partMonitor() {
   const rows = []
   for (const sites of SITES) {
-    const dbName = `bench_agents_${process.pid}_${sites}`
-    const admin = openDb(MYSQL)
-    await admin.raw(`CREATE DATABASE \`${dbName}\``)
-    const url = new URL(MYSQL)
-    url.pathname = `/${dbName}`
-    const db = openDb(url.toString())
+    const scratch = await scratchMysql(`bench_agents_${sites}`)
+    const { db } = scratch
     try {
       await migrateLatest(db)
       for (let i = 0; i < sites; i += 1000) {
@@ -270,7 +265,7 @@ async function partMonitor() {
       const got = {}
       for (const mode of MODES) {
         await db('sites').update({ due_at: null, lease_owner: null, lease_until: null })
-        const sut = await startCentral(mode, { DATABASE_URL: url.toString(), CHECK_INTERVAL_S: String(INTERVAL_S) })
+        const sut = await startCentral(mode, { DATABASE_URL: scratch.url, CHECK_INTERVAL_S: String(INTERVAL_S) })
         await targetAsk('reset')
         const readyAt = Date.now()
         const s0 = await ask(sut.child, 'stats')
@@ -305,9 +300,7 @@ async function partMonitor() {
           `${both((g) => fmt(g.centralUs))} (${both((g) => `${fmt(g.cores * 100)}%`)}) | ${fmt(got.agents.agentsUs)} | ${both((g) => fmt(g.rss))} MB | ${both((g) => g.notUp)} |`
       )
     } finally {
-      await db.destroy().catch(() => {})
-      await admin.raw(`DROP DATABASE IF EXISTS \`${dbName}\``).catch(() => {})
-      await admin.destroy()
+      await scratch.drop()
     }
   }
   return [

@@ -46,10 +46,9 @@ import { loadConfig } from '../dist/config/index.js'
 import { generateKey, hashKey } from '../dist/lib/keys.js'
 import { addSites } from '../dist/lib/monitoring/add-sites.js'
 import { phaseOf } from '../dist/lib/monitoring/schedule/phase-wheel.js'
-import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
-import { currentCommit, freePort, median, writeFigures } from './processes.mjs'
+import { currentCommit, freePort, median, scratchMysql, writeFigures } from './processes.mjs'
 import { cpuSeconds, runWrk, setCpus, wrkVersion } from './wrk.mjs'
 
 const num = (name, dflt) => {
@@ -66,7 +65,6 @@ const STATUS = num('BENCH_STATUS', 1) === 1
 const SCHEDULER = num('BENCH_SCHEDULER', 1) === 1
 const DOCS = num('BENCH_DOCS', 1) === 1
 const NAME = process.env.BENCH_NAME ?? (PIN ? 'bench/instances, pinned' : 'bench/instances')
-const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13'
 const INSTANCES = 3
 const CONNECTIONS = 64
@@ -321,12 +319,8 @@ const targetCounts = () =>
   })
 const closed = await freePort()
 
-const dbName = `bench_instances_${process.pid}`
-const admin = openDb(MYSQL)
-await admin.raw(`CREATE DATABASE \`${dbName}\``)
-const dbUrl = new URL(MYSQL)
-dbUrl.pathname = `/${dbName}`
-const db = openDb(dbUrl.toString())
+const scratch = await scratchMysql('bench_instances')
+const { db } = scratch
 const tmp = mkdtempSync(join(os.tmpdir(), 'bench-instances-'))
 const instances = []
 const proxies = []
@@ -336,9 +330,7 @@ async function cleanup() {
   for (const p of proxies) p.child.kill('SIGTERM')
   await Promise.all(proxies.map((p) => exited(p.child)))
   target.kill()
-  await db.destroy().catch(() => {})
-  await admin.raw(`DROP DATABASE IF EXISTS \`${dbName}\``).catch(() => {})
-  await admin.destroy().catch(() => {})
+  await scratch.drop()
   await flushRedis().catch(() => {})
   rmSync(tmp, { recursive: true, force: true })
 }
@@ -367,7 +359,7 @@ try {
   const headers = { authorization: `Bearer ${key}` }
   const locations = loadConfig({ DATABASE_URL: 'sqlite::memory:' }).locations.length
   const common = {
-    DATABASE_URL: dbUrl.toString(),
+    DATABASE_URL: scratch.url,
     REDIS_URL,
     ALLOW_PRIVATE_TARGETS: '1',
     LOG_LEVEL: 'warn',

@@ -22,11 +22,10 @@ import os from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { phaseOf } from '../dist/lib/monitoring/schedule/phase-wheel.js'
 import { generateKey, hashKey } from '../dist/lib/keys.js'
-import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
 import { addSites } from '../dist/lib/monitoring/add-sites.js'
-import { ask, freePort, median, start, stop, writeFigures } from './processes.mjs'
+import { ask, freePort, median, scratchMysql, start, stop, writeFigures } from './processes.mjs'
 import { percentile, startPush } from './push.mjs'
 import { compareServers, runWrk, wrkVersion } from './wrk.mjs'
 
@@ -54,7 +53,6 @@ const MIX = (process.env.BENCH_INTERVALS ?? '')
   })
 const intervalOf = (i) => (MIX.length === 0 ? null : MIX[i % MIX.length])
 const intervalMsOf = (i) => (intervalOf(i) ?? INTERVAL_S) * 1000
-const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 /** A check is on time when its first request reaches the target within this long of its due time. */
 const ON_TIME_MS = 5000
 
@@ -95,17 +93,11 @@ const target = spawn(
 const targetPort = await new Promise((resolve) => target.once('message', (m) => resolve(m.port)))
 const closed = await freePort()
 
-const dbName = `bench_monitor_${process.pid}`
-const admin = openDb(MYSQL)
-await admin.raw(`CREATE DATABASE \`${dbName}\``)
-const url = new URL(MYSQL)
-url.pathname = `/${dbName}`
-const db = openDb(url.toString())
+const scratch = await scratchMysql('bench_monitor')
+const { db } = scratch
 const cleanup = async () => {
   target.kill()
-  await db.destroy().catch(() => {})
-  await admin.raw(`DROP DATABASE IF EXISTS \`${dbName}\``).catch(() => {})
-  await admin.destroy()
+  await scratch.drop()
 }
 
 try {
@@ -142,7 +134,7 @@ try {
   const manageKey = generateKey()
   await createKey({ db, name: 'manage', keyHash: hashKey(manageKey), rateLimit: 1_000_000, scopes: 'manage', now })
   const env = {
-    DATABASE_URL: url.toString(),
+    DATABASE_URL: scratch.url,
     ALLOW_PRIVATE_TARGETS: '1',
     CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${targetPort}`,
     PORT: '0',

@@ -1,5 +1,5 @@
 // Process plumbing shared by the benchmarks: free ports, CPU pinning, forked services, medians, the
-// commit measured and a seeded random sequence.
+// commit measured, a seeded random sequence and scratch MySQL databases.
 import { execFileSync, fork } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -107,5 +107,31 @@ export function seededRandom(seed) {
     x ^= x >>> 17
     x ^= x << 5
     return (x >>> 0) / 2 ** 32
+  }
+}
+
+/** The MySQL server the benches use: BENCH_MYSQL_URL, else TEST_MYSQL_URL, else the machine's. */
+export const BENCH_MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
+
+/**
+ * A database of the bench's own on {@link BENCH_MYSQL}, named `name` and this process's id: its URL,
+ * a connection to it, and `drop()`, which closes the connection and drops the database (never throws).
+ */
+export async function scratchMysql(name) {
+  const { openDb } = await import('../dist/lib/store/db.js')
+  const dbName = `${name}_${process.pid}`
+  const admin = openDb(BENCH_MYSQL)
+  await admin.raw(`CREATE DATABASE \`${dbName}\``)
+  const url = new URL(BENCH_MYSQL)
+  url.pathname = `/${dbName}`
+  const db = openDb(url.toString())
+  return {
+    url: url.toString(),
+    db,
+    drop: async () => {
+      await db.destroy().catch(() => {})
+      await admin.raw(`DROP DATABASE IF EXISTS \`${dbName}\``).catch(() => {})
+      await admin.destroy().catch(() => {})
+    }
   }
 }

@@ -21,10 +21,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { generateKey, hashKey } from '../dist/lib/keys.js'
 import { addSites } from '../dist/lib/monitoring/add-sites.js'
 import { insertChecks } from '../dist/lib/store/checks.js'
-import { openDb } from '../dist/lib/store/db.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
-import { ask, currentCommit, freePort, median, seededRandom, start, stop, writeFigures } from './processes.mjs'
+import { ask, BENCH_MYSQL, currentCommit, freePort, median, scratchMysql, seededRandom, start, stop, writeFigures } from './processes.mjs'
 import { runWrk, wrkVersion } from './wrk.mjs'
 
 const SITES = Number(process.env.BENCH_SITES ?? 10_000)
@@ -37,7 +36,6 @@ const WINDOW_S = Number(process.env.BENCH_WINDOW_S ?? 15)
 const FLAT_S = Number(process.env.BENCH_FLAT_S ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4)
 const FLAT_CONNECTIONS = Number(process.env.BENCH_FLAT_CONNECTIONS ?? 16)
-const MYSQL = process.env.BENCH_MYSQL_URL ?? process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 const DOCS = (process.env.BENCH_DOCS ?? '1') === '1'
 const GOAL_P99_MS = 20
 const SLUG = 'bench'
@@ -80,19 +78,13 @@ const target = spawn(
 const targetPort = await new Promise((resolve) => target.once('message', (m) => resolve(m.port)))
 const closed = await freePort()
 
-const dbName = `bench_pages_${process.pid}`
-const admin = openDb(MYSQL)
-await admin.raw(`CREATE DATABASE \`${dbName}\``)
-const url = new URL(MYSQL)
-url.pathname = `/${dbName}`
-const db = openDb(url.toString())
+const scratch = await scratchMysql('bench_pages')
+const { db } = scratch
 let sut = null
 const cleanup = async () => {
   if (sut !== null && sut.child.exitCode === null) sut.child.kill('SIGKILL')
   target.kill()
-  await db.destroy().catch(() => {})
-  await admin.raw(`DROP DATABASE IF EXISTS \`${dbName}\``).catch(() => {})
-  await admin.destroy()
+  await scratch.drop()
 }
 
 try {
@@ -134,7 +126,7 @@ try {
   await createKey({ db, name: 'bench', keyHash: hashKey(manageKey), rateLimit: 1_000_000, scopes: 'manage', now: new Date(now) })
 
   const env = {
-    DATABASE_URL: url.toString(),
+    DATABASE_URL: scratch.url,
     ALLOW_PRIVATE_TARGETS: '1',
     CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${targetPort}`,
     CHECK_INTERVAL_S: String(INTERVAL_S),
@@ -235,7 +227,7 @@ try {
   const met = ps.worst < GOAL_P99_MS ? 'met' : ps.p99 < GOAL_P99_MS ? '**met by the median window, not the worst**' : '**not met**'
   const table = [
     `Run ${when} at ${commit}: ${os.availableParallelism?.() ?? os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, wrk ${wrkVersion()} (1 thread), ` +
-      `MySQL (${MYSQL.replace(/\/\/[^@]*@/, '//')}). ${fmt(SITES)} sites checked every ${INTERVAL_S} s throughout (loopback target); a page of ${PAGE_SITES} sites ` +
+      `MySQL (${BENCH_MYSQL.replace(/\/\/[^@]*@/, '//')}). ${fmt(SITES)} sites checked every ${INTERVAL_S} s throughout (loopback target); a page of ${PAGE_SITES} sites ` +
       `with a year of history (${fmt(OUTAGES)} outages a site, first checks a year ago, a day of checks each); ${WARMUP_S} s after start, ` +
       `${paced.status.length} paced windows of ${WINDOW_S} s, then ${FLAT_S} s flat out for each page; requests with \`Accept-Encoding: gzip\`, ` +
       `the site pages of the page's ${PAGE_SITES} sites in turn. 1-minute load average before the run ${loadBefore.toFixed(2)}, at its end ${load.toFixed(2)} (the run's own load included).`,
