@@ -1,7 +1,7 @@
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
 import tls from 'node:tls'
-import { Agent, Pool, ProxyAgent, type Dispatcher, type buildConnector } from 'undici'
+import { Pool, ProxyAgent, type Dispatcher, type buildConnector } from 'undici'
 
 import { applyConnectTo, bare, type ConnectToRule } from '../lib/rules/connect-to.js'
 import { createResolver, dnsTimeoutFor } from '../lib/net/resolver.js'
@@ -336,8 +336,9 @@ function tunnelConnector(
 }
 
 /**
- * The long-lived dispatcher of one location: an Agent, or a ProxyAgent tunnelling through `proxy`.
- * Its connectors record per-socket dns/connect/tls timings that `probe()` reads back.
+ * The long-lived dispatcher of one location: a {@link SingleUseClients} for every site, or a
+ * ProxyAgent tunnelling through `proxy` with one per origin. Its connectors record per-socket
+ * dns/connect/tls timings that `probe()` reads back.
  */
 export function createLocationDispatcher(opts: LocationDispatcherOptions = {}): Dispatcher {
   const timeoutMs = opts.connectTimeoutMs ?? 10_000
@@ -348,7 +349,7 @@ export function createLocationDispatcher(opts: LocationDispatcherOptions = {}): 
     allowAddress: opts.allowAddress
   }
   if (opts.proxy === undefined) {
-    return new Agent({ connect: directConnector(settings, opts.connectTo), factory: (origin, o) => new SingleUseClients(origin, o) })
+    return new SingleUseClients({ connect: directConnector(settings, opts.connectTo) })
   }
   // The proxy itself is dialled with system CAs only, and may well sit on a private address;
   // `tls` and the policy are for the sites behind it.
@@ -357,9 +358,9 @@ export function createLocationDispatcher(opts: LocationDispatcherOptions = {}): 
     uri: opts.proxy,
     proxyTunnel: true,
     clientFactory: (url, o) => new Pool(url, { ...o, connect: proxyDial, headersTimeout: settings.timeoutMs }),
-    factory: (origin, o) => {
+    factory: (_origin, o) => {
       const options = o as Pool.Options
-      return new SingleUseClients(origin, {
+      return new SingleUseClients({
         ...options,
         connect: tunnelConnector(options.connect as Connector, settings, opts.connectTo, opts.resolveAtProxy ?? false)
       })

@@ -25,38 +25,57 @@ function serverName(headers: Dispatcher.DispatchOptions['headers']): string | nu
   return isIP(name) === 0 ? name : ''
 }
 
+/**
+ * Tells a handler its request failed before any Client took it: in its own terms, as undici's
+ * dispatchers do (a handler of the current interface, such as a probe's hop, gets
+ * onResponseError; the ones undici's fetch and request pass still have the legacy onError).
+ */
+function fail(handler: Dispatcher.DispatchHandler, err: Error): void {
+  if (handler.onResponseError !== undefined) handler.onResponseError(undefined as never, err)
+  // eslint-disable-next-line @typescript-eslint/no-deprecated
+  else handler.onError?.(err)
+}
+
 /** Not undici's "recoverable" UND_ERR_SOCKET: that makes a Client ask to connect again, forever. */
 function connectionGone(): Error {
   return Object.assign(new Error('the connection made for this request is gone'), { code: 'ECONNRESET' })
 }
 
 /**
- * The per-origin dispatcher behind a location's Agent or ProxyAgent. It dials first, with the
- * location's own connector, and only a connection that exists gets a Client: one Client per
- * request, closed as soon as that request is done, so every probe is measured on a connection of
- * its own and nothing waits in a queue behind another probe of the same origin.
+ * A dispatcher that dials first, with the location's own connector, and gives only a connection
+ * that exists a Client: one Client per request, so every probe is measured on a connection of its
+ * own and nothing waits in a queue behind another probe of the same origin. Each request names its
+ * own origin: a direct location uses one of these for every site, and a ProxyAgent makes one per
+ * origin through its factory.
  *
- * Why not undici's default Pool per origin: when every origin is seen once, the Pool (and the
+ * Why not undici's Agent with a Pool per origin: when every origin is seen once, the Pool (and the
  * request queue it allocates for reuse that never comes) costs most of a probe's CPU, and a refused
- * dial goes through the whole Client error path; dialled here it costs a fraction of that.
+ * dial goes through the whole Client error path; dialled here it costs a fraction of that. An Agent
+ * in front of this one cost a probe its map entry, its listeners and a dispatcher per origin.
  *
- * Connection events are emitted as a Pool would, so the Agent holding this dispatcher forgets the
- * origin as soon as its last connection is gone.
+ * A request sent with `reset` (`connection: close`, as probes and webhooks are) closes its
+ * connection once answered, and its Client is left to the garbage collector; any other request's
+ * Client is asked to close once dispatched. Connection events are emitted as a Pool would, so an
+ * Agent holding this dispatcher forgets the origin as soon as its last connection is gone.
  */
 export class SingleUseClients extends Dispatcher {
-  readonly #origin: string | URL
-  readonly #url: URL
   readonly #options: Client.Options
   readonly #connect: Connector
-  /** Each Client still in use, with its own close under way (it was asked to close once dispatched). */
-  readonly #live = new Map<Client, Promise<void>>()
+  /** Each Client whose connection is still open. */
+  readonly #live = new Set<Client>()
+  #closed = false
   #destroyed = false
+  readonly #connected = (origin: URL, targets: readonly Dispatcher[]): void => {
+    this.emit('connect', origin, targets as Dispatcher[])
+  }
+  readonly #disconnected = (origin: URL, targets: readonly Dispatcher[], err: Error): void => {
+    this.#live.delete(targets[0] as Client)
+    this.emit('disconnect', origin, targets as Dispatcher[], err as never)
+  }
 
-  constructor(origin: string | URL, options: Client.Options) {
+  constructor(options: Client.Options) {
     super()
     if (typeof options.connect !== 'function') throw new TypeError('SingleUseClients needs a connector function')
-    this.#origin = origin
-    this.#url = new URL(origin)
     this.#options = options
     this.#connect = options.connect
   }
@@ -66,7 +85,13 @@ export class SingleUseClients extends Dispatcher {
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    const { host, hostname, protocol, port } = this.#url
+    if (this.#closed || this.#destroyed) {
+      fail(handler, new Error(this.#destroyed ? 'dispatcher destroyed' : 'dispatcher closed'))
+      return false
+    }
+    const url = typeof options.origin === 'string' ? new URL(options.origin) : options.origin
+    if (url === undefined) throw new TypeError('SingleUseClients needs an origin per request')
+    const { host, hostname, protocol, port } = url
     const secure = protocol === 'https:'
     const params = {
       host,
@@ -83,25 +108,22 @@ export class SingleUseClients extends Dispatcher {
       if (err !== null || socket === null) {
         // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as above
         const error = err ?? new Error('no connection')
-        this.emit('connectionError', this.#url, [this], error as never)
-        // The handlers undici's own fetch and request pass still use the legacy callbacks.
-        // eslint-disable-next-line @typescript-eslint/no-deprecated
-        handler.onError?.(error)
+        this.emit('connectionError', url, [this], error as never)
+        fail(handler, error)
         return
       }
       const wanted = (options as { [ON_CONNECTION]?: (s: Socket) => boolean | undefined })[ON_CONNECTION]?.(socket) !== false
       if (this.#destroyed || !wanted) {
         socket.destroy()
-        // eslint-disable-next-line @typescript-eslint/no-deprecated -- as above
-        handler.onError?.(new Error(this.#destroyed ? 'dispatcher destroyed' : 'the request was abandoned while connecting'))
+        fail(handler, new Error(this.#destroyed ? 'dispatcher destroyed' : 'the request was abandoned while connecting'))
         return
       }
-      this.#run(socket, options, handler)
+      this.#run(url, socket, options, handler)
     })
     return true
   }
 
-  #run(socket: Socket, options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+  #run(url: URL, socket: Socket, options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
     // The connection is handed over once, on the next tick: a Client answered synchronously from
     // inside its own connect step never starts its request, and one that asks again (to retry
     // after the connection closed) must get an error, not the same closed socket in a loop.
@@ -114,25 +136,21 @@ export class SingleUseClients extends Dispatcher {
         else cb(connectionGone(), null)
       })
     }
-    const client = new Client(this.#origin, { ...this.#options, connect })
-    client
-      .on('connect', (origin, targets) => this.emit('connect', origin, targets))
-      .on('disconnect', (origin, targets, err) => this.emit('disconnect', origin, targets, err))
+    const client = new Client(url, { ...this.#options, connect })
+    client.on('connect', this.#connected).on('disconnect', this.#disconnected)
+    this.#live.add(client)
     client.dispatch(options, handler)
     // close() lets the one request finish, then releases the Client and its connection. A Client
     // is closed once: closing it again (or after a destroy) rejects with UND_ERR_CLOSED or
-    // UND_ERR_DESTROYED, so this dispatcher's own close waits for these instead.
-    const closing = client
-      .close()
-      .catch(() => {})
-      .finally(() => this.#live.delete(client))
-    this.#live.set(client, closing)
+    // UND_ERR_DESTROYED, which nobody needs to hear about.
+    if (options.reset !== true) client.close().catch(() => {})
   }
 
   override close(): Promise<void>
   override close(callback: () => void): void
   override close(callback?: () => void): Promise<void> | void {
-    const done = Promise.all(this.#live.values()).then(() => {})
+    this.#closed = true
+    const done = Promise.all([...this.#live].map((c) => c.close().catch(() => {}))).then(() => {})
     if (callback === undefined) return done
     void done.then(callback)
   }
