@@ -457,38 +457,31 @@ t.test('each probe opens a fresh connection and closes it afterwards', async (t)
   t.equal(web.open(), 0, 'no connection is left open')
 })
 
-t.test(
-  "concurrent probes of one origin each get a connection of their own, and the location reports each one's start and end",
-  async (t) => {
-    const dispatcher = location({ connectTo: rules(nowhere, web.port) })
-    let connected = 0
-    let gone = 0
-    dispatcher
-      .on('connect', () => {
-        connected++
-      })
-      .on('disconnect', () => {
-        gone++
-      })
-      .on('connectionError', () => {
-        gone++
-      })
-    const before = web.accepted()
-    const results = await Promise.all(Array.from({ length: 20 }, () => run('same.site.test', { dispatcher, connectTo: [] })))
-    t.ok(
-      results.every((r) => r.status === 'up'),
-      'all 20 are up'
-    )
-    t.equal(web.accepted() - before, 20, 'twenty connections at once, none waited in a queue for another')
-    await holds(() => gone >= 40, 1000)
-    t.equal(connected, 20, 'every connection was reported to the location agent')
-    t.equal(
-      gone,
-      40,
-      'and so was its end (20 refused https dials, 20 closed http connections), which an Agent holding it needs to drop the origin'
-    )
-  }
-)
+t.test('concurrent probes of one origin each get a connection of their own, whose start and end are reported', async (t) => {
+  const dispatcher = location({ connectTo: rules(nowhere, web.port) })
+  let connected = 0
+  let gone = 0
+  dispatcher
+    .on('connect', () => {
+      connected++
+    })
+    .on('disconnect', () => {
+      gone++
+    })
+    .on('connectionError', () => {
+      gone++
+    })
+  const before = web.accepted()
+  const results = await Promise.all(Array.from({ length: 20 }, () => run('same.site.test', { dispatcher, connectTo: [] })))
+  t.ok(
+    results.every((r) => r.status === 'up'),
+    'all 20 are up'
+  )
+  t.equal(web.accepted() - before, 20, 'twenty connections at once, none waited in a queue for another')
+  await holds(() => gone >= 40, 1000)
+  t.equal(connected, 20, 'every connection was reported')
+  t.equal(gone, 40, 'and so was its end (20 refused https dials, 20 closed http connections): what an Agent holding it counts')
+})
 
 t.test('a plain undici Agent works too, with the probe applying connect-to', async (t) => {
   const agent = new Agent()
