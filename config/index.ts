@@ -266,6 +266,16 @@ export function parseDnsServers(raw: string): string[] {
   return servers
 }
 
+/** A list of CIDR ranges as {@link cidrListSchema} accepted it: its entries, trimmed; empty for none. */
+function cidrList(value: string): readonly string[] {
+  return Object.freeze(
+    value
+      .split(',')
+      .map((r) => r.trim())
+      .filter(Boolean)
+  )
+}
+
 /**
  * Reads and validates the environment once. Every problem is reported together, on one line that
  * names each variable, so that a bad deployment fails at start instead of at first use.
@@ -324,12 +334,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowedTargetRanges: Object.freeze(
       FLAG_VALUES.has(v.ALLOW_PRIVATE_TARGETS as string) ? [] : (v.ALLOW_PRIVATE_TARGETS as string).split(',').map((r) => r.trim())
     ),
-    deniedTargetRanges: Object.freeze(
-      (v.DENY_TARGETS as string)
-        .split(',')
-        .map((r) => r.trim())
-        .filter(Boolean)
-    ),
+    deniedTargetRanges: cidrList(v.DENY_TARGETS as string),
     connectTo: Object.freeze(connectTo.map((r) => Object.freeze({ ...r }))),
     logLevel: v.LOG_LEVEL as string,
     logFormat: v.LOG_FORMAT === 'json' || v.LOG_FORMAT === 'pretty' ? v.LOG_FORMAT : null,
@@ -343,11 +348,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: typeof v.REDIS_URL === 'string' && v.REDIS_URL !== '' ? v.REDIS_URL : null,
     metricsToken: typeof v.METRICS_TOKEN === 'string' && v.METRICS_TOKEN !== '' ? v.METRICS_TOKEN : null,
     nats,
-    trustedProxies: Object.freeze(
-      (v.TRUSTED_PROXIES as string)
-        .split(',')
-        .map((r) => r.trim())
-        .filter(Boolean)
-    )
+    trustedProxies: cidrList(v.TRUSTED_PROXIES as string)
   })
 }
