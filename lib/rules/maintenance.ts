@@ -1,7 +1,7 @@
 import Joi from 'joi'
 import { validated, type Validated } from './validated.js'
 import { clipIntervals, intervalAt, unionIntervals, type Interval } from './intervals.js'
-import { parseIsoInstant } from './sla.js'
+import { parseIsoInstant } from './instants.js'
 import { canonicalZone, wallClock, zonedInstant } from './zoned-time.js'
 
 /**
@@ -45,7 +45,7 @@ const instant = (name: string) =>
       const at = typeof value === 'string' ? parseIsoInstant(value) : null
       return at === null ? helpers.error('any.invalid') : at
     })
-    .messages({ 'any.invalid': `"${name}" must be an ISO 8601 date-time with a time zone, such as 2026-11-01T02:00:00Z` })
+    .messages({ 'any.invalid': `"${name}" must be an ISO 8601 date-time with a time zone from 1970 to 9999, such as 2026-11-01T02:00:00Z` })
 
 const weeklySchema = Joi.object({
   day: Joi.string()

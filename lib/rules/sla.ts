@@ -1,34 +1,12 @@
 import { coveredMs, type Interval } from './intervals.js'
 import { monitoredTime, uptimeFigure } from './uptime.js'
+import { parseIsoInstant } from './instants.js'
 
 const DAY_MS = 86_400_000
 /** The window when the query names neither end, or only `to`: 30 days. */
 export const SLA_DEFAULT_MS = 30 * DAY_MS
 /** The longest window answered: 400 days (a year and a quarter, with room). */
 export const SLA_MAX_MS = 400 * DAY_MS
-
-/**
- * An ISO 8601 date (`2026-11-01`, midnight UTC) or date-time with a zone (`Z` or an offset). A
- * date-time without a zone is local time in ISO 8601, which says nothing on a server: refused.
- */
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:(Z)|([+-])(\d{2}):?(\d{2})))?$/i
-
-/** Parses an ISO 8601 date or zoned date-time; null when it is not one or names no real instant (30 February, 25:00). */
-export function parseIsoInstant(text: string): Date | null {
-  const m = ISO.exec(text)
-  if (!m) return null
-  const part = (i: number) => Number(m[i] ?? 0)
-  const [y, mo, d, h, mi, s, oh, om] = [part(1), part(2), part(3), part(4), part(5), part(6), part(10), part(11)]
-  const frac = m[7] ?? ''
-  const [z, sign] = [m[8], m[9]]
-  if (mo < 1 || mo > 12 || h > 23 || mi > 59 || s > 59 || oh > 23 || om > 59) return null
-  const day = new Date(0)
-  day.setUTCFullYear(y, mo - 1, d)
-  if (day.getUTCDate() !== d || day.getUTCMonth() !== mo - 1) return null
-  const offsetMs = z !== undefined || sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (oh * 60 + om) * 60_000
-  const ms = Number(frac.padEnd(3, '0').slice(0, 3))
-  return new Date(day.getTime() + ((h * 60 + mi) * 60 + s) * 1000 + ms - offsetMs)
-}
 
 export type SlaWindow = { ok: true; from: Date; to: Date } | { ok: false; error: string }
 
@@ -45,7 +23,7 @@ export function slaWindow(query: { from?: string; to?: string }, now: Date): Sla
     if (at === null || Number.isNaN(at.getTime()))
       return {
         ok: false,
-        error: `"${name}" must be an ISO 8601 date or date-time with a time zone, such as 2026-11-01 or 2026-11-01T00:00:00Z`
+        error: `"${name}" must be an ISO 8601 date or date-time with a time zone from 1970 to 9999, such as 2026-11-01 or 2026-11-01T00:00:00Z`
       }
     parsed[name] = at
   }

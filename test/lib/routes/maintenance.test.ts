@@ -93,6 +93,9 @@ for (const engine of engines()) {
       ['a time without a zone', { from: '2026-12-01T02:00:00', to: '2026-12-02' }, /"from" must be an ISO 8601 date-time with a time zone/],
       ['30 February', { from: '2026-02-30', to: '2026-03-02' }, /"from" must be an ISO 8601/],
       ['a number', { from: 1, to: 2 }, /"from" must be an ISO 8601/],
+      // MySQL's DATETIME ends in 9999: a later "to" once reached the insert and answered 500.
+      ['past year 9999', { from: '9999-12-31T00:00:00Z', to: '9999-12-31T23:30:00-01:00' }, /"to" must be .* from 1970 to 9999/],
+      ['before 1970', { from: '1969-12-31T23:00:00Z', to: '1970-01-01T01:00:00Z' }, /"from" must be .* from 1970 to 9999/],
       ['a bad day', { weekly: { ...weekly, day: 'tuesday' } }, /"weekly.day" must be one of/],
       ['a bad time', { weekly: { ...weekly, time: '24:00' } }, /"weekly.time" must be a local time HH:MM/],
       ['no duration', { weekly: { ...weekly, duration_minutes: undefined } }, /"weekly.duration_minutes" is required/],

@@ -453,12 +453,12 @@ t.test('validation of a window', async (t) => {
     [
       'a local time without a zone',
       { from: '2026-11-03T02:00:00', to: '2026-11-03T03:00:00Z' },
-      '"from" must be an ISO 8601 date-time with a time zone, such as 2026-11-01T02:00:00Z'
+      '"from" must be an ISO 8601 date-time with a time zone from 1970 to 9999, such as 2026-11-01T02:00:00Z'
     ],
     [
       'a number for an instant',
       { from: '2026-11-03T02:00:00Z', to: 1_762_000_000 },
-      '"to" must be an ISO 8601 date-time with a time zone, such as 2026-11-01T02:00:00Z'
+      '"to" must be an ISO 8601 date-time with a time zone from 1970 to 9999, such as 2026-11-01T02:00:00Z'
     ],
     ['from after to', { from: '2026-11-03T03:00:00Z', to: '2026-11-03T02:00:00Z' }, '"from" must be before "to"'],
     ['from equal to to', { from: '2026-11-03T03:00:00Z', to: '2026-11-03T03:00:00Z' }, '"from" must be before "to"'],
