@@ -2,6 +2,7 @@ import { request, type Dispatcher } from 'undici'
 import { createResolver, type Resolve } from '../net/resolver.js'
 import { isAllowedAddress, type TargetPolicy } from '../rules/target-policy.js'
 import { createLocationDispatcher, POLICY_REFUSED_CODE } from '../../workers/location-dispatcher.js'
+import { classify } from '../../workers/probe-errors.js'
 
 /** A delivery's whole time limit: dial, request and the answer's headers. */
 export const DELIVERY_TIMEOUT_MS = 15_000
@@ -23,19 +24,16 @@ export type PostAnswer = { status: number; error: null } | { status: null; error
 /** Sends one delivery; the dispatcher is built from the target policy unless a test brings its own. */
 export type Post = (req: PostRequest) => Promise<PostAnswer>
 
-const DNS_CODES = new Set(['ENOTFOUND', 'ENODATA', 'ETIMEOUT', 'ESERVFAIL', 'EREFUSED'])
-
-/** An error as a short text for the deliveries list: a stage and a code, never a message with addresses or data. */
+/**
+ * An error as a short text for the deliveries list, by the probes' own classifier (one reading of
+ * every dial, DNS and TLS code): a stage and a code, never a message with addresses or data.
+ */
 export function errorText(err: unknown, timedOut: boolean): string {
-  if (timedOut) return `timeout: no response in ${DELIVERY_TIMEOUT_MS} ms`
   const code = (err as { code?: unknown } | null)?.code
-  const c = typeof code === 'string' ? code : 'ERROR'
-  if (c === POLICY_REFUSED_CODE) return 'policy: url resolves to a non-public address'
-  if (DNS_CODES.has(c)) return `dns: ${c === 'ENOTFOUND' ? 'NXDOMAIN' : c.replace(/^E/, '')}`
-  if (c === 'UND_ERR_CONNECT_TIMEOUT') return 'connect: timeout'
-  if (/^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_)/.test(c)) return `tls: ${c}`
-  if (/^E[A-Z]+$/.test(c)) return `connect: ${c}`
-  return `http: ${c}`
+  if (!timedOut && code === POLICY_REFUSED_CODE) return 'policy: url resolves to a non-public address'
+  // Without a code, all an error says is its message, which may hold addresses or data.
+  if (!timedOut && typeof code !== 'string') return 'http: ERROR'
+  return classify(err, DELIVERY_TIMEOUT_MS, false, timedOut).error
 }
 
 /**

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { classify, judge, laterStage, type Stage } from '../../workers/probe-errors.js'
+import { isTlsErrorCode, X509_ERROR_CODES } from '../../workers/tls-errors.js'
 
 const coded = (code: string, extra: Record<string, unknown> = {}, message = 'boom'): Error =>
   Object.assign(new Error(message), { code, ...extra })
@@ -172,4 +173,33 @@ t.test("a check's expectations judge the final answer after the probe's own rule
   ]
   for (const [what, status, headers, body, e, want] of rows) t.match(judge(status, headers, body, e), want, what)
   t.same(judge(401, {}, none), up, 'without expectations, the probe rule alone: a 401 is up')
+})
+
+/** Node's own TLS codes and OpenSSL library errors as Node names them, beside every X.509 verification code. */
+const TLS_CODES: readonly string[] = [
+  ...X509_ERROR_CODES,
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_TLS_CERT_ALTNAME_FORMAT',
+  'ERR_TLS_HANDSHAKE_TIMEOUT',
+  'ERR_TLS_DH_PARAM_SIZE',
+  'ERR_TLS_RENEGOTIATION_DISABLED',
+  'ERR_TLS_SESSION_ATTACK',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE',
+  'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION',
+  'ERR_SSL_TLSV1_ALERT_INTERNAL_ERROR',
+  'ERR_SSL_UNSUPPORTED_PROTOCOL',
+  'ERR_SSL_NO_PROTOCOLS_AVAILABLE',
+  'ERR_SSL_DH_KEY_TOO_SMALL',
+  'ERR_SSL_UNSAFE_LEGACY_RENEGOTIATION_DISABLED',
+  'ERR_OSSL_EVP_UNSUPPORTED',
+  'EPROTO'
+]
+
+t.test('every TLS and X.509 error Node and OpenSSL raise is a down with the tls code', async (t) => {
+  for (const code of TLS_CODES) {
+    t.match(classify(coded(code), 5000, false, false), { status: 'down', code: 'tls', error: `tls: ${code}`, stage: 'tls' }, code)
+  }
+  t.notOk(isTlsErrorCode('ECONNREFUSED'), 'a dial error is not a TLS one')
+  t.notOk(isTlsErrorCode('CERTAINLY_NOT'), 'nor a code that merely contains CERT')
 })

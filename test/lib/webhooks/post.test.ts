@@ -1,5 +1,7 @@
 import t from 'tap'
-import { createPost } from '../../../lib/webhooks/post.js'
+import { createPost, errorText } from '../../../lib/webhooks/post.js'
+import { classify } from '../../../workers/probe-errors.js'
+import { X509_ERROR_CODES } from '../../../workers/tls-errors.js'
 import { receiver } from '../../helpers/webhooks.js'
 
 t.test('the target policy judges the address dialled at send time (a name that turned private is not fetched)', async (t) => {
@@ -22,4 +24,20 @@ t.test('redirects are answers, not followed; a refused port is a connect error',
   t.same(await outbound.post({ url: r.url, headers: {}, body: '{}' }), { status: 302, error: null })
   t.equal(r.got.length, 1)
   t.same(await outbound.post({ url: 'http://127.0.0.1:1/hook', headers: {}, body: '{}' }), { status: null, error: 'connect: ECONNREFUSED' })
+})
+
+t.test('a delivery error reads as a probe error does: one classifier for both', async (t) => {
+  const coded = (code: string): Error => Object.assign(new Error('10.1.2.3 said no'), { code })
+  const codes = [
+    ...X509_ERROR_CODES,
+    'ERR_TLS_CERT_ALTNAME_INVALID',
+    'ERR_SSL_WRONG_VERSION_NUMBER',
+    'ENOTFOUND',
+    'ECONNREFUSED',
+    'EAI_AGAIN'
+  ]
+  for (const code of codes) t.equal(errorText(coded(code), false), classify(coded(code), 15_000, false, false).error, code)
+  t.equal(errorText(coded('UNABLE_TO_VERIFY_LEAF_SIGNATURE'), false), 'tls: UNABLE_TO_VERIFY_LEAF_SIGNATURE')
+  t.equal(errorText(new Error('10.1.2.3 said no'), false), 'http: ERROR', 'no code: the message, which may hold addresses, is never shown')
+  t.equal(errorText(coded('ECONNRESET'), true), 'timeout: no response in 15000 ms')
 })
