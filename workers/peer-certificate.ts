@@ -1,4 +1,8 @@
 import { TLSSocket } from 'node:tls'
+import { isStorableInstant } from '../lib/rules/instants.js'
+
+/** The longest issuer kept: the store's column (a site chooses its certificate, and so this text). */
+export const MAX_ISSUER_LENGTH = 512
 
 /** What a probe keeps of the leaf certificate a site presented in its handshake. */
 export interface SeenCertificate {
@@ -20,8 +24,13 @@ export function peerCertificate(socket: object): SeenCertificate | null {
   const cert = socket.getPeerCertificate(false) as Partial<ReturnType<TLSSocket['getPeerCertificate']>>
   if (typeof cert.valid_to !== 'string') return null
   const expires = new Date(cert.valid_to)
-  if (Number.isNaN(expires.getTime())) return null
-  return { expires_at: expires.toISOString(), issuer: issuerName(cert.issuer) }
+  // A certificate may say any year up to 9999 and any issuer: what the store cannot hold is not kept.
+  if (Number.isNaN(expires.getTime()) || !isStorableInstant(expires.getTime())) return null
+  const issuer = issuerName(cert.issuer)
+  return {
+    expires_at: expires.toISOString(),
+    issuer: issuer !== null && issuer.length > MAX_ISSUER_LENGTH ? `${issuer.slice(0, MAX_ISSUER_LENGTH - 1)}…` : issuer
+  }
 }
 
 /**

@@ -33,7 +33,7 @@ export const eventSchemas: Json = {
   CertificateEventData: {
     type: 'object',
     description:
-      "The data of `certificate.expiring`: a check found the site's certificate (the earliest-expiring one its locations saw) at most `threshold_days` (14, 7 or 1) days from expiry. Each threshold is announced once per certificate; when a certificate is first seen past several thresholds, one event names the lowest. A renewed certificate (another expiry) is announced afresh.",
+      "The data of `certificate.expiring`: a check found the site's certificate (the one a majority of its locations agree on, two at least) at most `threshold_days` (14, 7 or 1) days from expiry. Each threshold is announced once per certificate; when a certificate is first seen past several thresholds, one event names the lowest. A renewed certificate (another expiry) is announced afresh.",
     required: ['site', 'expires_at', 'days_remaining', 'threshold_days', 'issuer', 'at'],
     properties: {
       site: eventSite,

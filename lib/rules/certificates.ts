@@ -34,21 +34,32 @@ export function expiresSoon(days: number): boolean {
 }
 
 /**
- * The certificate a check reports for its site: the earliest expiry among the locations whose final
- * hop completed a TLS handshake (when locations see different certificates, the one that runs out
- * first is the one to act on), with that certificate's issuer; null when none did.
+ * The certificate a check reports for its site: the expiry that a majority of the locations whose
+ * final hop completed a TLS handshake agree on, and at least two of them when two or more locations
+ * reached a verdict (one location's word, an agent's say, never drives a notice alone), with that
+ * certificate's issuer; null when there is no such majority. Locations that see different
+ * certificates (regional ones) then report none until they agree.
  */
 export function siteCertificate(
-  locations: ReadonlyArray<{ tls_expires_at?: string | null; tls_issuer?: string | null }>
+  locations: ReadonlyArray<{ status?: string; tls_expires_at?: string | null; tls_issuer?: string | null }>
 ): SiteCertificate | null {
-  let found: SiteCertificate | null = null
+  const votes = new Map<number, { count: number; issuer: string | null }>()
+  let reporters = 0
+  let voters = 0
   for (const l of locations) {
+    if (l.status !== 'error') voters++
     if (l.tls_expires_at === undefined || l.tls_expires_at === null) continue
-    const expiresAt = new Date(l.tls_expires_at)
-    if (Number.isNaN(expiresAt.getTime())) continue
-    if (found === null || expiresAt < found.expiresAt) found = { expiresAt, issuer: l.tls_issuer ?? null }
+    const at = Date.parse(l.tls_expires_at)
+    if (Number.isNaN(at)) continue
+    reporters++
+    const vote = votes.get(at)
+    if (vote) vote.count++
+    else votes.set(at, { count: 1, issuer: l.tls_issuer ?? null })
   }
-  return found
+  for (const [at, { count, issuer }] of votes) {
+    if (count * 2 > reporters && count >= Math.min(2, voters)) return { expiresAt: new Date(at), issuer }
+  }
+  return null
 }
 
 /**

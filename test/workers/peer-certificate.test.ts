@@ -128,3 +128,19 @@ t.test('the certificate can be read again from the same connection afterwards', 
   t.same(peerCertificate(socket), first, 'reading it leaves the socket as it was')
   t.equal(socket.getPeerCertificate().valid_to, new X509Certificate(soon.cert).validTo, 'for any other reader too')
 })
+
+t.test('what the store cannot hold is not kept: an expiry past 9999, an issuer over 512 characters', async (t) => {
+  const tls = await import('node:tls')
+  const net = await import('node:net')
+  const seen = (cert: { valid_to: string; issuer: Record<string, string> }) => {
+    const socket = new tls.TLSSocket(new net.Socket())
+    t.teardown(() => socket.destroy())
+    Object.assign(socket, { getPeerCertificate: () => cert })
+    return peerCertificate(socket)
+  }
+  t.same(seen({ valid_to: 'Dec 31 23:59:59 9999 GMT', issuer: { CN: 'R' } }), { expires_at: '9999-12-31T23:59:59.000Z', issuer: 'CN=R' })
+  t.equal(seen({ valid_to: '+275760-09-13T00:00:00.000Z', issuer: { CN: 'R' } }), null, 'a time past what MySQL stores')
+  const long = seen({ valid_to: 'Dec 31 23:59:59 2030 GMT', issuer: { O: 'o'.repeat(300), CN: 'c'.repeat(300) } })
+  t.equal(long?.issuer?.length, 512, 'an issuer cut to the column')
+  t.ok(long?.issuer?.endsWith('…'), 'and marked as cut')
+})

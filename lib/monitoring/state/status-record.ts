@@ -18,7 +18,7 @@ export interface StatusRecord {
   checked_at: string | null
   uptime_percent: UptimeWindows
   last_outage: { started_at: string; ended_at: string | null; duration_seconds: number } | null
-  /** The certificate the newest check saw (the earliest-expiring one among its locations); null when none. */
+  /** The certificate the newest check saw (the one a majority of its locations agree on); null when none. */
   tls: { expires_at: string; days_remaining: number; issuer: string | null } | null
   /** Up, but slower than the site's `max_response_ms` (the slow rule); false while the verdict is stale. */
   slow: boolean

@@ -73,23 +73,58 @@ t.test('pages warn under 14 days', async (t) => {
   for (const [days, warns] of rows) t.equal(expiresSoon(days), warns, `${days} days left ${warns ? 'warns' : 'does not warn'}`)
 })
 
-t.test("a check's certificate is the earliest expiry among its locations", async (t) => {
-  const rows: Array<{ title: string; locations: Array<{ tls_expires_at?: string | null; tls_issuer?: string | null }>; want: unknown }> = [
+t.test("a check's certificate is the one a majority of its locations agree on", async (t) => {
+  const A = '2026-12-01T00:00:00.000Z'
+  const B = '2027-01-01T00:00:00.000Z'
+  const C = '2027-02-01T00:00:00.000Z'
+  const rows: Array<{
+    title: string
+    locations: Array<{ status?: string; tls_expires_at?: string | null; tls_issuer?: string | null }>
+    want: unknown
+  }> = [
     { title: 'no location reports one', locations: [{}, { tls_expires_at: null, tls_issuer: null }], want: null },
     { title: 'no locations at all', locations: [], want: null },
     {
-      title: 'one location saw one',
-      locations: [{ tls_expires_at: null }, { tls_expires_at: '2026-12-01T00:00:00.000Z', tls_issuer: 'CN=A' }],
-      want: { expiresAt: new Date('2026-12-01T00:00:00.000Z'), issuer: 'CN=A' }
+      title: 'the only location saw one',
+      locations: [{ tls_expires_at: A, tls_issuer: 'CN=A' }],
+      want: { expiresAt: new Date(A), issuer: 'CN=A' }
     },
     {
-      title: 'two certificates: the one that runs out first, with its issuer',
+      title: "one of two locations saw one: one location's word is not enough",
+      locations: [{ tls_expires_at: null }, { tls_expires_at: A, tls_issuer: 'CN=A' }],
+      want: null
+    },
+    {
+      title: 'one location sees an earlier expiry than the other two: the two decide',
       locations: [
-        { tls_expires_at: '2027-01-01T00:00:00.000Z', tls_issuer: 'CN=Later' },
-        { tls_expires_at: '2026-12-01T00:00:00.000Z', tls_issuer: 'CN=Sooner' },
-        { tls_expires_at: '2027-01-01T00:00:00.000Z', tls_issuer: 'CN=Later' }
+        { tls_expires_at: B, tls_issuer: 'CN=Later' },
+        { tls_expires_at: A, tls_issuer: 'CN=Sooner' },
+        { tls_expires_at: B, tls_issuer: 'CN=Later' }
       ],
-      want: { expiresAt: new Date('2026-12-01T00:00:00.000Z'), issuer: 'CN=Sooner' }
+      want: { expiresAt: new Date(B), issuer: 'CN=Later' }
+    },
+    {
+      title: 'three locations, three certificates: no majority',
+      locations: [{ tls_expires_at: A }, { tls_expires_at: B }, { tls_expires_at: C }],
+      want: null
+    },
+    {
+      title: 'two agree and the third gave no verdict',
+      locations: [{ tls_expires_at: A }, { tls_expires_at: A }, { status: 'error', tls_expires_at: null }],
+      want: { expiresAt: new Date(A), issuer: null }
+    },
+    {
+      title: 'a location that gave no verdict does not count: the one that did decides',
+      locations: [
+        { status: 'error', tls_expires_at: null },
+        { status: 'up', tls_expires_at: A }
+      ],
+      want: { expiresAt: new Date(A), issuer: null }
+    },
+    {
+      title: 'two of four agree, the others differ: not a majority of those that saw one',
+      locations: [{ tls_expires_at: A }, { tls_expires_at: A }, { tls_expires_at: B }, { tls_expires_at: C }],
+      want: null
     },
     {
       title: 'an unreadable time is skipped',
@@ -98,8 +133,8 @@ t.test("a check's certificate is the earliest expiry among its locations", async
     },
     {
       title: 'an issuer left out is null',
-      locations: [{ tls_expires_at: '2026-12-01T00:00:00.000Z' }],
-      want: { expiresAt: new Date('2026-12-01T00:00:00.000Z'), issuer: null }
+      locations: [{ tls_expires_at: A }],
+      want: { expiresAt: new Date(A), issuer: null }
     }
   ]
   for (const row of rows) t.same(siteCertificate(row.locations), row.want, row.title)
