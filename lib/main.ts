@@ -166,6 +166,14 @@ export async function startService({
       states,
       schedule,
       locations: () => probing.locations.health(),
+      recording: () => {
+        const { count, last } = recorder.setAside()
+        return {
+          pending: recorder.pending(),
+          set_aside: count,
+          last_set_aside: last === null ? null : { site_id: last.siteId, checked_at: last.checkedAt, code: last.code, at: last.at }
+        }
+      },
       webhooks: {
         box,
         wake: () => {
@@ -195,7 +203,8 @@ export async function startService({
       admission,
       webhooks: dispatcher,
       scheduler: running.scheduler,
-      recordingBacklog: () => recorder.pending()
+      recordingBacklog: () => recorder.pending(),
+      setAside: () => recorder.setAside().count
     })
     // A committed event wakes the dispatcher at once, instead of at its next round.
     const unsubscribe = events.subscribe(() => {

@@ -16,7 +16,7 @@ import { RenderCache } from './pages/render-cache.js'
 import { errorPage, registerPages } from './pages/views.js'
 import { PageDirectory } from './pages/page-directory.js'
 import { addBudgetHeaders, chargeAfterBody, RateLimiter, type Limiter } from './rate-limit.js'
-import type { ScheduleHealth } from './routes/health.js'
+import type { RecordingHealth, ScheduleHealth } from './routes/health.js'
 import type { LocationHealth } from './probing/locations/index.js'
 import { routes } from './routes/index.js'
 import type { Db } from './store/db.js'
@@ -39,6 +39,8 @@ export interface ServerDeps {
   schedule?: () => ScheduleHealth
   /** What each location is made of, told by /healthz. */
   locations?: () => LocationHealth[]
+  /** How recording keeps up, told by /healthz. */
+  recording?: () => RecordingHealth
   /**
    * Called after the sites API added or removed a site; resolves once the scheduler and `states`
    * hold the change. Without one (no scheduler), `states` is refreshed directly.
@@ -185,6 +187,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
       states: deps.states,
       schedule: deps.schedule,
       locations: deps.locations,
+      recording: deps.recording,
       webhooks: {
         box: deps.webhooks?.box ?? new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile }),
         policy: targetPolicy(config),

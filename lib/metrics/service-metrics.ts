@@ -23,6 +23,8 @@ export interface MetricSources {
   scheduler?: { stats(): SchedulerStats }
   /** Checks waiting to be recorded. */
   recordingBacklog?: () => number
+  /** Checks set aside because the database refused a value they hold. */
+  setAside?: () => number
   /** The locations: their agents, and agents' answers that came too late. */
   locations?: { health(): LocationHealth[]; lateAnswers(): number }
 }
@@ -114,6 +116,14 @@ export class ServiceMetrics {
       const pending = this.#sources.recordingBacklog?.()
       return pending === undefined ? [] : [{ labels: {}, value: pending }]
     })
+    this.#counter(
+      'site_status_checks_set_aside_total',
+      'Checks the database refused for a value they hold, set aside so that the checks behind them are recorded.',
+      () => {
+        const count = this.#sources.setAside?.()
+        return count === undefined ? [] : [{ labels: {}, value: count }]
+      }
+    )
     const agentLocations = (): LocationHealth[] => this.#sources.locations?.health().filter((l) => l.kind === 'agent') ?? []
     this.#gauge('site_status_location_agents', 'Agents answering for each agent location now (0: its checks go unanswered).', () =>
       agentLocations().map((l) => ({ labels: { location: l.label }, value: l.agents ?? 0 }))
@@ -125,6 +135,11 @@ export class ServiceMetrics {
     )
     this.#gauge('site_status_location_agent_info', 'The versions the agents of each location run (1 per version).', () =>
       agentLocations().flatMap((l) => (l.versions ?? []).map((version) => ({ labels: { location: l.label, version }, value: 1 })))
+    )
+    this.#counter(
+      'site_status_agent_bad_answers_total',
+      "Agents' answers refused as not understood (malformed, inconsistent, or another request's), per location.",
+      () => agentLocations().map((l) => ({ labels: { location: l.label }, value: l.bad_answers ?? 0 }))
     )
     this.#counter('site_status_agent_late_answers_total', "Agents' answers that came after the central stopped waiting; dropped.", () => {
       const late = this.#sources.locations?.lateAnswers()

@@ -3,6 +3,13 @@ import type { RedisPing } from '../net/redis-ping.js'
 import { pingDatabase, type Db } from '../store/db.js'
 import type { LocationHealth } from '../probing/locations/index.js'
 
+/** How recording keeps up, as /healthz shows it. */
+export interface RecordingHealth {
+  pending: number
+  set_aside: number
+  last_set_aside: { site_id: number; checked_at: string; code: string; at: string } | null
+}
+
 /** What a client is told to wait before asking again while the database is unreachable. */
 const RETRY_AFTER_S = '5'
 
@@ -22,7 +29,8 @@ export function healthRoutes({
   schedule,
   instance,
   redis,
-  locations
+  locations,
+  recording
 }: {
   db: Db
   schedule?: () => ScheduleHealth
@@ -30,6 +38,7 @@ export function healthRoutes({
   instance: string
   redis?: RedisPing | null
   locations?: () => LocationHealth[]
+  recording?: () => RecordingHealth
 }): ServerRoute[] {
   return [
     {
@@ -39,7 +48,10 @@ export function healthRoutes({
       handler: async (_request, h) => {
         const [up, redisUp] = await Promise.all([pingDatabase(db), redis ? redis.ping() : null])
         const shared = redisUp === null ? null : redisUp ? 'ok' : 'unreachable'
-        const where = locations === undefined ? {} : { locations: locations() }
+        const where = {
+          ...(locations === undefined ? {} : { locations: locations() }),
+          ...(recording === undefined ? {} : { recording: recording() })
+        }
         return up
           ? h.response({ status: 'ok', database: 'ok', schedule: schedule?.() ?? 'ok', instance, redis: shared, ...where })
           : h

@@ -14,7 +14,7 @@ import { batchCheckRoutes } from './batch-check.js'
 import { checkRoutes } from './check.js'
 import { eventRoutes } from './events.js'
 import { fallbackRoutes } from './fallback.js'
-import { healthRoutes, type ScheduleHealth } from './health.js'
+import { healthRoutes, type RecordingHealth, type ScheduleHealth } from './health.js'
 import { maintenanceRoutes } from './maintenance.js'
 import type { LocationHealth } from '../probing/locations/index.js'
 import { metricsRoutes } from './metrics.js'
@@ -50,6 +50,8 @@ export interface RouteDeps {
   schedule?: () => ScheduleHealth
   /** What each location is made of (agents counted), for /healthz; without it, /healthz leaves it out. */
   locations?: () => LocationHealth[]
+  /** How recording keeps up (waiting, set aside), for /healthz; without it, /healthz leaves it out. */
+  recording?: () => RecordingHealth
   /** INSTANCE_ID, named by /healthz. */
   instance: string
   /** /healthz's Redis probe; null when REDIS_URL is unset. */

@@ -133,6 +133,32 @@ export function isDuplicateKey(err: unknown): boolean {
   return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE'
 }
 
+/**
+ * Codes of a database that refused a write for a value it holds: one too long, out of its column's
+ * range, of the wrong type, or missing. Writing the same rows again fails the same way.
+ */
+const ROW_REFUSED_CODES: ReadonlySet<string> = new Set([
+  'ER_BAD_NULL_ERROR',
+  'ER_WARN_DATA_OUT_OF_RANGE',
+  'WARN_DATA_TRUNCATED',
+  'ER_TRUNCATED_WRONG_VALUE',
+  'ER_TRUNCATED_WRONG_VALUE_FOR_FIELD',
+  'ER_DATA_TOO_LONG',
+  'ER_ILLEGAL_VALUE_FOR_TYPE',
+  'ER_WRONG_VALUE_FOR_TYPE',
+  'ER_DATETIME_FUNCTION_OVERFLOW',
+  'SQLITE_CONSTRAINT_NOTNULL',
+  'SQLITE_CONSTRAINT_CHECK',
+  'SQLITE_MISMATCH',
+  'SQLITE_TOOBIG'
+])
+
+/** A write the database refused for a value it holds (see {@link ROW_REFUSED_CODES}): retrying it alone never helps. */
+export function isRowRefused(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && ROW_REFUSED_CODES.has(code)
+}
+
 /** MySQL chose this transaction to undo to break a lock cycle; it may be run again as it was. */
 export function isDeadlock(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === 'ER_LOCK_DEADLOCK'

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Logger } from 'pino'
-import { isDatabaseUnavailable, isPoolSaturated, pingDatabase, type Db } from '../../store/db.js'
+import { isDatabaseUnavailable, isPoolSaturated, isRowRefused, pingDatabase, type Db } from '../../store/db.js'
 import type { CheckRecord } from '../../store/checks.js'
 import { recordChecks } from './record-check.js'
 import { dropIndex, outageTransitions, RecordingBacklog } from './backlog.js'
@@ -47,13 +47,23 @@ export function droppable(statuses: readonly SiteStatus[]): number {
   return 1 + dropIndex(transitions)
 }
 
+/** A check the database refused for what it holds, set aside so that the checks behind it are recorded. */
+export interface SetAside {
+  count: number
+  /** The last one: its site, when it was checked, the database's code. */
+  last: { siteId: number; checkedAt: string; code: string; at: string } | null
+}
+
 /**
  * Records checks of tracked sites, in batches: one writer takes what waits (up to 500 checks) and
  * writes it in one transaction, so a site's checks are written in order and recording costs a
  * fraction of one transaction per check. A failing write is retried until the database takes it,
  * and is never turned into target downtime (the site's state only changes once its check is
  * committed). While the database cannot be reached, one ping loop watches for its return; once it
- * answers, the waiting checks are written at once.
+ * answers, the waiting checks are written at once. A batch the database refuses for a value it
+ * holds (one too long or out of range: {@link isRowRefused}) is split in halves, in order, down to
+ * the one check it refuses, which is set aside (logged, counted, shown by /healthz and /metrics):
+ * one bad row never blocks the rows behind it.
  */
 export class CheckRecorder {
   readonly #db: Db
@@ -76,6 +86,7 @@ export class CheckRecorder {
   /** When the last warning about a full backlog was logged, and the drops since. */
   #dropWarnedAt = -Infinity
   #droppedUnwarned = 0
+  readonly #setAside: SetAside = { count: 0, last: null }
 
   constructor({
     db,
@@ -162,13 +173,44 @@ export class CheckRecorder {
     if (this.#backlog.size === 0) for (const resolve of this.#idle) resolve()
   }
 
-  /** Writes one batch, retrying until it is committed; false when the recorder was closed first. */
+  /**
+   * Writes one batch, retrying until it is committed, or splitting it when the database refuses a
+   * value it holds; false when the recorder was closed first.
+   */
   async #write(batch: readonly CheckRecord[]): Promise<boolean> {
+    const outcome = await this.#attempt(batch)
+    if (outcome === 'written' || outcome === 'closed') return outcome === 'written'
+    const [check] = batch
+    if (batch.length === 1 && check !== undefined) {
+      this.#putAside(check, outcome.code)
+      return true
+    }
+    const half = Math.ceil(batch.length / 2)
+    return (await this.#write(batch.slice(0, half))) && (await this.#write(batch.slice(half)))
+  }
+
+  #putAside(check: CheckRecord, code: string): void {
+    const last = { siteId: check.siteId, checkedAt: check.checkedAt.toISOString(), code, at: new Date().toISOString() }
+    this.#setAside.count++
+    this.#setAside.last = last
+    this.#logger.error(
+      { ...last, setAside: this.#setAside.count },
+      'a check the database refuses was set aside; the checks behind it are recorded'
+    )
+  }
+
+  /** Checks the database refused for what they hold, and the last of them. */
+  setAside(): Readonly<SetAside> {
+    return this.#setAside
+  }
+
+  /** Tries one batch until it is committed, the recorder is closed, or the database refuses a value it holds. */
+  async #attempt(batch: readonly CheckRecord[]): Promise<'written' | 'closed' | { code: string }> {
     // Set once an attempt may have reached the database, so a retry looks for its committed checks.
     let sent = false
     for (let attempt = 0; ; attempt++) {
       while (this.#unreachable !== null) await this.#unreachable
-      if (this.#closed) return false
+      if (this.#closed) return 'closed'
       try {
         await recordChecks({
           db: this.#db,
@@ -186,8 +228,10 @@ export class CheckRecorder {
           this.#failing = false
           this.#logger.info('recording checks again')
         }
-        return true
+        return 'written'
       } catch (err) {
+        // The same rows would be refused again: the caller splits the batch to find the one.
+        if (isRowRefused(err)) return { code: (err as { code: string }).code }
         // Every connection is busy with work the database is doing: wait for one, quietly. This
         // attempt never got a connection, so it reached nothing.
         if (isPoolSaturated(this.#db, err)) {

@@ -18,10 +18,48 @@ const locationHealth: Json = {
         description: 'Agents that answered the last services ping (every few seconds); 0: none, its checks go unanswered (unconfirmed).'
       },
       last_seen: { type: ['string', 'null'], format: 'date-time', description: 'When an agent of it last answered a probe or a ping.' },
-      versions: { type: 'array', items: { type: 'string' }, description: 'The versions its agents run.' }
+      versions: { type: 'array', items: { type: 'string' }, description: 'The versions its agents run.' },
+      bad_answers: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          "Its agents' answers refused since start as not understood (malformed, inconsistent with themselves or the request, or another request's); each counts as that location not answering."
+      }
     },
     additionalProperties: false
   }
+}
+
+/** How recording keeps up: what waits, and the checks the database refused for what they hold. */
+const recordingHealth: Json = {
+  type: 'object',
+  required: ['pending', 'set_aside', 'last_set_aside'],
+  properties: {
+    pending: { type: 'integer', minimum: 0, description: 'Checks waiting to be written to the database.' },
+    set_aside: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        'Checks since start that the database refused for a value they hold (out of range, too long): each was set aside, logged, and the checks behind it recorded.'
+    },
+    last_set_aside: {
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          required: ['site_id', 'checked_at', 'code', 'at'],
+          properties: {
+            site_id: { type: 'integer' },
+            checked_at: { type: 'string', description: 'The check time as it came (it may be the value refused).' },
+            code: { type: 'string', description: "The database's code (`ER_TRUNCATED_WRONG_VALUE`, `SQLITE_CONSTRAINT_NOTNULL`, ...)." },
+            at: { type: 'string', format: 'date-time' }
+          },
+          additionalProperties: false
+        }
+      ]
+    }
+  },
+  additionalProperties: false
 }
 
 /** The service's own answers: errors, health and the key's rate-limit budget. */
@@ -52,7 +90,8 @@ export const serviceSchemas: Json = {
         description:
           '`behind` when, over the last minute, a scheduled check was shed (it could not start within one interval of its due time) or more than 1% of those started were over 5 s late. The instance still serves.'
       },
-      locations: locationHealth
+      locations: locationHealth,
+      recording: recordingHealth
     },
     additionalProperties: false
   },
@@ -65,6 +104,7 @@ export const serviceSchemas: Json = {
       instance: { type: 'string', minLength: 1 },
       redis: { type: ['string', 'null'], enum: ['ok', 'unreachable', null] },
       locations: locationHealth,
+      recording: recordingHealth,
       error: { const: 'database unavailable' }
     },
     additionalProperties: false

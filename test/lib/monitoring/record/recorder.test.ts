@@ -210,3 +210,41 @@ for (const engine of engines()) {
     }
   })
 }
+
+for (const engine of engines()) {
+  t.test(`a check the database refuses is set aside and the checks behind it are recorded, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    for (const domain of ['queue.example.com', 'other.example.com', 'poison.example.com'])
+      await addSite({ db, entry: { domain, name: null }, now: new Date(T0 - MIN) })
+    const states = new SiteStates({ intervalMs: MIN, publicUrl: 'http://x' })
+    await states.refresh(db, new Date(T0))
+    const logs = new LogCapture()
+    const recorder = new CheckRecorder({ db, states, logger: createLogger({ level: 'info', stream: logs }), retryDelaysMs: [20] })
+    t.teardown(() => {
+      recorder.close()
+    })
+    // What each engine refuses: MySQL a time past its DATETIME's year 9999, SQLite a missing status.
+    const poisoned: CheckResult =
+      engine === 'mysql'
+        ? { ...result('up', 0, 'poison.example.com'), checked_at: '+275760-09-13T00:00:00.000Z' }
+        : { ...result('up', T0 + MIN, 'poison.example.com'), status: null as unknown as SiteStatus }
+    recorder.record(result('up', T0), 'schedule')
+    recorder.record(result('up', T0, 'other.example.com'), 'schedule')
+    recorder.record(poisoned, 'schedule')
+    for (let i = 2; i < 6; i++)
+      recorder.record(result(i === 3 ? 'down' : 'up', T0 + i * MIN, i % 2 === 0 ? 'other.example.com' : undefined), 'schedule')
+    t.ok(await recorder.flush(10_000), 'everything else is recorded')
+    t.equal(recorder.pending(), 0)
+    t.equal((await db('checks')).length, 6, 'every check but the refused one')
+    const aside = recorder.setAside()
+    t.equal(aside.count, 1, 'one set aside')
+    t.match(aside.last, { code: engine === 'mysql' ? /^ER_/ : /^SQLITE_/ })
+    t.equal(logs.lines.filter((l) => l.includes('set aside')).length, 1, 'logged once')
+    const outages = await db('outages')
+    t.equal(outages.length, 1, 'the outage behind it opened and closed')
+    t.notOk(
+      logs.lines.some((l) => /insert into|update `sites`/i.test(l)),
+      'no SQL in the log'
+    )
+  })
+}
