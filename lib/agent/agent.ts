@@ -1,7 +1,16 @@
+import { setImmediate as afterIo } from 'node:timers/promises'
 import { Events, type NatsConnection, type Service, type ServiceMsg } from 'nats'
 import type { Logger } from 'pino'
-import { AGENT_SERVICE, probeQueue, probeSubject, readProbeRequest, requestExpectations } from '../net/agent-protocol.js'
-import { connectNats } from '../net/nats.js'
+import {
+  agentService,
+  agentSubject,
+  probeQueue,
+  probeSubject,
+  readProbeRequest,
+  requestExpectations,
+  type AgentProbeReply
+} from '../net/agent-protocol.js'
+import { connectNats, endConnection } from '../net/nats.js'
 import { probeDns } from '../net/resolver.js'
 import { targetPolicy } from '../rules/target-policy.js'
 import { classesOfService } from '../probing/locations/classes.js'
@@ -24,6 +33,11 @@ export interface RunningAgent {
   id: string
   /** Requests answered with a probe, and refused without one, since start. */
   counts(): { probed: number; refused: number }
+  /**
+   * Resolves with the reason if the agent stops serving by itself (NATS took away a subscription it
+   * needs): the command then stops it and exits 1 with that one line.
+   */
+  failed: Promise<string>
   /** Stops taking requests, answers those in flight, then closes the connection and the actors. */
   stop(): Promise<void>
 }
@@ -84,6 +98,7 @@ export async function startAgent({
   let probed = 0
   let refused = 0
   const inFlight = new Set<Promise<void>>()
+  let stopping: Promise<void> | undefined
 
   const handle = (msg: ServiceMsg): void => {
     const request = readProbeRequest(msg.data)
@@ -93,9 +108,10 @@ export async function startAgent({
       msg.respondError(400, 'invalid probe request')
       return
     }
-    if (inFlight.size >= MAX_AGENT_IN_FLIGHT) {
+    // Stopping, or full: the central sends it to another agent of the location (a 503 says so).
+    if (stopping !== undefined || inFlight.size >= MAX_AGENT_IN_FLIGHT) {
       refused++
-      msg.respondError(503, 'agent at capacity')
+      msg.respondError(503, stopping === undefined ? 'agent at capacity' : 'agent stopping')
       return
     }
     // A probe ends by its own deadline; one that has not by then points at a wedged actor, which
@@ -111,9 +127,32 @@ export async function startAgent({
         userAgent: request.user_agent,
         expect: requestExpectations(request)
       })
-      .then(({ code, ...rest }) => {
+      .then((answer) => {
+        // The location's own failures (a wedged or failed actor) are this agent's, not a measurement:
+        // a service error, which the central reports as the agent failing, never as the site's state.
+        if (answer.code?.startsWith('location_') === true) {
+          refused++
+          msg.respondError(500, 'the agent failed to probe')
+          return
+        }
         probed++
-        msg.respond(JSON.stringify({ result: { ...rest, code: code ?? null } }))
+        const reply: AgentProbeReply = {
+          v: 1,
+          location: config.location,
+          domain: request.domain,
+          result: {
+            status: answer.status,
+            http_code: answer.http_code,
+            response_ms: answer.response_ms,
+            error: answer.error,
+            code: (answer.code ?? null) as AgentProbeReply['result']['code'],
+            final_url: answer.final_url,
+            tls_expires_at: answer.tls_expires_at ?? null,
+            tls_issuer: answer.tls_issuer ?? null,
+            timings: answer.timings
+          }
+        }
+        msg.respond(JSON.stringify(reply))
       })
       .catch((err: unknown) => {
         logger.error({ err: { message: (err as Error).message } }, 'probe request failed')
@@ -125,54 +164,70 @@ export async function startAgent({
     inFlight.add(running)
   }
 
+  const handler = (err: Error | null, msg: ServiceMsg): void => {
+    if (err !== null) {
+      logger.error({ err: { message: err.message } }, 'probe endpoint failed')
+      return
+    }
+    handle(msg)
+  }
+  // NATS refusing a subscription (another location's user, or permissions changed while running)
+  // leaves this agent deaf to some of what it must answer: it stops rather than serve half.
+  const denial: { reason: string | null } = { reason: null }
+  let refuse!: (reason: string) => void
+  const failed = new Promise<string>((resolve) => {
+    refuse = resolve
+  })
+  void (async () => {
+    for await (const status of conn.status()) {
+      const denied = status.permissionContext
+      if (denied?.operation === 'subscription') {
+        denial.reason ??= `NATS refused the agent's subscription to ${denied.subject}: NATS_URL's user may not serve location ${config.location}`
+        refuse(denial.reason)
+      } else if (status.type === Events.Disconnect) logger.warn('NATS connection lost; reconnecting')
+      else if (status.type === Events.Reconnect) logger.info('NATS connection back')
+    }
+  })()
   let service: Service
   let id = ''
   try {
     service = await conn.services.add({
-      name: AGENT_SERVICE,
+      name: agentService(config.location),
       version,
       description: `Site Status API location agent for ${config.location}`,
       metadata: { location: config.location, instance: config.instanceId },
       queue: probeQueue(config.location)
     })
     id = service.info().id
-    service.addEndpoint('probe', {
-      subject: probeSubject(config.location),
-      queue: probeQueue(config.location),
-      metadata: { location: config.location },
-      handler: (err, msg) => {
-        if (err !== null) {
-          logger.error({ err: { message: err.message } }, 'probe endpoint failed')
-          return
-        }
-        handle(msg)
-      }
-    })
-    // The subscriptions leave in the client's buffer: once NATS has answered a ping after them,
-    // it has them, and "agent serving" is true for the first request that follows.
+    // The location's queue group, and this agent's own subject: the central sends there once it
+    // knows this agent, and sends a probe again to another when this one vanishes.
+    service.addEndpoint('probe', { subject: probeSubject(config.location), handler })
+    service.addEndpoint('direct', { subject: agentSubject(config.location, id), handler })
+    // The subscriptions leave in the client's buffer: once NATS has answered a ping after them, it
+    // has them (or refused them, which it says before the ping's answer), and "agent serving" is
+    // true for the first request that follows.
     await conn.flush()
+    await afterIo()
+    if (denial.reason !== null) throw Object.assign(new Error(denial.reason), { code: 'PERMISSIONS_VIOLATION' })
   } catch (err) {
     await conn.close()
     await location.close()
     throw err
   }
-  void (async () => {
-    for await (const status of conn.status()) {
-      if (status.type === Events.Disconnect) logger.warn('NATS connection lost; reconnecting')
-      else if (status.type === Events.Reconnect) logger.info('NATS connection back')
-    }
-  })()
   logger.info({ location: config.location, id, version }, 'agent serving')
 
-  let stopping: Promise<void> | undefined
   return {
     id,
     counts: () => ({ probed, refused }),
+    failed,
     stop: () => {
       stopping ??= (async () => {
-        await service.stop()
+        // The service stays up (answering PINGs: the central must not take it for gone) until
+        // what is in flight is answered; new requests are refused meanwhile.
         await Promise.all([...inFlight])
-        await conn.drain().catch(() => {})
+        await service.stop()
+        // The answers just written reach NATS unless it has gone quiet (half open): never wait on it long.
+        await endConnection(conn, { drain: true })
         await location.close()
       })()
       return stopping

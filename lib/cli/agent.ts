@@ -16,6 +16,7 @@ function natsFailure(err: unknown): CommandError {
     return new CommandError('NATS refused the agent: check NATS_URL or NATS_CREDENTIALS')
   }
   if (code === 'CONNECTION_REFUSED' || code === 'TIMEOUT') return new CommandError('cannot reach NATS at NATS_URL')
+  if (code === 'PERMISSIONS_VIOLATION') return new CommandError((err as Error).message)
   return new CommandError(`NATS: ${typeof code === 'string' ? code : 'connection failed'}`)
 }
 
@@ -37,5 +38,9 @@ export async function agentCommand(args: string[], io: CliIo): Promise<number> {
     throw (err as { code?: unknown }).code === undefined ? err : natsFailure(err)
   })
   stopOnSignals(agent, logger)
-  return new Promise<number>(() => {})
+  // Serving until a signal stops it (stopOnSignals exits), or until NATS takes a subscription away.
+  const reason = await agent.failed
+  logger.error({ reason }, 'agent stopped serving')
+  await agent.stop()
+  throw new CommandError(reason)
 }

@@ -39,3 +39,18 @@ export function natsOptions(config: NatsConfig, name: string): ConnectionOptions
 export function connectNats(config: NatsConfig, name: string, extra: Partial<ConnectionOptions> = {}): Promise<NatsConnection> {
   return connect({ ...natsOptions(config, name), ...extra })
 }
+
+/** How long closing a connection waits for NATS: a server gone quiet (half open) never answers. */
+export const NATS_CLOSE_MS = 1500
+
+/**
+ * Closes a connection, draining it first when asked (what was published reaches NATS), within
+ * {@link NATS_CLOSE_MS} whatever NATS does: past it the caller goes on and the socket is left to end.
+ */
+export async function endConnection(nc: NatsConnection, { drain = false }: { drain?: boolean } = {}): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const ended = (drain ? nc.drain() : nc.close()).catch(() => {})
+  await Promise.race([ended, new Promise<void>((resolve) => (timer = setTimeout(resolve, NATS_CLOSE_MS)))])
+  clearTimeout(timer)
+  if (drain && !nc.isClosed()) void nc.close().catch(() => {})
+}

@@ -2,28 +2,31 @@
  * The shipped deploy/nats.conf, run by a real nats-server: the central service and the agent of
  * fra1 can each do their job through it, and the agent nothing more.
  */
+import net from 'node:net'
 import t from 'tap'
 import { connect, ErrorCode, Events, RequestStrategy, StringCodec, type NatsConnection } from 'nats'
-import { probeQueue } from '../../lib/net/agent-protocol.js'
+import { agentService, CENTRAL_INBOX_PREFIX, probeQueue } from '../../lib/net/agent-protocol.js'
 import { startNats } from '../helpers/nats.js'
 import { holds } from '../helpers/poll.js'
 
-const nats = await startNats(t, { shipped: true })
+const nats = await startNats(t, { shipped: true, locations: ['fra1', 'ams1'] })
 const sc = StringCodec()
-const AGENT = 'site-status-agent'
-
-/** The password the shipped file reads for `user` (`agent-fra1`: $NATS_AGENT_FRA1_PASSWORD). */
-function passwordOf(user: string): string {
-  const password = nats.env[`NATS_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`]
-  if (password === undefined) throw new Error(`deploy/nats.conf has no password variable for ${user}`)
-  return password
-}
+const AGENT = agentService('fra1')
+const passwordOf = (user: string): string => nats.passwordOf(user)
 
 type Teardown = { teardown(fn: () => unknown): void }
 
 /** A connection as `user`, closed at the end of test `t`; it keeps retrying while the server is down. */
 async function connectAs(t: Teardown, user: string): Promise<NatsConnection> {
-  const nc = await connect({ servers: nats.url, user, pass: passwordOf(user), reconnectTimeWait: 50, maxReconnectAttempts: -1 })
+  const nc = await connect({
+    servers: nats.url,
+    user,
+    pass: passwordOf(user),
+    reconnectTimeWait: 50,
+    maxReconnectAttempts: -1,
+    // The central reads its answers under its own prefix, as the service connects.
+    ...(user === 'central' ? { inboxPrefix: CENTRAL_INBOX_PREFIX } : {})
+  })
   t.teardown(() => nc.close())
   return nc
 }
@@ -68,17 +71,26 @@ t.test("the agent of fra1 takes no other location's requests, and its own only i
       }
     })
   }
-  tryToSubscribe('site-status.probe.ams1', 'probe.ams1')
+  tryToSubscribe('site-status.probe.ams1', 'probe-ams1')
+  tryToSubscribe('site-status.probe.ams1.someid', 'probe-ams1')
   tryToSubscribe('site-status.probe.fra1')
+  tryToSubscribe('site-status.probe.fra1.someid')
+  tryToSubscribe('site-status.probe.fra1.someid', 'probe-fra1')
+  tryToSubscribe(`$SRV.PING.${agentService('ams1')}`)
+  tryToSubscribe(`${CENTRAL_INBOX_PREFIX}.>`)
   // The server answers a refused subscription before the PONG of the flush that follows it.
   await agent.flush()
   t.same(
     Object.fromEntries(refused),
     {
-      'site-status.probe.ams1 probe.ams1': ErrorCode.PermissionsViolation,
-      'site-status.probe.fra1 (no queue)': ErrorCode.PermissionsViolation
+      'site-status.probe.ams1 probe-ams1': ErrorCode.PermissionsViolation,
+      'site-status.probe.ams1.someid probe-ams1': ErrorCode.PermissionsViolation,
+      'site-status.probe.fra1 (no queue)': ErrorCode.PermissionsViolation,
+      'site-status.probe.fra1.someid (no queue)': ErrorCode.PermissionsViolation,
+      [`$SRV.PING.${agentService('ams1')} (no queue)`]: ErrorCode.PermissionsViolation,
+      [`${CENTRAL_INBOX_PREFIX}.> (no queue)`]: ErrorCode.PermissionsViolation
     },
-    'both subscriptions are refused'
+    "every subscription to another location's subjects, outside the queue group, or to the central's answers is refused"
   )
   await t.rejects(
     central.request('site-status.probe.ams1', sc.encode('example.com'), { timeout: 5000 }),
@@ -92,13 +104,13 @@ t.test('the agent of fra1 publishes replies and nothing else', async (t) => {
   const agent = await connectAs(t, 'agent-fra1')
   const violations = violationsOf(agent)
   const forged: string[] = []
-  central.subscribe('_INBOX.forged', {
+  central.subscribe(`${CENTRAL_INBOX_PREFIX}.forged`, {
     callback: (_err, msg) => {
       forged.push(msg.string())
     }
   })
   await central.flush()
-  const subjects = ['site-status.probe.fra1', 'site-status.probe.ams1', '$SRV.PING', '_INBOX.forged']
+  const subjects = ['site-status.probe.fra1', 'site-status.probe.ams1', '$SRV.PING', `${CENTRAL_INBOX_PREFIX}.forged`]
   for (const subject of subjects) agent.publish(subject, sc.encode('forged'))
   t.ok(
     await holds(() => subjects.every((s) => violations.some((v) => v.operation === 'publish' && v.subject === s)), 5000),
@@ -118,9 +130,63 @@ t.test('a wrong password is refused', async (t) => {
   }
 })
 
-t.test('an agent on the services API answers requests and the PING, INFO and STATS of the central', async (t) => {
+t.test('the central reads its own answers and no other inbox', async (t) => {
+  const central = await connectAs(t, 'central')
+  const refused: string[] = []
+  for (const subject of ['_INBOX.>', '_INBOX.someone', 'site-status.probe.fra1', '$SRV.PING.>']) {
+    central.subscribe(subject, {
+      callback: (err) => {
+        if (err?.code === ErrorCode.PermissionsViolation) refused.push(subject)
+      }
+    })
+  }
+  await central.flush()
+  t.same(refused.sort(), ['$SRV.PING.>', '_INBOX.>', '_INBOX.someone', 'site-status.probe.fra1'])
+})
+
+t.test("an agent that registers as another location's service is refused and never answers for it", async (t) => {
   const central = await connectAs(t, 'central')
   const agent = await connectAs(t, 'agent-fra1')
+  const violations = violationsOf(agent)
+  await agent.services.add({ name: agentService('ams1'), version: '1.0.0', queue: probeQueue('fra1') })
+  await agent.flush()
+  t.ok(
+    await holds(() => violations.some((v) => v.operation === 'subscription' && v.subject === `$SRV.PING.${agentService('ams1')}`), 5000),
+    `NATS refused its PING subject: ${JSON.stringify(violations)}`
+  )
+  const client = central.services.client({ strategy: RequestStrategy.Timer, maxWait: 500 })
+  await t.rejects(
+    (async () => {
+      for await (const answer of await client.ping(agentService('ams1'))) return answer
+      return null
+    })(),
+    { code: ErrorCode.NoResponders },
+    "a PING for ams1's agents reaches nobody"
+  )
+})
+
+t.test('a client whose host is gone without a word is dropped within about 20 s (sized on purpose: the shipped pings)', async (t) => {
+  // A raw connection that logs in as an agent, then answers none of the server's PINGs, as a host
+  // that lost power would; ping_interval 5 s and ping_max 3 drop it.
+  const socket = net.connect({ host: '127.0.0.1', port: nats.port })
+  t.teardown(() => socket.destroy())
+  socket.on('error', () => {})
+  const closed = new Promise<number>((resolve) =>
+    socket.once('close', () => {
+      resolve(performance.now())
+    })
+  )
+  await new Promise((resolve) => socket.once('data', resolve))
+  const since = performance.now()
+  socket.write(`CONNECT ${JSON.stringify({ user: 'agent-fra1', pass: passwordOf('agent-fra1'), verbose: false, pedantic: false })}\r\n`)
+  const gone = (await closed) - since
+  t.ok(gone >= 10_000 && gone <= 21_000, `dropped after ${Math.round(gone)} ms`)
+})
+
+t.test("an agent on the services API answers requests and the central's PING by name and by id", async (t) => {
+  const central = await connectAs(t, 'central')
+  const agent = await connectAs(t, 'agent-fra1')
+  const agentViolations = violationsOf(agent)
   // nats.js 2.29 refuses a service-wide queue with a dot in it; an endpoint's own queue may have one.
   const service = await agent.services.add({ name: AGENT, version: '1.0.0' })
   service.addEndpoint('probe', {
@@ -141,18 +207,23 @@ t.test('an agent on the services API answers requests and the PING, INFO and STA
     for await (const a of await question) found.push({ name: a.name, id: a.id, type: a.type })
     return found
   }
-  // Every control subject the service subscribes: for all services, by name, by instance id.
-  for (const verb of ['ping', 'info', 'stats'] as const) {
-    for (const [subject, question] of [
-      [`$SRV.${verb.toUpperCase()}`, client[verb]()],
-      [`$SRV.${verb.toUpperCase()}.${AGENT}`, client[verb](AGENT)],
-      [`$SRV.${verb.toUpperCase()}.${AGENT}.<id>`, client[verb](AGENT, id)]
-    ] as const) {
-      t.match(await answers(question), [{ name: AGENT, id, type: /^io\.nats\.micro\.v1\./ }], subject)
-    }
+  // The central counts agents by name (and may ask one by its id); a PING to all services, and
+  // INFO and STATS, are not its to send.
+  for (const [subject, question] of [
+    [`$SRV.PING.${AGENT}`, client.ping(AGENT)],
+    [`$SRV.PING.${AGENT}.<id>`, client.ping(AGENT, id)]
+  ] as const) {
+    t.match(await answers(question), [{ name: AGENT, id, type: /^io\.nats\.micro\.v1\./ }], subject)
   }
-  // A refused control subject stops the whole service.
-  t.notOk(service.isStopped, "the server refused none of the service's subscriptions")
+  const violations = violationsOf(central)
+  for (const subject of ['$SRV.PING', `$SRV.INFO.${AGENT}`, `$SRV.STATS.${AGENT}`]) central.publish(subject)
+  t.ok(
+    await holds(() => violations.filter((v) => v.operation === 'publish').length === 3, 5000),
+    `the central may not send a PING to all, INFO or STATS: ${JSON.stringify(violations)}`
+  )
+  // nats.js 2.29 leaves a service running when NATS refuses one of its control subjects: the
+  // violations the server reported are what says the file allows every one of them.
+  t.same(agentViolations, [], "the server refused none of the service's subscriptions")
 })
 
 t.test('an agent answers again once NATS is back on the same port', async (t) => {

@@ -17,16 +17,30 @@ export interface AgentProcess {
   exited: Promise<number | NodeJS.Signals | null>
 }
 
-/** The NATS users of a central and of each agent location, with the permissions deploy/nats.conf gives them. */
+/**
+ * The NATS users of a central and of each agent location, all with one password, with the
+ * permissions deploy/nats.conf gives them (tests that need the shipped file itself start it with
+ * `startNats(t, { shipped: true, locations })`).
+ */
 export function natsUsers(password: string, locations: readonly string[]): NatsUser[] {
-  const srv = (verb: string) => [`$SRV.${verb}`, `$SRV.${verb}.site-status-agent`, `$SRV.${verb}.site-status-agent.*`]
+  const srv = (verb: string, location: string) => [
+    `$SRV.${verb}`,
+    `$SRV.${verb}.site-status-agent-${location}`,
+    `$SRV.${verb}.site-status-agent-${location}.*`
+  ]
   return [
-    { user: 'central', password, permissions: { publish: ['site-status.probe.>', '$SRV.>'], subscribe: '_INBOX.>' } },
+    { user: 'central', password, permissions: { publish: ['site-status.probe.>', '$SRV.PING.>'], subscribe: '_INBOX_site_status.>' } },
     ...locations.map((location) => ({
       user: `agent-${location}`,
       password,
       permissions: {
-        subscribe: [`site-status.probe.${location} probe-${location}`, ...srv('PING'), ...srv('INFO'), ...srv('STATS')],
+        subscribe: [
+          `site-status.probe.${location} probe-${location}`,
+          `site-status.probe.${location}.* probe-${location}`,
+          ...srv('PING', location),
+          ...srv('INFO', location),
+          ...srv('STATS', location)
+        ],
         allow_responses: true
       }
     }))

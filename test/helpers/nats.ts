@@ -42,6 +42,13 @@ export interface NatsOptions {
    * when given there, else to a fresh random password (see `env` of the result).
    */
   shipped?: boolean
+  /**
+   * With `shipped`: the agent locations it has users for, each added as the file's own comment says
+   * (a copy of the agent-fra1 user with fra1 replaced); default fra1 alone.
+   */
+  locations?: readonly string[]
+  /** A monitoring port (`nats-server -m`) whose /connz lists the connections. */
+  monitor?: boolean
   /** Without `shipped`: the users of an `authorization` block; none, no authorization at all. */
   users?: NatsUser[]
   /** Variables for the server's environment (the configuration reads `$NAME` from there). */
@@ -57,10 +64,20 @@ export interface PrivateNats {
   port: number
   /** The variables the server was started with: with `shipped`, every password of the shipped file. */
   env: Readonly<Record<string, string>>
+  /** With `shipped`: the password of `user` (`central`, `agent-fra1`, ...). */
+  passwordOf(user: string): string
+  /** With `monitor`: the names of the clients connected now, from the server's /connz. */
+  connectionNames(): Promise<string[]>
   /** Stops the server (SIGTERM) and resolves once it has exited; clients see the connection close. */
   stop(): Promise<void>
   /** Kills the server (SIGKILL) and resolves once it has exited, as a crash would. */
   kill(): Promise<void>
+  /**
+   * Freezes the server (SIGSTOP): its connections stay open and nothing answers, as a host gone
+   * without a word looks to its clients (half open); `resume` (SIGCONT) thaws it. Thawed at teardown.
+   */
+  pause(): void
+  resume(): void
   /** Starts it again on the same port and configuration; resolves once it accepts clients. */
   start(): Promise<void>
   running(): boolean
@@ -75,14 +92,26 @@ export function natsUrlWithAuth(url: string, user: string, pass: string): string
   return `${protocol}//${encodeURIComponent(user)}:${encodeURIComponent(pass)}@${host}`
 }
 
-/** The shipped configuration listening on `port`, and the password variables it reads. */
-function shippedConfig(port: number): { text: string; variables: string[] } {
+/** The agent-fra1 user of the shipped file, from its opening brace to its closing one. */
+const SHIPPED_AGENT = /^ {4}\{\n {6}user: agent-fra1\n[\s\S]*?^ {4}\}\n/m
+
+/** The password variable the shipped file reads for `user` (`agent-fra1`: NATS_AGENT_FRA1_PASSWORD). */
+export function passwordVariable(user: string): string {
+  return `NATS_${user.toUpperCase().replace(/-/g, '_')}_PASSWORD`
+}
+
+/**
+ * The shipped configuration listening on `port`, with a user for each of `locations` made as its
+ * comment says (agent-fra1's copied, fra1 and FRA1 replaced), and the password variables it reads.
+ */
+function shippedConfig(port: number, locations: readonly string[]): { text: string; variables: string[] } {
   const shipped = readFileSync(SHIPPED, 'utf8')
-  const variables = [...shipped.matchAll(PASSWORD_VARIABLE)].map((m) => m[1]!)
-  if (!SHIPPED_LISTEN.test(shipped) || variables.length === 0) {
-    throw new Error('deploy/nats.conf changed shape: update test/helpers/nats.ts')
-  }
-  return { text: shipped.replace(SHIPPED_LISTEN, `listen: 127.0.0.1:${port}`), variables }
+  const agent = SHIPPED_AGENT.exec(shipped)?.[0]
+  if (!SHIPPED_LISTEN.test(shipped) || agent === undefined) throw new Error('deploy/nats.conf changed shape: update test/helpers/nats.ts')
+  const users = locations.map((l) => agent.replaceAll('fra1', l).replaceAll('FRA1', l.toUpperCase())).join('')
+  const text = shipped.replace(SHIPPED_LISTEN, `listen: 127.0.0.1:${port}`).replace(agent, users)
+  const variables = [...text.matchAll(PASSWORD_VARIABLE)].map((m) => m[1]!)
+  return { text, variables }
 }
 
 /** NATS's configuration format reads JSON, so users and permissions are written as such. */
@@ -118,16 +147,20 @@ function greets(port: number): Promise<boolean> {
   })
 }
 
-export async function startNats(t: Test, { shipped = false, users, env = {}, tls }: NatsOptions = {}): Promise<PrivateNats> {
+export async function startNats(
+  t: Test,
+  { shipped = false, locations = ['fra1'], users, env = {}, tls, monitor = false }: NatsOptions = {}
+): Promise<PrivateNats> {
   if (!existsSync(NATS_SERVER)) {
     throw new Error(`${NATS_SERVER} is missing: run scripts/prerequisites.sh (it installs Debian's nats-server)`)
   }
   if (shipped && users !== undefined) throw new Error('startNats: `users` belong to a written configuration, not to `shipped`')
   const port = await freePort()
+  const monitorPort = monitor ? await freePort() : null
   const vars: Record<string, string> = {}
   let config: string
   if (shipped) {
-    const { text, variables } = shippedConfig(port)
+    const { text, variables } = shippedConfig(port, locations)
     // Letters and digits after a letter: nats-server parses a variable's value as configuration.
     for (const name of variables) vars[name] = `p${randomBytes(12).toString('hex')}`
     config = text
@@ -150,7 +183,8 @@ export async function startNats(t: Test, { shipped = false, users, env = {}, tls
 
   const start = async (): Promise<void> => {
     if (child !== null) throw new Error('the private nats-server is already running')
-    const proc = spawn(NATS_SERVER, ['-c', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...vars } })
+    const args = monitorPort === null ? ['-c', file] : ['-c', file, '-m', String(monitorPort)]
+    const proc = spawn(NATS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...vars } })
     child = proc
     lastLines = []
     for (const stream of [proc.stdout, proc.stderr]) {
@@ -182,6 +216,7 @@ export async function startNats(t: Test, { shipped = false, users, env = {}, tls
 
   t.teardown(async () => {
     process.removeListener('exit', killOnExit)
+    child?.kill('SIGCONT')
     await end('SIGKILL')
     rmSync(dir, { recursive: true, force: true })
   })
@@ -190,8 +225,25 @@ export async function startNats(t: Test, { shipped = false, users, env = {}, tls
     url: `nats://127.0.0.1:${port}`,
     port,
     env: vars,
+    passwordOf: (user) => {
+      const password = vars[passwordVariable(user)]
+      if (password === undefined) throw new Error(`the NATS configuration has no password variable for ${user}`)
+      return password
+    },
+    connectionNames: async () => {
+      if (monitorPort === null) throw new Error('startNats: connectionNames needs `monitor`')
+      const res = await fetch(`http://127.0.0.1:${monitorPort}/connz?limit=1024`)
+      const body = (await res.json()) as { connections?: Array<{ name?: string }> }
+      return (body.connections ?? []).map((c) => c.name ?? '')
+    },
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),
+    pause: () => {
+      child?.kill('SIGSTOP')
+    },
+    resume: () => {
+      child?.kill('SIGCONT')
+    },
     start,
     running: () => child !== null
   }

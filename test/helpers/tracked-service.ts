@@ -25,6 +25,8 @@ export interface TrackedService {
   hosts: string[]
   /** Fires with each request's Host as it arrives at the target. */
   onRequest: (listener: (host: string) => void) => void
+  /** What the service logged. */
+  logs: LogCapture
 }
 
 /** The loopback ports a {@link startTrackedService} target listens on, for an `env` that maps names itself. */
@@ -101,10 +103,11 @@ export async function startTrackedService(
     CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${port}`,
     ...(typeof env === 'function' ? env({ http: port, closed }) : env)
   })
+  const logs = new LogCapture()
   const service = await startService({
     config,
     actors: { ...TEST_ACTORS, scheduledActors },
-    logger: createLogger({ level: 'info', stream: new LogCapture() })
+    logger: createLogger({ level: 'info', stream: logs })
   })
   t.teardown(() => service.stop())
   return {
@@ -118,6 +121,7 @@ export async function startTrackedService(
     hosts,
     onRequest: (l) => {
       listeners.push(l)
-    }
+    },
+    logs
   }
 }

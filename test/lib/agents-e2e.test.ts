@@ -40,6 +40,8 @@ interface Setup {
   password: string
   /** The central's API, with the tracked service's key. */
   client: ApiClient
+  /** Starts one more agent of a location. */
+  start(agent: Agent): Promise<AgentProcess>
 }
 
 async function setUp(t: Test, engine: 'sqlite' | 'mysql'): Promise<Setup> {
@@ -84,10 +86,12 @@ async function setUp(t: Test, engine: 'sqlite' | 'mysql'): Promise<Setup> {
   const [fraA, fraB, ams, sfo] = await Promise.all([start('fra1'), start('fra1'), start('ams1'), start('sfo1')])
   const agents = { fra1: [fraA, fraB], ams1: [ams], sfo1: [sfo] } as Record<Agent, AgentProcess[]>
   const client = apiClient(tracked.service.server.info.uri, tracked.key)
-  return { nats, tracked, agents, password, client }
+  return { nats, tracked, agents, password, client, start }
 }
 
 const byLabel = (body: CheckResult, agent: Agent): any => body.locations.find((l) => l.location === LABELS[agent])
+const lateAnswers = async (client: ApiClient): Promise<number> =>
+  Number(/^site_status_agent_late_answers_total (\d+)$/m.exec(await client.getMetrics())?.[1] ?? 0)
 const agentCounts = (health: Health) =>
   Object.fromEntries(AGENTS.map((agent) => [agent, health.locations?.find((l) => l.agent === agent)?.agents]))
 
@@ -141,33 +145,50 @@ for (const engine of engines()) {
       return
     }
 
-    // kill -9 of one of fra1's agents while probes hang at every location.
-    const hanging: Array<Promise<CheckResult>> = []
-    let seen = 0
-    s.tracked.onRequest((host) => {
-      if (host.startsWith('hang-')) seen++
-    })
-    const answeredBefore = client.statuses.length
-    for (let i = 1; i <= 12; i++) hanging.push(client.checkDomain(`hang-${i}.test`))
-    t.ok(await holds(() => seen >= 24, 10_000), 'the probes are under way at the agents')
-    s.agents.fra1[0]?.child.kill('SIGKILL')
-    const answers = await Promise.all(hanging)
+    // kill -9 of one of fra1's agents while probes hang at every location: what it held goes to
+    // fra1's other agent within the check's deadline.
+    const hangAll = async (from: number, stop: () => void): Promise<CheckResult[]> => {
+      const hanging: Array<Promise<CheckResult>> = []
+      let seen = 0
+      s.tracked.onRequest((host) => {
+        if (host.startsWith('hang-')) seen++
+      })
+      const answeredBefore = client.statuses.length
+      for (let i = from; i < from + 12; i++) hanging.push(client.checkDomain(`hang-${i}.test`))
+      t.ok(await holds(() => seen >= 24, 10_000), 'the probes are under way at the agents')
+      stop()
+      const answers = await Promise.all(hanging)
+      t.ok(
+        client.statuses.slice(answeredBefore).every((status) => status === 200) && answers.every((a) => a.locations_total === 3),
+        'every check answers'
+      )
+      return answers
+    }
+    const afterKill = (await hangAll(1, () => s.agents.fra1[0]?.child.kill('SIGKILL'))).map((a) => byLabel(a, 'fra1'))
     t.ok(
-      client.statuses.slice(answeredBefore).every((status) => status === 200) && answers.every((a) => a.locations_total === 3),
-      'every check answers'
-    )
-    const fra1 = answers.map((a) => byLabel(a, 'fra1'))
-    t.ok(
-      fra1.some((l) => l.status === 'error' && l.error === 'agent: no answer in time'),
-      'the killed agent’s probes: fra1 did not answer them'
-    )
-    t.ok(
-      fra1.every((l) => l.status === 'error' || l.status === 'down'),
-      'and never counted them up'
+      afterKill.every((l) => l.status === 'down' && l.error === 'timeout: no response in 1000 ms'),
+      `the killed agent's probes were sent again to fra1's other agent, which answered them: ${JSON.stringify(afterKill.map((l) => l.error))}`
     )
     const after = await client.checkDomain('after-kill.site.test')
     t.match(after, { status: 'up', locations_answered: 3 }, 'fra1’s other agent takes its probes')
     t.ok(await holds(async () => agentCounts(await client.health()).fra1 === 1, 15_000), '/healthz counts one fra1 agent')
+
+    // An agent whose host is gone without a word (frozen: its connection open, nothing answered):
+    // its probes go to another agent too, long before NATS drops it.
+    const third = await s.start('fra1')
+    t.ok(await holds(async () => agentCounts(await client.health()).fra1 === 2, 15_000), '/healthz counts a new fra1 agent')
+    const frozen = s.agents.fra1[1] as AgentProcess
+    const lateBefore = await lateAnswers(client)
+    const afterFreeze = (await hangAll(13, () => frozen.child.kill('SIGSTOP'))).map((a) => byLabel(a, 'fra1'))
+    t.ok(
+      afterFreeze.every((l) => l.status === 'down' && l.error === 'timeout: no response in 1000 ms'),
+      `the frozen agent's probes were answered by another: ${JSON.stringify(afterFreeze.map((l) => l.error))}`
+    )
+    frozen.child.kill('SIGCONT')
+    t.ok(await holds(async () => (await lateAnswers(client)) > lateBefore, 10_000), 'thawed, its own answers come too late and are dropped')
+    frozen.child.kill('SIGKILL')
+    t.ok(await holds(async () => agentCounts(await client.health()).fra1 === 1, 15_000), 'one fra1 agent again')
+    s.agents.fra1 = [frozen, third]
 
     // NATS away for 10 s: every agent location does not answer; nothing is down.
     await s.nats.stop()
@@ -229,6 +250,7 @@ for (const engine of engines()) {
     last.child.kill('SIGTERM')
     t.match(byLabel(await held, 'fra1'), { status: 'down', error: /no response in 1000 ms/ }, 'the probe it held is answered')
     t.equal(await last.exited, 0, 'and the agent exits 0')
+    t.ok(await holds(async () => agentCounts(await client.health()).fra1 === 0, 15_000), 'nobody answers for fra1 now: /healthz counts 0')
 
     const wrong = await startAgentProcess(t, 'fra1', { NATS_URL: natsUrlWithAuth(s.nats.url, 'agent-fra1', 'wrong') })
     t.equal(await wrong.exited, 1, 'an agent with wrong credentials exits 1')

@@ -13,8 +13,8 @@ export const CANCELLED_ERROR = 'location: check cancelled'
  * Why a location gave no answer of its own: its actor failed, missed the deadline, the service is
  * stopping, or nobody waited for the check any longer (cancelled); or, for a location served by
  * agents, no agent serves it, the agent gave no answer in time (it died or was cut off), NATS cannot
- * be reached, the agent refused the request as invalid or was at its capacity, or the agent's own
- * target policy refused the target.
+ * be reached, the agent refused the request as invalid, was at its capacity or failed to probe, the
+ * agent's own target policy refused the target, or its answer was refused as not understood.
  */
 export type LocationFailureCode =
   | 'location_failed'
@@ -26,6 +26,7 @@ export type LocationFailureCode =
   | 'agent_unreachable'
   | 'agent_rejected'
   | 'agent_busy'
+  | 'agent_failed'
   | 'agent_refused'
   | 'agent_bad_answer'
 
@@ -74,6 +75,8 @@ export interface LocationHealth {
   last_seen?: string | null
   /** The versions its agents run. */
   versions?: string[]
+  /** Its agents' answers refused as not understood since start (`agent_bad_answer`). */
+  bad_answers?: number
 }
 
 /**

@@ -8,6 +8,7 @@ import http from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { connect, nkeys } from 'nats'
+import { CENTRAL_INBOX_PREFIX } from '../../../lib/net/agent-protocol.js'
 import { natsUsers, startAgentProcess } from '../../helpers/agents.js'
 import { startNats, natsUrlWithAuth, type NatsUser } from '../../helpers/nats.js'
 import { holds } from '../../helpers/poll.js'
@@ -71,7 +72,7 @@ t.test('an agent holds its own target policy and reads requests strictly', async
   t.equal(tracked.hosts.filter((h) => h === 'private.site.test').length, 1, 'only the local location reached the target')
 
   // Requests the central would never send, straight onto the location's subject.
-  const nc = await connect({ servers: nats.url.replace('nats://', ''), user: 'central', pass: password })
+  const nc = await connect({ servers: nats.url.replace('nats://', ''), user: 'central', pass: password, inboxPrefix: CENTRAL_INBOX_PREFIX })
   t.teardown(() => nc.close())
   const bad = [
     { v: 1, domain: '127.0.0.1', class: 'demand', user_agent: 'x' },
@@ -111,14 +112,24 @@ t.test('an agent reaches NATS over TLS when NATS_URL says tls://', async (t) => 
     CONNECT_TO: `:443:127.0.0.1:${closed},:80:127.0.0.1:${port}`
   })
   t.match(agent.output(), /"agent serving"/, 'it connects')
-  const nc = await connect({ servers: `127.0.0.1:${nats.port}`, user: 'central', pass: password, tls: { ca: cert.cert } })
+  const nc = await connect({
+    servers: `127.0.0.1:${nats.port}`,
+    user: 'central',
+    pass: password,
+    tls: { ca: cert.cert },
+    inboxPrefix: CENTRAL_INBOX_PREFIX
+  })
   t.teardown(() => nc.close())
   const reply = await nc.request(
     'site-status.probe.tls1',
     JSON.stringify({ v: 1, domain: 'tls.site.test', class: 'demand', user_agent: 'tls-test' }),
     { timeout: 10_000 }
   )
-  t.match(JSON.parse(new TextDecoder().decode(reply.data)), { result: { status: 'up', http_code: 200 } }, 'and serves probes')
+  t.match(
+    JSON.parse(new TextDecoder().decode(reply.data)),
+    { v: 1, location: 'tls1', domain: 'tls.site.test', result: { status: 'up', http_code: 200 } },
+    'and serves probes, saying whose request it answers'
+  )
 })
 
 t.test("an agent judges the check's expectations, and refuses them malformed", async (t) => {
@@ -160,7 +171,7 @@ t.test("an agent judges the check's expectations, and refuses them malformed", a
   t.match(met, { status: 'up' })
   t.match(met.locations, [{ status: 'up' }, { location: 'Amsterdam 1, Netherlands', status: 'up', error: null }])
 
-  const nc = await connect({ servers: nats.url.replace('nats://', ''), user: 'central', pass: password })
+  const nc = await connect({ servers: nats.url.replace('nats://', ''), user: 'central', pass: password, inboxPrefix: CENTRAL_INBOX_PREFIX })
   t.teardown(() => nc.close())
   const request = { v: 1, domain: 'expect.site.test', class: 'demand', user_agent: 'x' }
   const bad: Array<[string, unknown]> = [
@@ -173,4 +184,20 @@ t.test("an agent judges the check's expectations, and refuses them malformed", a
     const reply = await nc.request('site-status.probe.ams1', JSON.stringify({ ...request, expect }), { timeout: 5000 })
     t.equal(reply.headers?.get('Nats-Service-Error-Code'), '400', `refused: ${what}`)
   }
+})
+
+t.test("an agent started with another location's credentials exits 1 with one line, never serving", async (t) => {
+  const password = `p${randomBytes(12).toString('hex')}`
+  const nats = await startNats(t, { users: natsUsers(password, ['fra1', 'ams1']) })
+  // fra1's user, told to serve ams1: NATS refuses every subscription of ams1's.
+  const agent = await startAgentProcess(t, 'ams1', { NATS_URL: natsUrlWithAuth(nats.url, 'agent-fra1', password) })
+  t.equal(await agent.exited, 1, 'it exits 1')
+  const lines = agent
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('site-status: '))
+  t.equal(lines.length, 1, 'with one line')
+  t.match(lines[0], /^site-status: NATS refused the agent's subscription to \S+: NATS_URL's user may not serve location ams1$/)
+  t.notMatch(agent.output(), /"agent serving"/, 'it never said it serves')
+  t.notMatch(agent.output(), new RegExp(password), 'without the password')
 })
