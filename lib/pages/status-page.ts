@@ -1,3 +1,4 @@
+import { isPlainHost } from '../rules/domain.js'
 import { PAGE_STATE_SENTENCES, type PageState } from '../rules/page-state.js'
 import { pageEmbedCode } from './embed.js'
 import { humanDuration, humanPercent, humanTime, statusLabel } from './format.js'
@@ -18,14 +19,17 @@ export function forgetStatusPage(renders: RenderCache, slug: string): void {
 }
 
 /**
- * The origin a status page's logo is loaded from, for its CSP's `img-src`: only an absolute http(s)
- * URL has one. The URL parser's origin holds no space or semicolon, so it cannot widen the policy.
+ * The source a status page's logo is loaded from, for its CSP's `img-src`: the scheme, host and port
+ * of an absolute http(s) URL whose host is a plain name or address. The URL parser lets a host hold
+ * `*`, `;`, `,` and quotes, which would widen the policy or add a directive: such a logo gets none
+ * (the API refuses it too; a page stored before that rule shows no logo).
  */
 export function logoOrigin(logoUrl: string | null): string | null {
   if (logoUrl === null) return null
   try {
     const url = new URL(logoUrl)
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : null
+    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !isPlainHost(url.hostname)) return null
+    return `${url.protocol}//${url.hostname}${url.port === '' ? '' : `:${url.port}`}`
   } catch {
     return null
   }

@@ -113,6 +113,15 @@ export function normaliseDomain(input: unknown): string {
   return ascii
 }
 
+/**
+ * Whether a URL's host (as the URL parser leaves it: lower case, punycode) is a plain name of
+ * letters, digits, hyphens and dots, or a bracketed IPv6 address: nothing that could end or widen a
+ * header value it is written into (a CSP source), as `*`, `;`, `,` or a quote can.
+ */
+export function isPlainHost(host: string): boolean {
+  return /^(?:[a-z0-9-]+\.)*[a-z0-9-]+$/.test(host) || /^\[[0-9a-f:.]+\]$/.test(host)
+}
+
 export function tryNormaliseDomain(input: unknown): DomainResult {
   try {
     return { ok: true, domain: normaliseDomain(input) }

@@ -1,5 +1,5 @@
 import Joi from 'joi'
-import { tryNormaliseDomain } from './domain.js'
+import { isPlainHost, tryNormaliseDomain } from './domain.js'
 import { parseSiteName, SiteNameError } from './site-name.js'
 import { validated, type Validated } from './validated.js'
 
@@ -42,7 +42,7 @@ export interface PageChange {
 const SLUG_MESSAGE = `"slug" must be 1 to ${MAX_SLUG_LENGTH} lower-case letters, digits and hyphens`
 const TITLE_MESSAGE = `"title" must be 1 to ${MAX_TITLE_LENGTH} printable characters`
 const DESCRIPTION_MESSAGE = `"description" must be 1 to ${MAX_DESCRIPTION_LENGTH} characters, line breaks allowed but no other control characters (null clears it)`
-const LOGO_MESSAGE = `"logo_url" must be an http:// or https:// URL of at most ${MAX_LOGO_URL_LENGTH} characters, without a user name or password (null clears it)`
+const LOGO_MESSAGE = `"logo_url" must be an http:// or https:// URL of at most ${MAX_LOGO_URL_LENGTH} characters, its host a name or an address, without a user name or password (null clears it)`
 const SITES_MESSAGE = `"sites" must be a list of at most ${MAX_PAGE_SITES} sites, each an object with a "domain" and an optional "name"`
 const FIELDS = '"slug", "title", "description", "logo_url" and "sites"'
 const CHANGES = '"title", "description", "logo_url" and "sites"'
@@ -85,7 +85,8 @@ const logoUrlSchema = Joi.any()
   .custom((value: unknown, helpers) => {
     const url = typeof value === 'string' && value.length <= MAX_LOGO_URL_LENGTH ? parsedUrl(value.trim()) : null
     // The page is public: a URL with credentials in it would publish them.
-    const fits = url !== null && /^https?:$/.test(url.protocol) && url.hostname !== '' && url.username === '' && url.password === ''
+    // Its host goes into the page's CSP (img-src): a plain name or address only, never `*` or `;`.
+    const fits = url !== null && /^https?:$/.test(url.protocol) && isPlainHost(url.hostname) && url.username === '' && url.password === ''
     if (!fits || url.href.length > MAX_LOGO_URL_LENGTH) return helpers.error('any.invalid')
     return url.href
   })

@@ -31,11 +31,17 @@ t.test("a day's bar says its date, uptime and outages in words", async (t) => {
   t.equal(dayText(day(100), true), '2026-11-20 (today so far): 100 % uptime, no outage')
 })
 
-t.test("a logo's origin is allowed only for an absolute http(s) URL", async (t) => {
+t.test("a logo's origin is allowed only for an absolute http(s) URL with a plain host", async (t) => {
   const cases: Array<[string | null, string | null]> = [
     ['https://cdn.example.com/img/logo.svg?v=2', 'https://cdn.example.com'],
     ['http://cdn.example.com:8080/logo.png', 'http://cdn.example.com:8080'],
     ['https://EXAMPLE.com/a b;c', 'https://example.com'],
+    ['https://[2001:db8::1]:8443/logo.png', 'https://[2001:db8::1]:8443'],
+    // Hosts the URL parser lets through that would widen img-src or add a directive: no source.
+    ['https://*/x.png', null],
+    ["https://a;script-src,'unsafe-inline'/x", null],
+    ['https://a,b/x.png', null],
+    ["https://a'b/x.png", null],
     ['data:image/svg+xml,<svg/>', null],
     ['javascript:alert(1)', null],
     ['/static/logo.svg', null],

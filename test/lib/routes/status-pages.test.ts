@@ -141,6 +141,13 @@ for (const engine of engines()) {
       ['an ftp logo', { ...page, logo_url: 'ftp://example.com/logo.png' }, /^"logo_url" must be an http:\/\/ or https:\/\/ URL/],
       ['a logo with a password', { ...page, logo_url: 'https://u:p@example.com/logo.png' }, /without a user name or password/],
       ['a relative logo', { ...page, logo_url: '/logo.png' }, /^"logo_url" must be/],
+      ['a wildcard host (every host in img-src)', { ...page, logo_url: 'https://*/x.png' }, /its host a name or an address/],
+      [
+        'a host that adds a CSP directive',
+        { ...page, logo_url: "https://a;script-src,'unsafe-inline'/x" },
+        /its host a name or an address/
+      ],
+      ['a host with a comma', { ...page, logo_url: 'https://a,b/x.png' }, /its host a name or an address/],
       ['a long logo', { ...page, logo_url: `https://example.com/${'l'.repeat(2040)}` }, /at most 2048 characters/],
       ['no sites', { ...page, sites: undefined }, /^"sites" must be a list of at most 100 sites/],
       ['sites as text', { ...page, sites: 'shop.example.com' }, /^"sites" must be a list/],
