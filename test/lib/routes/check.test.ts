@@ -164,3 +164,36 @@ t.test('bad requests get clear 4xx JSON', async (t) => {
   t.equal(wrongMethod.statusCode, 405)
   matchesOpenApi(t, wrongMethod)
 })
+
+t.test('a single check and a batch read a domain given as a URL the same way', async (t) => {
+  // A URL without a path is its host; one with a path, query or fragment names a page, not a site:
+  // refused by both, never reduced to its host behind the caller's back.
+  const rows: Array<[string, string | null]> = [
+    ['http://u1.site.test', 'u1.site.test'],
+    ['https://U2.Site.Test/', 'u2.site.test'],
+    ['http://u3.site.test/x', null],
+    ['https://u4.site.test/?q=1', null],
+    ['u5.site.test/login', null]
+  ]
+  for (const [given, domain] of rows) {
+    const single = await stack.check(given)
+    const res = await stack.server.inject({
+      method: 'POST',
+      url: '/api/v1/checks',
+      headers: { ...bearer(stack.key), 'content-type': 'application/json' },
+      payload: JSON.stringify({ domains: [given] })
+    })
+    const [entry] = JSON.parse(res.payload).results as Array<{ domain: string; code?: string; error?: string }>
+    if (domain === null) {
+      t.equal(single.status, 400, `${given}: the single check refuses it`)
+      t.match(
+        entry,
+        { domain: given, code: 'invalid_domain', error: single.body.error },
+        `${given}: the batch refuses it with the same words`
+      )
+    } else {
+      t.match(single, { status: 200, body: { domain } }, `${given}: the single check checks ${domain}`)
+      t.match(entry, { domain, status: 'up' }, `${given}: so does the batch`)
+    }
+  }
+})
