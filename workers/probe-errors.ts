@@ -3,6 +3,7 @@ import { expectationVerdict, type LocationExpectations } from '../lib/rules/expe
 import { POLICY_REFUSALS, type PolicyRefusalCode } from '../lib/rules/target-policy.js'
 import { matchChallenge, mayBeChallenge } from './challenge-signatures.js'
 import { POLICY_REFUSED_CODE, SITE_DNS_CODE } from './location-dispatcher.js'
+import { isTlsErrorCode } from './tls-errors.js'
 
 /**
  * What went wrong with a probe, as a stable code beside the error text users read. The text may
@@ -35,6 +36,42 @@ export type ProbeErrorCode =
   | 'body_mismatch'
   | PolicyRefusalCode
   | 'internal'
+
+/**
+ * The verdicts a probe reports with each code: what a location that probed can honestly say. An
+ * agent's answer is held to it (lib/net/agent-protocol.ts): a code with another verdict is a lie or
+ * a bug, never counted. DNS failures are `error` where the site was resolved by the location itself
+ * but not in its region (a proxied location).
+ */
+export const CODE_VERDICTS: Readonly<Record<ProbeErrorCode, readonly LocationVerdict[]>> = {
+  dns_nxdomain: ['down', 'error'],
+  dns_nodata: ['down', 'error'],
+  dns_timeout: ['down', 'error'],
+  dns_servfail: ['down', 'error'],
+  dns_refused: ['down', 'error'],
+  dns_failed: ['down', 'error'],
+  connect_refused: ['down'],
+  connect_reset: ['down'],
+  connect_unreachable: ['down'],
+  connect_timeout: ['down'],
+  connect_failed: ['down'],
+  proxy_auth: ['error'],
+  proxy_refused: ['down'],
+  location_egress: ['error'],
+  tls: ['down'],
+  timeout: ['down'],
+  http_empty_reply: ['down'],
+  http_protocol: ['down'],
+  http_5xx: ['down'],
+  blocked_challenge: ['blocked'],
+  blocked_status: ['blocked'],
+  too_many_redirects: ['down'],
+  unexpected_status: ['down'],
+  body_mismatch: ['down'],
+  policy_non_public: ['down'],
+  policy_port: ['down'],
+  internal: ['error']
+}
 
 /**
  * How far an attempt got before it failed, in order: a failure at a later stage says more about
@@ -162,7 +199,7 @@ export function classify(err: unknown, timeoutMs: number, viaProxy: boolean, exp
   if (code === undefined) return internalFailure(err)
   if (code === POLICY_REFUSED_CODE) return refused('policy_non_public')
   if (DNS_ERRORS[code] !== undefined || code.startsWith('EAI_')) return dnsFailure('down', code)
-  if (/CERT|^ERR_SSL_|^ERR_TLS_|^SSL_|^EPROTO$/.test(code)) return fail('down', 'tls', `tls: ${code}`, 'tls', true)
+  if (isTlsErrorCode(code)) return fail('down', 'tls', `tls: ${code}`, 'tls', true)
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return fail('down', 'connect_timeout', 'connect: timeout', 'connect', true)
   if (code === 'ECONNRESET' || code === 'EPIPE') return fail('down', 'connect_reset', `connect: ${code}`, 'response', true)
   if (code === 'UND_ERR_SOCKET') return fail('down', 'http_empty_reply', 'http: empty reply', 'response', true)
