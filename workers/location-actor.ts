@@ -5,9 +5,19 @@ import { createResolver, type DnsSettings } from '../lib/net/resolver.js'
 import { checkHost } from '../lib/net/host-check.js'
 import { isAllowedAddress, judgesAddresses, type PolicyRefusalCode, type TargetPolicy } from '../lib/rules/target-policy.js'
 import { FairStarts, SCHEDULED_LANE } from './fair-starts.js'
+import type { CheckSpec } from '../lib/rules/check-spec.js'
 import type { LocationExpectations } from '../lib/rules/expectations.js'
+import { probeDnsRecord } from './dns-probe.js'
 import { probe, type ProbeResult } from './http-probe.js'
-import { applyConnectTo, createLocationDispatcher, openConnections, type ConnectToRule } from './location-dispatcher.js'
+import {
+  applyConnectTo,
+  createLocationConnector,
+  createLocationDispatcher,
+  openConnections,
+  type ConnectToRule,
+  type LocationDispatcherOptions
+} from './location-dispatcher.js'
+import { probeSocket } from './tcp-probe.js'
 import { lowerThreadPriority, threadPriority } from './thread-priority.js'
 
 /** What the pool hands each actor thread once, at start. */
@@ -32,13 +42,14 @@ export interface ActorSettings {
 
 /**
  * A probe of one domain (`userAgent`: the one an agent's central names, instead of the actor's;
- * `id`: a probe that may be cancelled by that id; `expect`: what the check expects of the answer);
+ * `id`: a probe that may be cancelled by that id; `expect`: what the check expects of the answer;
+ * `check`: a check other than the plain web one, lib/rules/check-spec.ts);
  * a readiness and liveness check (`ping`) that only proves the actor's event loop runs; (`stats`)
  * what the actor holds: the TCP connections it dialled and has not closed; or (`cancel`) the end of
  * a probe nobody waits for any longer.
  */
 export type ProbeTask =
-  | { domain: string; lane?: string; userAgent?: string; id?: number; expect?: LocationExpectations }
+  | { domain: string; lane?: string; userAgent?: string; id?: number; expect?: LocationExpectations; check?: CheckSpec }
   | { ping: true }
   | { stats: true }
   | { cancel: number }
@@ -100,7 +111,8 @@ async function checkProxiedName(host: string, port: number): Promise<PolicyRefus
 }
 
 // The actor's one dispatcher lives as long as the thread; each probe still opens a fresh connection.
-const dispatcher = createLocationDispatcher({
+// TCP and TLS checks dial through the same resolver, policy, connect-to and proxy.
+const dialling: LocationDispatcherOptions = {
   proxy: settings.proxy ?? undefined,
   resolveAtProxy: settings.resolveAtProxy,
   connectTo: settings.connectTo,
@@ -108,7 +120,9 @@ const dispatcher = createLocationDispatcher({
   lookup: resolve,
   tls: settings.extraCa === undefined ? undefined : { ca: [...rootCertificates, settings.extraCa] },
   allowAddress: judgesAddresses(policy) ? (ip) => isAllowedAddress(ip, policy) : undefined
-})
+}
+const dispatcher = createLocationDispatcher(dialling)
+const connector = createLocationConnector(dialling)
 const checkTarget = settings.proxy !== null && settings.resolveAtProxy && judgesAddresses(policy) ? checkProxiedName : undefined
 
 const starts = new FairStarts({ perTurn: STARTS_PER_TURN, priority: SCHEDULED_LANE })
@@ -129,9 +143,25 @@ export default async function run(task: ProbeTask): Promise<ProbeResult | ActorS
     cancels.get(task.cancel)?.()
     return 'cancelled'
   }
-  const { domain, userAgent = settings.userAgent, id, expect } = task
-  const options = { domain, dispatcher, timeoutMs: settings.timeoutMs, userAgent, checkTarget, onDeadline, expect }
-  if (id === undefined) return starts.run(task.lane ?? '', () => probe(options))
+  const { domain, userAgent = settings.userAgent, id, expect, check } = task
+  const { timeoutMs } = settings
+  const http = check === undefined || check.type === 'http'
+  const options = {
+    domain,
+    dispatcher,
+    timeoutMs,
+    userAgent,
+    checkTarget,
+    onDeadline,
+    expect,
+    ...(check?.type === 'http' ? { request: check, assertions: check.assertions } : {})
+  }
+  const run = (cancelWith?: (cancel: () => void) => void): Promise<ProbeResult> => {
+    if (http) return probe({ ...options, cancelWith })
+    if (check.type === 'dns') return probeDnsRecord({ domain, spec: check, dns: settings.dns, timeoutMs })
+    return probeSocket({ domain, spec: check, connector, timeoutMs, cancelWith })
+  }
+  if (id === undefined) return starts.run(task.lane ?? '', () => run())
   // A cancelled probe still waiting for its turn is never started; one under way ends as at its
   // deadline. Its answer is thrown away: whoever cancelled it no longer waits for it.
   let end: (() => void) | null = null
@@ -141,9 +171,7 @@ export default async function run(task: ProbeTask): Promise<ProbeResult | ActorS
     end?.()
   })
   try {
-    return await starts.run(task.lane ?? '', () =>
-      cancelled ? Promise.resolve(CANCELLED) : probe({ ...options, cancelWith: (cancel) => (end = cancel) })
-    )
+    return await starts.run(task.lane ?? '', () => (cancelled ? Promise.resolve(CANCELLED) : run((cancel) => (end = cancel))))
   } finally {
     cancels.delete(id)
   }

@@ -34,6 +34,10 @@ export type ProbeErrorCode =
   | 'too_many_redirects'
   | 'unexpected_status'
   | 'body_mismatch'
+  | 'assertion_failed'
+  | 'reply_mismatch'
+  | 'dns_rcode'
+  | 'dns_answer_mismatch'
   | PolicyRefusalCode
   | 'internal'
 
@@ -68,6 +72,10 @@ export const CODE_VERDICTS: Readonly<Record<ProbeErrorCode, readonly LocationVer
   too_many_redirects: ['down'],
   unexpected_status: ['down'],
   body_mismatch: ['down'],
+  assertion_failed: ['down'],
+  reply_mismatch: ['down'],
+  dns_rcode: ['down'],
+  dns_answer_mismatch: ['down'],
   policy_non_public: ['down'],
   policy_port: ['down'],
   internal: ['error']

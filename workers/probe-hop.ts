@@ -44,6 +44,11 @@ export interface Run {
   expired: boolean
   /** What the probe waits on now: a hop in flight, or the policy's look-up. */
   waiting: Expiring | null
+  /** The method and body the next hop sends: the check's, until a redirect turns them into GET. */
+  method: string
+  body: string | null
+  /** How much of the final answer's body is kept: what assertions or `body_contains` read. */
+  keepBytes: number
 }
 
 const EMPTY = Buffer.alloc(0)
@@ -116,7 +121,7 @@ class Hop implements Dispatcher.DispatchHandler, Expiring {
         return
       }
     }
-    this.#chunks = mayBeChallenge(statusCode) || this.#run.opts.expect?.body_contains != null ? [] : null
+    this.#chunks = mayBeChallenge(statusCode) || this.#run.keepBytes > 0 ? [] : null
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -192,12 +197,12 @@ export function beforeDeadline<T>(run: Run, pending: Promise<T>): Promise<T> {
   })
 }
 
-/** Sends one GET for `url` and waits for its answer; rejects when no response came at all. */
+/** Sends the run's request for `url` and waits for its answer; rejects when no response came at all. */
 export async function hop(run: Run, url: URL): Promise<HopAnswer> {
   const { opts, now } = run
   const target = applyConnectTo(opts.connectTo, url.hostname, portOf(url))
   const started = now()
-  const request = new Hop(run, url, opts.maxBodyBytes ?? 65536)
+  const request = new Hop(run, url, Math.max(opts.maxBodyBytes ?? 65536, run.keepBytes))
   run.certificate = null
   const slack = opts.timeoutMs + 1000 // undici's coarse timers must never beat the exact deadline
   run.waiting = request
@@ -206,9 +211,11 @@ export async function hop(run: Run, url: URL): Promise<HopAnswer> {
       {
         origin: `${url.protocol}//${hostPort(target.host, target.port)}`,
         path: url.pathname + url.search,
-        method: 'GET',
-        // Host (and thereby SNI) stays the logical name when connect-to redirects the dial.
-        headers: { host: url.host, 'user-agent': opts.userAgent, accept: '*/*' },
+        method: run.method,
+        // The check's own headers first: Host (and thereby SNI) stays the logical name when
+        // connect-to redirects the dial, and the User-Agent is the service's.
+        headers: { accept: '*/*', ...opts.request?.headers, host: url.host, 'user-agent': opts.userAgent },
+        ...(run.body === null ? {} : { body: run.body }),
         reset: true, // `connection: close`: a fresh, measured connection per request, closed after
         headersTimeout: slack,
         bodyTimeout: slack,

@@ -4,6 +4,16 @@ import type { PolicyRefusalCode } from '../lib/rules/target-policy.js'
 import type { ConnectToRule } from '../lib/rules/connect-to.js'
 import type { LocationExpectations } from '../lib/rules/expectations.js'
 import type { ProbeErrorCode } from './probe-errors.js'
+import type { Assertion } from '../lib/rules/assertions.js'
+import type { Method } from '../lib/rules/check-spec.js'
+
+/** What an `http` check sends beyond the probe's own headers. */
+export interface HttpRequest {
+  method: Method
+  path: string
+  headers: Readonly<Record<string, string>>
+  body: string | null
+}
 
 /**
  * Phases in ms, summed over every hop that got a connection (redirects and the http fallback
@@ -41,6 +51,10 @@ export interface ProbeResult {
   tls_expires_at?: string | null
   /** That certificate's issuer (`CN=R11, O=Let's Encrypt, C=US`), null alongside it. */
   tls_issuer?: string | null
+  /** A `dns` check's records as text (dig's data form), at most 50; absent for other kinds. */
+  answers?: string[]
+  /** With `assertion_failed`: the place (from 0) in the check's list of the first assertion that failed. */
+  assertion?: number
 }
 
 export interface ProbeOptions {
@@ -68,6 +82,14 @@ export interface ProbeOptions {
    * rule alone. With `body_contains`, the final answer's body is kept up to `maxBodyBytes`.
    */
   expect?: LocationExpectations
+  /**
+   * The request the check sends (method, path with query, headers, body); absent: `GET /` with no
+   * header of its own. Followed redirects keep them as a browser does (303, and 301/302 after a
+   * POST, go on with GET and no body).
+   */
+  request?: HttpRequest
+  /** What the final answer must also pass (lib/rules/assertions.ts); the body is kept as far as they read. */
+  assertions?: readonly Assertion[]
   /** Asked before every hop: a refusal stops the probe there. */
   checkTarget?: (host: string, port: number) => Promise<PolicyRefusalCode | null>
   now?: () => number

@@ -39,6 +39,11 @@ export async function chain(run: Run, start: string): Promise<Outcome> {
     // A redirect may lead to another host, but not to another service on it: ports 80 and 443 only
     // (which are also the ports a probe starts on), whatever ALLOW_PRIVATE_TARGETS says.
     if (!WEB_PORTS.has(portOf(answer.next))) return refused('policy_port')
+    // As browsers do: a 303, and a 301 or 302 after a POST, go on as a GET without the body.
+    if (answer.status === 303 ? run.method !== 'HEAD' : (answer.status === 301 || answer.status === 302) && run.method === 'POST') {
+      run.method = 'GET'
+      run.body = null
+    }
     url = answer.next
   }
 }
