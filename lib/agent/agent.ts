@@ -125,7 +125,8 @@ export async function startAgent({
         lane: request.lane,
         cls: request.class,
         userAgent: request.user_agent,
-        expect: requestExpectations(request)
+        expect: requestExpectations(request),
+        ...(request.check === undefined ? {} : { check: request.check })
       })
       .then((answer) => {
         // The location's own failures (a wedged or failed actor) are this agent's, not a measurement:
@@ -149,7 +150,9 @@ export async function startAgent({
             final_url: answer.final_url,
             tls_expires_at: answer.tls_expires_at ?? null,
             tls_issuer: answer.tls_issuer ?? null,
-            timings: answer.timings
+            timings: answer.timings,
+            ...(answer.answers === undefined ? {} : { answers: answer.answers }),
+            ...(answer.assertion === undefined ? {} : { assertion: answer.assertion })
           }
         }
         msg.respond(JSON.stringify(reply))

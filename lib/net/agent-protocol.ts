@@ -3,6 +3,8 @@ import type { LocationVerdict } from '../rules/consensus.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { expectSchema, statusExpected, type LocationExpectations, type StatusEntry } from '../rules/expectations.js'
 import { parseIsoInstant } from '../rules/instants.js'
+import { MAX_ASSERTIONS } from '../rules/assertions.js'
+import { checkSchema, type CheckSpec } from '../rules/check-spec.js'
 import { CODE_VERDICTS, type ProbeErrorCode } from '../../workers/probe-errors.js'
 import type { ProbeResult } from '../../workers/probe-types.js'
 
@@ -58,6 +60,12 @@ export interface AgentProbeRequest {
    * without it: an answer judged by the wrong rule would count in the quorum.
    */
   expect?: { status?: StatusEntry[]; body_contains?: string }
+  /**
+   * What the location does, other than the plain web check (lib/rules/check-spec.ts, normal form);
+   * it holds secret header values, which travel only on this location's own subject. An agent
+   * older than this field refuses the request as invalid (`agent_rejected`).
+   */
+  check?: CheckSpec
 }
 
 /** The expectations as a request carries them: the keys set, nothing for the others. */
@@ -90,7 +98,8 @@ const requestSchema = Joi.object({
     status: expectSchema.extract('status').disallow(null),
     body_contains: expectSchema.extract('body_contains').disallow(null),
     max_response_ms: Joi.forbidden()
-  })
+  }),
+  check: checkSchema
 })
   .unknown(false)
   .prefs({ convert: false })
@@ -125,6 +134,8 @@ const TEXT = /^\P{Cc}*$/u
 const VERDICTS: ReadonlySet<string> = new Set<LocationVerdict>(['up', 'down', 'blocked', 'error'])
 const REPLY_KEYS = ['v', 'location', 'domain', 'result']
 const RESULT_KEYS = ['status', 'http_code', 'response_ms', 'error', 'code', 'final_url', 'tls_expires_at', 'tls_issuer', 'timings']
+/** Keys a result has only for some checks: a `dns` check's answers, a failed assertion's place. */
+const OPTIONAL_RESULT_KEYS = ['answers', 'assertion']
 const TIMING_KEYS = ['dns', 'connect', 'tls', 'first_byte', 'total'] as const
 const WEB_PORTS: ReadonlySet<string> = new Set(['', '80', '443'])
 
@@ -133,7 +144,7 @@ export interface AgentProbeReply {
   v: 1
   location: string
   domain: string
-  result: Required<ProbeResult>
+  result: Omit<ProbeResult, 'tls_expires_at' | 'tls_issuer'> & { tls_expires_at: string | null; tls_issuer: string | null }
 }
 
 /** What the central knows of the request an answer claims to answer. */
@@ -155,10 +166,10 @@ function record(value: unknown): Record<string, unknown> | null {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null
 }
 
-/** The key of `value` that is missing from `keys`, or outside them; null when it has exactly them. */
-function wrongKey(value: Record<string, unknown>, keys: readonly string[]): string | null {
+/** The key of `value` that is missing from `keys`, or outside them and `optional`; null when it has exactly them. */
+function wrongKey(value: Record<string, unknown>, keys: readonly string[], optional: readonly string[] = []): string | null {
   for (const key of keys) if (!(key in value)) return `missing "${key}"`
-  for (const key in value) if (!keys.includes(key)) return `unknown "${key}"`
+  for (const key in value) if (!keys.includes(key) && !optional.includes(key)) return `unknown "${key}"`
   return null
 }
 
@@ -191,14 +202,17 @@ export function readProbeReply(data: Uint8Array, asked: AskedProbe): ReplyReadin
   if (reply.domain !== asked.request.domain) return bad('another domain')
   const r = record(reply.result)
   if (r === null) return bad('no result')
-  const fields = wrongKey(r, RESULT_KEYS)
+  const fields = wrongKey(r, RESULT_KEYS, OPTIONAL_RESULT_KEYS)
   if (fields !== null) return bad(`result: ${fields}`)
   const { status, code, error, http_code: httpCode, final_url: finalUrl } = r
   if (typeof status !== 'string' || !VERDICTS.has(status)) return bad('status')
   if (!(code === null || (typeof code === 'string' && Object.hasOwn(CODE_VERDICTS, code)))) return bad('code')
   if (!(error === null || text(error, 1000))) return bad('error')
   if (typeof httpCode !== 'number' || !Number.isInteger(httpCode) || httpCode < 0 || httpCode > 999) return bad('http_code')
-  const verdict = judgedConsistently(status as LocationVerdict, code as ProbeErrorCode | null, error, httpCode, asked.request)
+  const verdict =
+    asked.request.check === undefined || asked.request.check.type === 'http'
+      ? judgedConsistently(status as LocationVerdict, code as ProbeErrorCode | null, error, httpCode, asked.request)
+      : judgedOtherKind(status as LocationVerdict, code as ProbeErrorCode | null, error, httpCode, asked.request.check)
   if (verdict !== null) return bad(verdict)
   const timings = record(r.timings)
   if (timings === null || wrongKey(timings, TIMING_KEYS) !== null) return bad('timings')
@@ -208,18 +222,38 @@ export function readProbeReply(data: Uint8Array, asked: AskedProbe): ReplyReadin
   const phases = times.dns + times.connect + times.tls + times.first_byte
   if (r.response_ms !== times.total || phases > times.total + 1) return bad('timings do not add up')
   if (times.total > asked.elapsedMs + TIMING_SLACK_MS) return bad('timings longer than the request was out')
-  if (!(finalUrl === null || webUrl(finalUrl))) return bad('final_url')
-  if (status === 'up' && finalUrl === null) return bad('final_url')
+  const check = asked.request.check
+  const web = check === undefined || check.type === 'http'
+  if (web ? !(finalUrl === null || webUrl(finalUrl)) : finalUrl !== null) return bad('final_url')
+  if (web && status === 'up' && finalUrl === null) return bad('final_url')
   const expires = r.tls_expires_at
   let expiresAt: string | null = null
   if (expires !== null) {
     const at = typeof expires === 'string' ? parseIsoInstant(expires) : null
     if (at === null || at.getTime() < asked.now - CLOCK_SKEW_MS) return bad('tls_expires_at')
-    if (typeof finalUrl !== 'string' || !finalUrl.startsWith('https:')) return bad('tls_expires_at without https')
+    // A handshake happened: an https hop, or a TLS (or TCP over TLS) check.
+    const secure = web
+      ? typeof finalUrl === 'string' && finalUrl.startsWith('https:')
+      : check.type === 'tls' || (check.type === 'tcp' && check.tls)
+    if (!secure) return bad('tls_expires_at without a handshake')
     expiresAt = at.toISOString()
   }
   const issuer = r.tls_issuer
   if (!(issuer === null || (text(issuer, 512) && expiresAt !== null))) return bad('tls_issuer')
+  const { answers, assertion } = r
+  if (
+    answers !== undefined &&
+    (check?.type !== 'dns' || !(Array.isArray(answers) && answers.length <= 50 && answers.every((a) => text(a, 512))))
+  )
+    return bad('answers')
+  const asserted = code === 'assertion_failed'
+  if (asserted !== (assertion !== undefined)) return bad('assertion')
+  const listed = check?.assertions.length ?? 0
+  if (
+    assertion !== undefined &&
+    !(Number.isInteger(assertion) && (assertion as number) >= 0 && (assertion as number) < Math.min(listed, MAX_ASSERTIONS))
+  )
+    return bad('assertion')
   return {
     ok: true,
     result: {
@@ -231,7 +265,9 @@ export function readProbeReply(data: Uint8Array, asked: AskedProbe): ReplyReadin
       final_url: finalUrl as string | null,
       tls_expires_at: expiresAt,
       tls_issuer: issuer,
-      timings: { dns: times.dns, connect: times.connect, tls: times.tls, first_byte: times.first_byte, total: times.total }
+      timings: { dns: times.dns, connect: times.connect, tls: times.tls, first_byte: times.first_byte, total: times.total },
+      ...(answers === undefined ? {} : { answers: answers }),
+      ...(assertion === undefined ? {} : { assertion: assertion as number })
     }
   }
 }
@@ -257,6 +293,44 @@ function judgedConsistently(
   if (code === 'unexpected_status' && expected === null) return 'unexpected_status without a status list'
   if (code === 'body_mismatch' && request.expect?.body_contains === undefined) return 'body_mismatch without body_contains'
   if (code === 'http_5xx' && httpCode < 500) return 'http_5xx without a 5xx'
+  if (code === 'assertion_failed' && (request.check?.assertions.length ?? 0) === 0) return 'assertion_failed without assertions'
+  if (KIND_CODES[code] !== undefined) return `${code} from an http check`
+  return null
+}
+
+/** The codes only a kind of check other than `http` reports. */
+const KIND_CODES: Readonly<Partial<Record<ProbeErrorCode, CheckSpec['type']>>> = {
+  reply_mismatch: 'tcp',
+  dns_rcode: 'dns',
+  dns_answer_mismatch: 'dns'
+}
+
+/** As {@link judgedConsistently}, for a `tcp`, `tls` or `dns` check: no HTTP status, and its kind's codes. */
+function judgedOtherKind(
+  status: LocationVerdict,
+  code: ProbeErrorCode | null,
+  error: unknown,
+  httpCode: number,
+  check: Exclude<CheckSpec, { type: 'http' }>
+): string | null {
+  if (httpCode !== 0) return `an HTTP status from a ${check.type} check`
+  if (status === 'up') return code !== null || error !== null ? 'up with an error' : null
+  if (code === null || error === null) return `${status} without a code and an error`
+  if (!CODE_VERDICTS[code].includes(status)) return `${status} with code ${code}`
+  const only = KIND_CODES[code]
+  if (only !== undefined && only !== check.type) return `${code} from a ${check.type} check`
+  if (code === 'assertion_failed' && check.assertions.length === 0) return 'assertion_failed without assertions'
+  const http = [
+    'unexpected_status',
+    'body_mismatch',
+    'http_5xx',
+    'http_empty_reply',
+    'http_protocol',
+    'too_many_redirects',
+    'blocked_challenge',
+    'blocked_status'
+  ]
+  if (http.includes(code)) return `${code} from a ${check.type} check`
   return null
 }
 

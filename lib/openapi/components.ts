@@ -7,6 +7,7 @@ import { MAX_SLUG_LENGTH } from '../rules/status-page-fields.js'
 import { ref, type Json } from './parts.js'
 import { badgeSchemas } from './schemas/badges.js'
 import { checkSchemas } from './schemas/checks.js'
+import { checkSpecSchemas } from './schemas/check-spec.js'
 import { maintenanceSchemas } from './schemas/maintenance.js'
 import { pageRecordSchemas } from './schemas/page-records.js'
 import { serviceSchemas } from './schemas/service.js'
@@ -18,6 +19,7 @@ import { webhookSchemas } from './schemas/webhooks.js'
 const schemas: Json = {
   ...serviceSchemas,
   ...checkSchemas,
+  ...checkSpecSchemas,
   ...siteSchemas,
   ...settingsSchemas,
   ...maintenanceSchemas,

@@ -1,3 +1,4 @@
+import { checkDigest, isPlainWebCheck, type CheckSpec } from '../rules/check-spec.js'
 import type { SiteStatus } from '../rules/consensus.js'
 import { sameExpectations, type Expectations, type LocationExpectations } from '../rules/expectations.js'
 import { isSlowCheck } from '../rules/slow.js'
@@ -11,6 +12,8 @@ import { isSlowCheck } from '../rules/slow.js'
 export interface Ask {
   domain: string
   expect: Readonly<Expectations> | null
+  /** What each location does (lib/rules/check-spec.ts); null: the plain web check. */
+  check: CheckSpec | null
   /** What its result is kept and its run shared under ({@link checkKey}). */
   runKey: string
   /** Judged as the site's settings judge it: the result may be recorded for a tracked site. */
@@ -23,9 +26,11 @@ export interface Ask {
  * normal form, so that checks judged by different rules never answer for each other. A domain
  * holds no space, and JSON no raw newline (check-runs' messages split on the first one).
  */
-export function checkKey(domain: string, expect: Readonly<Expectations> | null): string {
-  if (expect === null) return domain
-  return `${domain} expect:${JSON.stringify([expect.status, expect.body_contains, expect.max_response_ms])}`
+export function checkKey(domain: string, expect: Readonly<Expectations> | null, check: CheckSpec | null = null): string {
+  // A check's own request and assertions by their digest: a key never holds a secret header.
+  const asked = check === null ? domain : `${domain} check:${checkDigest(check)}`
+  if (expect === null) return asked
+  return `${asked} expect:${JSON.stringify([expect.status, expect.body_contains, expect.max_response_ms])}`
 }
 
 /** The part of the expectations each location judges; undefined when that part sets nothing. */
@@ -37,12 +42,23 @@ export function judgedAtLocations(expect: Readonly<Expectations> | null): Locati
 /**
  * A check of `domain` asking `given` expectations, or (given none) the site's own `site` ones: a
  * tracked site's checks are judged by its settings, whoever asks. Only a check judged as the site's
- * settings judge it is recorded; one asking other expectations is answered, never recorded.
+ * settings judge it is recorded; one asking other expectations, or a check of its own (`check`,
+ * other than the site's), is answered, never recorded. `siteCheck` is the tracked site's own
+ * request and assertions, which a check asking none sends.
  */
-export function ask(domain: string, given: Readonly<Expectations> | null = null, site: Readonly<Expectations> | null = null): Ask {
+export function ask(
+  domain: string,
+  given: Readonly<Expectations> | null = null,
+  site: Readonly<Expectations> | null = null,
+  check: CheckSpec | null = null,
+  siteCheck: CheckSpec | null = null
+): Ask {
   const expect = given ?? site
-  const record = given === null || (site !== null && sameExpectations(given, site))
-  return { domain, expect, runKey: checkKey(domain, expect), record }
+  const asked = isPlainWebCheck(check) ? siteCheck : check
+  const own = isPlainWebCheck(check) || (siteCheck !== null && checkDigest(check as CheckSpec) === checkDigest(siteCheck))
+  const record = own && (given === null || (site !== null && sameExpectations(given, site)))
+  const spec = isPlainWebCheck(asked) ? null : asked
+  return { domain, expect, check: spec, runKey: checkKey(domain, expect, spec), record }
 }
 
 /** The result's `slow`, present only when the check gave `max_response_ms`: existing answers keep their fields. */

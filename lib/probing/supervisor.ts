@@ -3,9 +3,11 @@ import type { ConnectToRule } from '../../config/index.js'
 import { isRefusal, type Admission, type Ticket } from './admission.js'
 import { CapacityError, TargetPolicyError } from './check-errors.js'
 import { applyConnectTo } from '../rules/connect-to.js'
-import { decide, type SiteStatus } from '../rules/consensus.js'
+import { decide } from '../rules/consensus.js'
 import type { Expectations, LocationExpectations } from '../rules/expectations.js'
+import { shownCheck, type CheckSpec } from '../rules/check-spec.js'
 import { ask, judgedAtLocations, slowField, type Ask, type SharedRuns } from './check-asks.js'
+import { resultOf, reused, type CheckResult, type Outcome } from './check-result.js'
 
 export type { SharedRuns } from './check-asks.js'
 import type { LocationAnswer, LocationResult } from './locations/index.js'
@@ -16,22 +18,7 @@ import { isPolicyRefusal, NON_PUBLIC_ERROR, POLICY_ERRORS, type TargetPolicy } f
 
 export { CapacityError, TargetPolicyError } from './check-errors.js'
 export { checkKey } from './check-asks.js'
-
-/** The check endpoint's answer: the spec's fields first, then what API consumers also want. */
-export interface CheckResult {
-  domain: string
-  status: SiteStatus
-  locations_answered: number
-  locations_total: number
-  response_ms: number | null
-  cached: boolean
-  locations: LocationResult[]
-  checked_at: string
-  partial: boolean
-  blocked: boolean
-  /** Up with a consensus response time over the check's `max_response_ms`; present only when one was given. */
-  slow?: boolean
-}
+export type { CheckResult, Outcome } from './check-result.js'
 
 const UNCOUNTED: Ticket = { release: () => {} }
 
@@ -44,21 +31,17 @@ export const CHECKS_PER_TURN = 64
 
 const ready = (): Promise<void> => Promise.resolve()
 
-/** The result of an outcome, or the policy's refusal thrown. */
-function resultOf(outcome: Outcome): CheckResult {
-  if (!outcome.ok) throw new TargetPolicyError(outcome.error)
-  return outcome.result
-}
-
-/** A kept outcome as a later check answers it: the same result, marked cached. */
-function reused(outcome: Outcome): Outcome {
-  return outcome.ok ? { ...outcome, result: { ...outcome.result, cached: true } } : outcome
-}
-
 /** Anything that can ask every location about a domain: the Piscina actors in production. */
 export interface Prober {
   /** `lane`: whose check it is, {@link SCHEDULED_LANE} or a key's (see {@link laneOf}). */
-  probeAll(domain: string, lane?: string, light?: boolean, signal?: AbortSignal, expect?: LocationExpectations): Promise<LocationAnswer[]>
+  probeAll(
+    domain: string,
+    lane?: string,
+    light?: boolean,
+    signal?: AbortSignal,
+    expect?: LocationExpectations,
+    check?: CheckSpec
+  ): Promise<LocationAnswer[]>
 }
 
 /**
@@ -92,17 +75,13 @@ export interface SupervisorOptions {
   onResult?: (result: CheckResult, source: 'demand' | 'schedule') => void
   /** A tracked site's own expectations (normal form; null when it sets none or is not tracked). */
   siteExpect?: (domain: string) => Readonly<Expectations> | null
+  /** A tracked site's own request and assertions (null: the plain web check, or not tracked). */
+  siteCheck?: (domain: string) => CheckSpec | null
   /** MAX_CHECKS_IN_FLIGHT's gate; without one (some tests) every check is admitted. */
   admission?: Admission
   /** With REDIS_URL: on-demand results and their probe runs shared with the other instances. */
   shared?: SharedRuns<Outcome>
 }
-
-/**
- * A check's result, with whether it was cut short (by the stop, or cancelled: nobody waited any
- * longer); or the policy's refusal (the 400's text).
- */
-export type Outcome = { ok: true; result: CheckResult; cut: boolean } | { ok: false; error: string }
 
 /** A probe run under way, and who waits for it. */
 interface Run {
@@ -146,8 +125,11 @@ export class CheckSupervisor {
    * new probe run would exceed the capacity; a cached result or a run already under way costs none.
    * `expect`: the expectations (normal form) the locations judge the answers by.
    */
-  async check(domain: string, { key, expect = null }: { key?: string; expect?: Readonly<Expectations> | null } = {}): Promise<CheckResult> {
-    const outcome = await this.#outcome(this.#ask(domain, expect), key)
+  async check(
+    domain: string,
+    { key, expect = null, check = null }: { key?: string; expect?: Readonly<Expectations> | null; check?: CheckSpec | null } = {}
+  ): Promise<CheckResult> {
+    const outcome = await this.#outcome(this.#ask(domain, expect, check), key)
     if (!outcome.ok) throw new TargetPolicyError(outcome.error)
     return outcome.result
   }
@@ -168,9 +150,14 @@ export class CheckSupervisor {
    */
   async checkWhenFree(
     domain: string,
-    { key, signal, expect = null }: { key?: string; signal: AbortSignal; expect?: Readonly<Expectations> | null }
+    {
+      key,
+      signal,
+      expect = null,
+      check = null
+    }: { key?: string; signal: AbortSignal; expect?: Readonly<Expectations> | null; check?: CheckSpec | null }
   ): Promise<CheckResult> {
-    const asked = this.#ask(domain, expect)
+    const asked = this.#ask(domain, expect, check)
     const cached = this.#cache?.get(asked.runKey)
     if (cached) return resultOf(reused(cached))
     let run = this.#inFlight.get(asked.runKey)
@@ -287,8 +274,8 @@ export class CheckSupervisor {
     return value
   }
 
-  #ask(domain: string, given: Readonly<Expectations> | null): Ask {
-    return ask(domain, given, this.#opts.siteExpect?.(domain) ?? null)
+  #ask(domain: string, given: Readonly<Expectations> | null, check: CheckSpec | null = null): Ask {
+    return ask(domain, given, this.#opts.siteExpect?.(domain) ?? null, check, this.#opts.siteCheck?.(domain) ?? null)
   }
 
   #admit(source: 'demand' | 'schedule', key: string | undefined): Ticket {
@@ -343,23 +330,26 @@ export class CheckSupervisor {
    * The check's work on this thread, handing it over and answering it, is done in its lane's turn:
    * a flood of one key's checks (thousands timing out together) does not hold up another's.
    */
-  async #probe({ domain, expect }: Ask, lane: string, light: boolean, signal: AbortSignal | undefined): Promise<Outcome> {
+  async #probe({ domain, expect, check }: Ask, lane: string, light: boolean, signal: AbortSignal | undefined): Promise<Outcome> {
     await this.#turns.run(lane, ready)
     const { connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
-    const dial = applyConnectTo(connectTo, domain, 443)
-    const verdict = await checkHost(dial.host, this.#policy, { lookup, timeoutMs: lookupTimeoutMs })
+    const dial = applyConnectTo(connectTo, domain, check !== null && check.type !== 'http' && check.type !== 'dns' ? check.port : 443)
+    // A DNS check dials nothing: the location's resolvers are asked about the name.
+    const verdict =
+      check?.type === 'dns' ? { ok: true as const } : await checkHost(dial.host, this.#policy, { lookup, timeoutMs: lookupTimeoutMs })
     // A name that does not resolve (or not in time) is not refused here: the locations will report
     // it as down, and a direct location judges the very address it dials.
     if (!verdict.ok && verdict.reason === 'non_public') return { ok: false, error: NON_PUBLIC_ERROR }
     const checkedAt = this.#now()
-    const answers = await prober.probeAll(domain, lane, light, signal, judgedAtLocations(expect))
+    const answers = await prober.probeAll(domain, lane, light, signal, judgedAtLocations(expect), check ?? undefined)
     await this.#turns.run(lane, ready)
     let cut = false
     const locations: LocationResult[] = []
-    for (const { code, ...result } of answers) {
+    for (const answer of answers) {
+      const { code } = answer
       if (isPolicyRefusal(code)) return { ok: false, error: POLICY_ERRORS[code] }
       cut ||= code === 'location_stopping' || code === 'location_cancelled'
-      locations.push(result)
+      locations.push({ ...answer, code: code ?? null })
     }
     const consensus = decide(locations)
     return {
@@ -376,7 +366,8 @@ export class CheckSupervisor {
         checked_at: checkedAt.toISOString(),
         partial: consensus.partial,
         blocked: consensus.blocked,
-        ...slowField(expect, consensus)
+        ...slowField(expect, consensus),
+        ...(check === null ? {} : { check: shownCheck(check) })
       }
     }
   }

@@ -6,6 +6,7 @@ import { requireScope } from '../auth.js'
 import { safeErrorSummary } from '../errors.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { checkExpectations, expectSchema, type ExpectationsPatch } from '../rules/expectations.js'
+import { checkDigest, checkSchema, type CheckSpec } from '../rules/check-spec.js'
 import { TargetPolicyError, type CheckResult, type CheckSupervisor } from '../probing/supervisor.js'
 import { chargeRequest, refundRequest, type RateLimitCredentials, type Limiter } from '../rate-limit.js'
 import { CHECK_COST } from './check.js'
@@ -16,14 +17,20 @@ export const MAX_BATCH_DOMAINS = 100
 const MAX_BATCH_BYTES = 32 * 1024
 export const NDJSON = 'application/x-ndjson'
 
+const entry = Joi.alternatives(
+  Joi.string().allow('').max(2048),
+  Joi.object({ domain: Joi.string().allow('').max(2048).required(), check: checkSchema }).unknown(false)
+)
+
 const body = Joi.object({
   domains: Joi.array()
-    .items(Joi.string().allow('').max(2048))
+    .items(entry)
     .min(1)
     .max(MAX_BATCH_DOMAINS)
     .required()
-    .messages({ 'array.base': '"domains" must be a list of domains' }),
-  expect: expectSchema
+    .messages({ 'array.base': '"domains" must be a list of domains, or of objects with a "domain" and an optional "check"' }),
+  expect: expectSchema,
+  check: checkSchema
 })
   .required()
   .unknown(false)
@@ -45,16 +52,30 @@ export interface BatchSummary {
   errors: number
 }
 
-/** The batch as sent, made distinct: the domains to check and the entries that are not domains. */
-function readBatch(entries: readonly string[]): { domains: string[]; invalid: BatchError[] } {
-  const domains = new Set<string>()
+/** One distinct check of a batch: a domain and what its locations do (null: the plain web check). */
+interface BatchEntry {
+  domain: string
+  check: CheckSpec | null
+}
+
+/**
+ * The batch as sent, made distinct: the checks to run (a domain with the same check once; the
+ * batch's `check` for entries that name none) and the entries that are not domains.
+ */
+function readBatch(
+  entries: ReadonlyArray<string | { domain: string; check?: CheckSpec }>,
+  shared: CheckSpec | null
+): { domains: BatchEntry[]; invalid: BatchError[] } {
+  const domains = new Map<string, BatchEntry>()
   const invalid = new Map<string, BatchError>()
-  for (const entry of entries) {
-    const parsed = tryNormaliseDomain(entry)
-    if (parsed.ok) domains.add(parsed.domain)
-    else if (!invalid.has(entry)) invalid.set(entry, { domain: entry, error: parsed.error.message, code: 'invalid_domain' })
+  for (const item of entries) {
+    const given = typeof item === 'string' ? item : item.domain
+    const check = typeof item === 'string' ? shared : (item.check ?? shared)
+    const parsed = tryNormaliseDomain(given)
+    if (parsed.ok) domains.set(`${parsed.domain} ${check === null ? '' : checkDigest(check)}`, { domain: parsed.domain, check })
+    else if (!invalid.has(given)) invalid.set(given, { domain: given, error: parsed.error.message, code: 'invalid_domain' })
   }
-  return { domains: [...domains], invalid: [...invalid.values()] }
+  return { domains: [...domains.values()], invalid: [...invalid.values()] }
 }
 
 /**
@@ -114,8 +135,12 @@ export function batchCheckRoutes({ checks, limiter }: { checks: CheckSupervisor;
         validate: { payload: body }
       },
       handler: async (request, h) => {
-        const payload = request.payload as { domains: string[]; expect?: ExpectationsPatch }
-        const { domains, invalid } = readBatch(payload.domains)
+        const payload = request.payload as {
+          domains: Array<string | { domain: string; check?: CheckSpec }>
+          expect?: ExpectationsPatch
+          check?: CheckSpec
+        }
+        const { domains, invalid } = readBatch(payload.domains, payload.check ?? null)
         const expect = checkExpectations(payload.expect)
         const cost = CHECK_COST * domains.length
         const charged = await chargeRequest(request, limiter, cost)
@@ -132,9 +157,9 @@ export function batchCheckRoutes({ checks, limiter }: { checks: CheckSupervisor;
           if (!request.raw.res.writableFinished) gone.abort(new Error('the client went away'))
         })
         /** A domain's line; null once the client has gone. */
-        const checkOne = async (domain: string): Promise<BatchLine | null> => {
+        const checkOne = async ({ domain, check }: BatchEntry): Promise<BatchLine | null> => {
           try {
-            const result = await checks.checkWhenFree(domain, { key: String(keyId), signal: gone.signal, expect })
+            const result = await checks.checkWhenFree(domain, { key: String(keyId), signal: gone.signal, expect, check })
             summary.checked++
             if (result.cached) summary.cached++
             return result

@@ -17,9 +17,11 @@ export interface CheckStack {
   /** Another key of the same service (checks pass it as `bearer(key)` in their headers). */
   issueKey: (options?: { name?: string; limit?: number | null }) => Promise<string>
   results: CheckResult[]
+  /** `extra`: more of the body (`check`, `expect`). */
   check(
     domain: unknown,
-    headers?: Record<string, string>
+    headers?: Record<string, string>,
+    extra?: Record<string, unknown>
   ): Promise<{ status: number; body: any; headers: Record<string, unknown>; res: ServerInjectResponse }>
 }
 
@@ -36,7 +38,8 @@ export async function checkStack(
     scheduledActors = false,
     lightActors = false,
     engine = 'sqlite',
-    siteExpect
+    siteExpect,
+    env: extraEnv = {}
   }: {
     proxies: Array<number | null>
     connectTo: string
@@ -53,6 +56,8 @@ export async function checkStack(
     engine?: 'sqlite' | 'mysql'
     /** Tracked sites' own expectations (the service reads them from its in-memory states). */
     siteExpect?: (domain: string) => Readonly<Expectations> | null
+    /** More settings (DNS_SERVERS, ...). */
+    env?: Record<string, string>
   }
 ): Promise<CheckStack> {
   const locations = proxies.map((port, i) => ({
@@ -64,7 +69,8 @@ export async function checkStack(
     CONNECT_TO: connectTo,
     ALLOW_PRIVATE_TARGETS: '1',
     PROBE_TIMEOUT_MS: String(timeoutMs),
-    CACHE_TTL_S: String(cacheTtlS)
+    CACHE_TTL_S: String(cacheTtlS),
+    ...extraEnv
   }
   const config = loadConfig(env)
   const results: CheckResult[] = []
@@ -89,12 +95,12 @@ export async function checkStack(
     key,
     issueKey,
     results,
-    check: async (domain, headers = {}) => {
+    check: async (domain, headers = {}, extra = {}) => {
       const res = await server.inject({
         method: 'POST',
         url: '/api/v1/check',
         headers: { ...bearer(key), 'content-type': 'application/json', ...headers },
-        payload: JSON.stringify({ domain })
+        payload: JSON.stringify({ domain, ...extra })
       })
       return { status: res.statusCode, body: JSON.parse(res.payload), headers: res.headers, res }
     }

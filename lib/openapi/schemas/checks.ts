@@ -6,8 +6,13 @@ export const checkSchemas: Json = {
     type: 'object',
     required: ['domain'],
     properties: {
-      domain: { type: 'string', description: 'A hostname, or an http(s) URL reduced to its host.', examples: ['example.com'] },
-      expect: ref('schemas', 'CheckExpectations')
+      domain: {
+        type: 'string',
+        description: 'A hostname, or an http(s) URL without a path, reduced to its host.',
+        examples: ['example.com']
+      },
+      expect: ref('schemas', 'CheckExpectations'),
+      check: ref('schemas', 'Check')
     },
     additionalProperties: false
   },
@@ -64,6 +69,13 @@ export const checkSchemas: Json = {
       http_code: { type: 'integer', minimum: 0, maximum: 599, description: 'Last HTTP status seen; 0 when there was no HTTP response.' },
       response_ms: ms,
       error: { ...nullable({ type: 'string' }), description: 'null when up, otherwise a short stable text such as "dns: NXDOMAIN".' },
+      code: { ...nullable(ref('schemas', 'LocationCode')), description: 'The error for code to branch on; null when up.' },
+      answers: { type: 'array', maxItems: 50, items: { type: 'string' }, description: "A `dns` check's records, in dig's data form." },
+      assertion: {
+        type: 'integer',
+        minimum: 0,
+        description: 'With `assertion_failed`: the place (from 0) of the first assertion that failed.'
+      },
       final_url: nullable({ type: 'string', format: 'uri' }),
       timings: ref('schemas', 'Timings'),
       tls_expires_at: {
@@ -106,6 +118,10 @@ export const checkSchemas: Json = {
       slow: {
         type: 'boolean',
         description: 'Only when the check gave `expect.max_response_ms`: up, with response_ms over it.'
+      },
+      check: {
+        ...ref('schemas', 'Check'),
+        description: 'The check each location ran (secret header values masked); absent for the web check.'
       }
     },
     additionalProperties: false
@@ -118,11 +134,23 @@ export const checkSchemas: Json = {
         type: 'array',
         minItems: 1,
         maxItems: 100,
-        items: { type: 'string', maxLength: 2048 },
-        description: 'Hostnames or http(s) URLs, as for a single check; duplicates after normalisation are checked once.',
+        items: {
+          oneOf: [
+            { type: 'string', maxLength: 2048 },
+            {
+              type: 'object',
+              required: ['domain'],
+              properties: { domain: { type: 'string', maxLength: 2048 }, check: ref('schemas', 'Check') },
+              additionalProperties: false
+            }
+          ]
+        },
+        description:
+          'Hostnames or http(s) URLs as for a single check, or `{"domain", "check"}` objects; an entry without a check takes the batch\'s `check`. A domain with the same check twice is checked once.',
         examples: [['example.com', 'example.org']]
       },
-      expect: ref('schemas', 'CheckExpectations')
+      expect: ref('schemas', 'CheckExpectations'),
+      check: ref('schemas', 'Check')
     },
     additionalProperties: false
   },

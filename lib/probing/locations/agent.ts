@@ -45,14 +45,15 @@ export class AgentLocation implements Location {
     return Promise.resolve()
   }
 
-  async probe({ domain, lane, cls, expect }: ProbeRequest): Promise<Omit<LocationAnswer, 'location'>> {
+  async probe({ domain, lane, cls, expect, check }: ProbeRequest): Promise<Omit<LocationAnswer, 'location'>> {
     const request: AgentProbeRequest = {
       v: 1,
       domain,
       ...(lane === undefined ? {} : { lane }),
       class: cls,
       user_agent: this.#userAgent,
-      ...(expect === undefined ? {} : { expect: agentExpectations(expect) })
+      ...(expect === undefined ? {} : { expect: agentExpectations(expect) }),
+      ...(check === undefined ? {} : { check })
     }
     const answer = await this.#link.request(this.#agent, request, this.#limitMs)
     if (!answer.ok) return notAnswered(answer.code, ERRORS[answer.code])

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { ConnectToRule, LocationConfig } from '../../../config/index.js'
 import { dnsTimeoutFor, type DnsSettings } from '../../net/resolver.js'
+import type { CheckSpec } from '../../rules/check-spec.js'
 import type { LocationExpectations } from '../../rules/expectations.js'
 import type { TargetPolicy } from '../../rules/target-policy.js'
 import type { Piscina } from 'piscina'
@@ -139,9 +140,16 @@ export class Locations {
    * ends its own request a hop's margin later. The others are not held up. `lane` is whose check it
    * is (workers/fair-starts.ts); `light`: the check of a consumer with few checks in flight;
    * `signal`: aborted when nobody waits for the check any longer, which ends it at once; `expect`:
-   * what the check expects of each location's final answer.
+   * what the check expects of each location's final answer; `check`: what each location does.
    */
-  probeAll(domain: string, lane?: string, light = false, signal?: AbortSignal, expect?: LocationExpectations): Promise<LocationAnswer[]> {
+  probeAll(
+    domain: string,
+    lane?: string,
+    light = false,
+    signal?: AbortSignal,
+    expect?: LocationExpectations,
+    check?: CheckSpec
+  ): Promise<LocationAnswer[]> {
     const labels = this.#labels
     const locations = this.all
     if (this.#cutAll)
@@ -183,7 +191,14 @@ export class Locations {
         giveUp('location_cancelled', CANCELLED_ERROR, false)
       }
       signal?.addEventListener('abort', cancelled, { once: true })
-      const request = { domain, lane, cls, ...(signal === undefined ? {} : { signal }), ...(expect === undefined ? {} : { expect }) }
+      const request = {
+        domain,
+        lane,
+        cls,
+        ...(signal === undefined ? {} : { signal }),
+        ...(expect === undefined ? {} : { expect }),
+        ...(check === undefined ? {} : { check })
+      }
       for (let i = 0; i < labels.length; i++) {
         void (locations[i] as Location).probe(request).then((result) => {
           answer(i, result)

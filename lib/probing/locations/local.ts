@@ -102,7 +102,7 @@ export class LocalLocation implements Location {
     await Promise.all([...starting].map((pool) => pool.run({ ping: true } satisfies ProbeTask)))
   }
 
-  probe({ domain, lane, cls, userAgent, expect, signal }: ProbeRequest): Promise<Omit<LocationAnswer, 'location'>> {
+  probe({ domain, lane, cls, userAgent, expect, check, signal }: ProbeRequest): Promise<Omit<LocationAnswer, 'location'>> {
     const actor = this.#actorFor(cls)
     // No abort signal for Piscina: aborting a running task terminates the whole thread and every
     // probe on it. A probe that may be cancelled carries an id, and a cancel task names it to the
@@ -114,7 +114,8 @@ export class LocalLocation implements Location {
         lane,
         ...(userAgent === undefined ? {} : { userAgent }),
         ...(id === undefined ? {} : { id }),
-        ...(expect === undefined ? {} : { expect })
+        ...(expect === undefined ? {} : { expect }),
+        ...(check === undefined ? {} : { check })
       } satisfies ProbeTask)
       .then(
         (result: ProbeResult) => result,

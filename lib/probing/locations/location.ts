@@ -1,6 +1,7 @@
 import type { ProbeErrorCode, ProbeResult } from '../../../workers/http-probe.js'
 import type { LocationExpectations } from '../../rules/expectations.js'
 import type { ServiceClass } from './classes.js'
+import type { CheckSpec } from '../../rules/check-spec.js'
 
 /** Extra time a local location gets beyond its probe deadline before it counts as not answering. */
 export const ANSWER_MARGIN_MS = 2000
@@ -16,35 +17,39 @@ export const CANCELLED_ERROR = 'location: check cancelled'
  * be reached, the agent refused the request as invalid, was at its capacity or failed to probe, the
  * agent's own target policy refused the target, or its answer was refused as not understood.
  */
-export type LocationFailureCode =
-  | 'location_failed'
-  | 'location_no_answer'
-  | 'location_stopping'
-  | 'location_cancelled'
-  | 'agent_none'
-  | 'agent_no_answer'
-  | 'agent_unreachable'
-  | 'agent_rejected'
-  | 'agent_busy'
-  | 'agent_failed'
-  | 'agent_refused'
-  | 'agent_bad_answer'
+export const LOCATION_FAILURE_CODES = [
+  'location_failed',
+  'location_no_answer',
+  'location_stopping',
+  'location_cancelled',
+  'agent_none',
+  'agent_no_answer',
+  'agent_unreachable',
+  'agent_rejected',
+  'agent_busy',
+  'agent_failed',
+  'agent_refused',
+  'agent_bad_answer'
+] as const
+export type LocationFailureCode = (typeof LOCATION_FAILURE_CODES)[number]
 
 /** The code of a location's error: the probe's, or the location's own when it did not answer. */
 export type LocationErrorCode = ProbeErrorCode | LocationFailureCode
 
-/** One location's result as the check endpoint reports it (and the store keeps it). */
+/**
+ * One location's result as the check endpoint reports it (and the store keeps it): the probe's
+ * result with its stable `code` beside `error` (null when there is none).
+ */
 export interface LocationResult extends Omit<ProbeResult, 'code'> {
   location: string
+  code?: LocationErrorCode | null
 }
 
 /**
- * What a location answered: its result and the code of its error, which the endpoint does not
- * show. A prober that brings no codes (test doubles) leaves `code` out: nothing is then refused.
+ * What a location answered. A prober that brings no codes (test doubles) leaves `code` out:
+ * nothing is then refused.
  */
-export interface LocationAnswer extends LocationResult {
-  code?: LocationErrorCode | null
-}
+export type LocationAnswer = LocationResult
 
 /** A probe as a location takes it. */
 export interface ProbeRequest {
@@ -56,6 +61,8 @@ export interface ProbeRequest {
   userAgent?: string
   /** What the check expects of the final answer, judged here; absent: the probe's own rule. */
   expect?: LocationExpectations
+  /** What the location does; absent: the plain web check. */
+  check?: CheckSpec
   /**
    * Aborted when nobody waits for the probe any longer: a local actor then ends it (an agent's runs
    * to its own deadline; only the wait for it ends).

@@ -171,6 +171,32 @@ t.test("an agent judges the check's expectations, and refuses them malformed", a
   t.match(met, { status: 'up' })
   t.match(met.locations, [{ status: 'up' }, { location: 'Amsterdam 1, Netherlands', status: 'up', error: null }])
 
+  // Checks of other kinds travel to the agent in the request, and come back as its own.
+  const kind = async (body: unknown) => {
+    const res = await fetch(`${tracked.service.server.info.uri}/api/v1/check`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tracked.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ domain: 'kinds.site.test', check: body })
+    })
+    t.equal(res.status, 200)
+    return (await res.json()) as { status: string; locations: unknown[] }
+  }
+  t.match((await kind({ type: 'tcp', port: 80 })).locations, [
+    { status: 'up', code: null },
+    { location: 'Amsterdam 1, Netherlands', status: 'up', code: null, http_code: 0 }
+  ])
+  t.match((await kind({ type: 'tcp', port: 443 })).locations, [
+    { status: 'down', code: 'connect_refused' },
+    { location: 'Amsterdam 1, Netherlands', status: 'down', code: 'connect_refused' }
+  ])
+  const posted = await kind({
+    type: 'http',
+    method: 'POST',
+    body: 'x',
+    assertions: [{ source: 'text_body', comparison: 'equals', target: 'ok' }]
+  })
+  t.match(posted.locations, [{ status: 'up' }, { location: 'Amsterdam 1, Netherlands', status: 'up' }])
+
   const nc = await connect({ servers: nats.url.replace('nats://', ''), user: 'central', pass: password, inboxPrefix: CENTRAL_INBOX_PREFIX })
   t.teardown(() => nc.close())
   const request = { v: 1, domain: 'expect.site.test', class: 'demand', user_agent: 'x' }
@@ -180,6 +206,17 @@ t.test("an agent judges the check's expectations, and refuses them malformed", a
     ['a status that is none', { status: [99] }],
     ['a text over 256 bytes', { body_contains: 'x'.repeat(257) }]
   ]
+  for (const [what, check] of [
+    ['a check of an unknown kind', { type: 'icmp' }],
+    ['a tcp check without its port', { type: 'tcp' }],
+    [
+      'a check with a Host header',
+      { type: 'http', method: 'GET', path: '/', headers: { host: 'x' }, secret_headers: [], body: null, assertions: [] }
+    ]
+  ] as const) {
+    const reply = await nc.request('site-status.probe.ams1', JSON.stringify({ ...request, check }), { timeout: 5000 })
+    t.equal(reply.headers?.get('Nats-Service-Error-Code'), '400', `refused: ${what}`)
+  }
   for (const [what, expect] of bad) {
     const reply = await nc.request('site-status.probe.ams1', JSON.stringify({ ...request, expect }), { timeout: 5000 })
     t.equal(reply.headers?.get('Nats-Service-Error-Code'), '400', `refused: ${what}`)

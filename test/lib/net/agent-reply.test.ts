@@ -138,7 +138,7 @@ t.test('every rule refuses what breaks it, and says which', async (t) => {
     ['an expiry long past', bytes(reply({ tls_expires_at: '2001-01-01T00:00:00.000Z' })), asked(), /^tls_expires_at$/],
     ['an expiry past year 9999', bytes(reply({ tls_expires_at: '+275760-09-13T00:00:00.000Z' })), asked(), /^tls_expires_at$/],
     ['an expiry that is no time', bytes(reply({ tls_expires_at: 'soon' })), asked(), /^tls_expires_at$/],
-    ['an expiry over plain http', bytes(reply({ final_url: 'http://shop.example.com/' })), asked(), /without https/],
+    ['an expiry over plain http', bytes(reply({ final_url: 'http://shop.example.com/' })), asked(), /without a handshake/],
     ['an issuer over 512 characters', bytes(reply({ tls_issuer: 'x'.repeat(513) })), asked(), /^tls_issuer$/],
     ['an issuer without an expiry', bytes(reply({ tls_expires_at: null })), asked(), /^tls_issuer$/]
   ]

@@ -128,7 +128,7 @@ t.test('the same text without the code is an ordinary error', async (t) => {
   t.match(await checks.check('text.example.com'), { status: 'up', locations: [{}, { error: PORT_REFUSAL }, {}] })
 })
 
-t.test('a check cut short by the stop is answered but not recorded; codes stay out of the result', async (t) => {
+t.test('a check cut short by the stop is answered but not recorded; each location carries its code beside its error', async (t) => {
   const seen: string[] = []
   const checks = new CheckSupervisor({
     ...options,
@@ -138,16 +138,13 @@ t.test('a check cut short by the stop is answered but not recorded; codes stay o
   const result = await checks.check('stopping.example.com')
   t.match(result.locations[1], { status: 'down', error: 'location: service stopping' })
   t.same(seen, [], 'nothing reached the recording seam')
-  t.notOk(
-    result.locations.some((l) => 'code' in l),
-    'no location carries its code into the answer'
-  )
+  t.match(result.locations[1], { code: 'location_stopping' }, 'a stable code beside the error text')
   const fresh = new CheckSupervisor({ ...options, prober: answering('http_5xx', 'http: 503'), onResult: (r) => seen.push(r.domain) })
   const recorded: LocationResult[] = (await fresh.check('down.example.com')).locations
   t.same(seen, ['down.example.com'], 'an ordinary result is recorded')
   t.same(
     Object.keys(recorded[1] as object),
-    ['location', 'status', 'http_code', 'response_ms', 'error', 'final_url', 'timings'],
+    ['location', 'status', 'http_code', 'response_ms', 'error', 'code', 'final_url', 'timings'],
     'in the fields and order the API shows'
   )
 })
