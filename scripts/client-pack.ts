@@ -33,7 +33,7 @@ const client = new SiteStatusClient({ baseUrl: 'https://status.example.net', key
 console.log(await client.getStatus('example.com'))
 \`\`\`
 
-ESM only; TypeScript with \`"moduleResolution": "NodeNext"\` or \`"Bundler"\`. Runs on Node 20+ and in
+ESM only; TypeScript with \`"moduleResolution": "NodeNext"\` or \`"Bundler"\`. Runs in Node and in
 browsers (bundled; from a page of the service's own origin, as the API sends no CORS headers). The
 service itself is not in this package: see its repository's README.
 `
