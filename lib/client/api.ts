@@ -57,8 +57,10 @@ export async function json<D>(pending: Promise<Answer<D>>): Promise<D> {
   return data
 }
 
-/** The answer's text (`parseAs: 'text'`). */
-export const text: (pending: Promise<Answer<string>>) => Promise<string> = json
+/** The answer's text (`parseAs: 'text'`); an empty body is ''. */
+export async function text(pending: Promise<Answer<string>>): Promise<string> {
+  return (await pending).data ?? ''
+}
 
 /** Nothing (a 204): only that it succeeded. */
 export async function none(pending: Promise<Answer<unknown>>): Promise<void> {

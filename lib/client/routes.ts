@@ -4,16 +4,13 @@
  * renamed there breaks these tables' compile too; test/lib/client/routes.test.ts holds them
  * against the document.
  */
-import type { paths } from './schema.js'
-
-/** A path of the document, as written there (`/api/v1/status/{domain}`). */
-export type Path = keyof paths
+import type { PathTemplate } from './types.js'
 
 /** Units per check (the document's info.description: a check costs 5, `rate_limit` nothing, the rest 1). */
 export const CHECK_COST = 5
 
 /** The routes whose operations take no key (`security: []`): they go without Authorization, outside the budget. */
-const OPEN: ReadonlySet<string> = new Set<Path>([
+const OPEN: ReadonlySet<string> = new Set<PathTemplate>([
   '/healthz',
   '/api/v1/openapi.json',
   '/api/badge/{domain}',
@@ -28,17 +25,17 @@ const OPEN: ReadonlySet<string> = new Set<Path>([
 ])
 
 /** Keyed routes that cost other than 1 unit; a batch (`/api/v1/checks`) costs by its body (see {@link batchCost}). */
-const COSTS: ReadonlyMap<string, number> = new Map<Path, number>([
+const COSTS: ReadonlyMap<string, number> = new Map<PathTemplate, number>([
   ['/api/v1/rate_limit', 0],
   ['/metrics', 0],
   ['/api/v1/check', CHECK_COST]
 ])
 
 /** Routes never tried again: a 503 of /healthz is its answer (a degraded instance), not a wait. */
-const NOT_RETRIED: ReadonlySet<string> = new Set<Path>(['/healthz'])
+const NOT_RETRIED: ReadonlySet<string> = new Set<PathTemplate>(['/healthz'])
 
 /** The batch route, whose cost is 5 per distinct domain of its body. */
-export const BATCH_PATH: Path = '/api/v1/checks'
+export const BATCH_PATH: PathTemplate = '/api/v1/checks'
 
 /** Whether calls to `path` carry the key (and so spend and report the key's budget). */
 export const isKeyed = (path: string): boolean => !OPEN.has(path)

@@ -2,7 +2,7 @@
  * The client's parameter and result types, each taken from the types generated from the OpenAPI
  * document (schema.ts), so that a change to the document changes them too.
  */
-import type { components, operations, webhooks } from './schema.js'
+import type { components, operations, paths, webhooks } from './schema.js'
 
 type Schemas = components['schemas']
 type Responses<O extends keyof operations> = operations[O]['responses']
@@ -13,6 +13,9 @@ export type Ok<O extends keyof operations, S extends keyof Responses<O> = 200 & 
 }
   ? T
   : never
+
+/** A path of the document, as written there (`/api/v1/status/{domain}`). */
+export type PathTemplate = keyof paths
 
 /** An operation's query parameters. */
 export type Query<O extends keyof operations> = NonNullable<operations[O]['parameters']['query']>
