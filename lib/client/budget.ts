@@ -9,6 +9,24 @@ import { SiteStatusError } from './errors.js'
 /** Waits `ms`, or rejects with the signal's reason once it aborts. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>
 
+/** A timer, ended by `signal` with its reason. */
+export const defaultSleep: Sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error)
+      return
+    }
+    const stop = (): void => {
+      clearTimeout(timer)
+      reject(signal?.reason as Error)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', stop)
+      resolve()
+    }, ms)
+    signal?.addEventListener('abort', stop, { once: true })
+  })
+
 /** A request's hold on the budget, from {@link Budget.acquire} to {@link Budget.settle}. */
 export interface Hold {
   readonly cost: number

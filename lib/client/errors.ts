@@ -1,6 +1,7 @@
 /**
  * The client's one error. The server's error body is `{"error": text}` alone, so the stable code a
- * caller branches on comes from the status (docs/decisions.md, Client).
+ * caller branches on comes from the status (docs/decisions.md, Client); `malformed_answer` is the
+ * client's own, for an answer it cannot read.
  */
 
 /** What a failed call was, stable across server versions; match on this, not on the message. */
@@ -19,6 +20,7 @@ export type SiteStatusErrorCode =
   | 'client_error'
   | 'server_error'
   | 'network_error'
+  | 'malformed_answer'
 
 const CODES: Readonly<Record<number, SiteStatusErrorCode>> = {
   400: 'bad_request',
@@ -43,7 +45,9 @@ export function codeOf(status: number): SiteStatusErrorCode {
 /**
  * A call that failed after its retries: the server's status (0 when no answer came, or it broke
  * off), a stable `code`, the server's error text as `message`, and `retryAfterS` when the server
- * (or the key's spent budget) said how long to wait. Never holds the key.
+ * (or the key's spent budget) said how long to wait. An answer the client cannot read (a stream
+ * line that is not the document's JSON) keeps its status, with the code `malformed_answer`. Never
+ * holds the key.
  */
 export class SiteStatusError extends Error {
   readonly status: number
@@ -55,12 +59,15 @@ export class SiteStatusError extends Error {
 
   constructor({
     status,
+    code,
     message,
     retryAfterS,
     body,
     cause
   }: {
     status: number
+    /** The code when it is not the status's own (`malformed_answer`). */
+    code?: SiteStatusErrorCode
     message: string
     retryAfterS?: number
     body?: unknown
@@ -69,21 +76,29 @@ export class SiteStatusError extends Error {
     super(message, cause === undefined ? undefined : { cause })
     this.name = 'SiteStatusError'
     this.status = status
-    this.code = codeOf(status)
+    this.code = code ?? codeOf(status)
     this.retryAfterS = retryAfterS
     this.body = body
   }
 }
 
-/** Retry-After in whole seconds, as the server sends it; undefined when absent or not a number. */
-export function retryAfterOf(headers: Headers): number | undefined {
-  const value = headers.get('retry-after')
-  if (value === null || !/^\d+$/.test(value.trim())) return undefined
-  return Number(value)
+/**
+ * Retry-After in whole seconds, in either of its forms (RFC 9110): delta-seconds, as this server
+ * sends it, or an HTTP-date (as a proxy in front of it may), counted from `nowMs` and rounded up
+ * (a date past is 0). Undefined when absent or neither.
+ */
+export function retryAfterOf(headers: Headers, nowMs: number = Date.now()): number | undefined {
+  const value = headers.get('retry-after')?.trim()
+  if (value === undefined || value === '') return undefined
+  if (/^\d+$/.test(value)) return Number(value)
+  // Every HTTP-date form names its day or month in letters; a bare number is no date.
+  const at = /[a-z]/i.test(value) ? Date.parse(value) : NaN
+  if (!Number.isFinite(at)) return undefined
+  return Math.max(0, Math.ceil((at - nowMs) / 1000))
 }
 
-/** The error an answer with a 4xx/5xx status stands for, its body read. */
-export async function errorFromResponse(res: Response): Promise<SiteStatusError> {
+/** The error an answer with a 4xx/5xx status stands for, its body read; `nowMs` dates Retry-After. */
+export async function errorFromResponse(res: Response, nowMs?: number): Promise<SiteStatusError> {
   const text = await res.text().catch(() => '')
   let body: unknown
   try {
@@ -93,5 +108,5 @@ export async function errorFromResponse(res: Response): Promise<SiteStatusError>
   }
   const error = (body as { error?: unknown } | undefined)?.error
   const message = typeof error === 'string' && error !== '' ? error : `${res.status} ${res.statusText}`.trim()
-  return new SiteStatusError({ status: res.status, message, retryAfterS: retryAfterOf(res.headers), body })
+  return new SiteStatusError({ status: res.status, message, retryAfterS: retryAfterOf(res.headers, nowMs), body })
 }

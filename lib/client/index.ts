@@ -1,20 +1,21 @@
 /**
  * The typed client of the Site Status API (`import { SiteStatusClient } from 'site-status-api/client'`):
- * one method per operation of the OpenAPI document, named by its operationId, typed from the types
- * generated from that document (schema.ts). Rules in docs/decisions.md, "Client".
+ * one method per operation of the OpenAPI document, named by its operationId, each a call of
+ * openapi-fetch typed by the generated `paths` (schema.ts), so a route renamed in the document
+ * breaks this file's compile. The key, budget, retries and errors are middleware (flow.ts). Runs
+ * wherever fetch does: no Node module, no server module. Rules in docs/decisions.md, "Client".
  */
-import { setTimeout as sleepFor } from 'node:timers/promises'
-import { tryNormaliseDomain } from '../rules/domain.js'
-import type { Sleep } from './budget.js'
+import { accept, connect, init, json, none, text, type Api, type CallOptions } from './api.js'
+import { defaultSleep, type Budget, type Sleep } from './budget.js'
 import { batchCheck, serviceEvents, statusPageEvents, type BatchCheck } from './streams.js'
-import { fillPath, Transport, type Call } from './transport.js'
 import type * as T from './types.js'
 
 export { SiteStatusError, type SiteStatusErrorCode } from './errors.js'
 export type { BatchCheck } from './streams.js'
 export type { Sleep } from './budget.js'
+export type { CallOptions } from './api.js'
 export * from './types.js'
-export type { components, operations, paths } from './schema.js'
+export type { components, operations, paths, webhooks } from './schema.js'
 
 export interface SiteStatusClientOptions {
   /** Where the service answers, e.g. `https://status.example.net` (a path prefix is kept). */
@@ -27,16 +28,10 @@ export interface SiteStatusClientOptions {
   retries?: number
   /** The longest the client waits before a retry or for the budget; a longer Retry-After fails the call at once (default 60,000). */
   maxRetryWaitMs?: number
-  /** The clock the budget is kept by, in ms (default `Date.now`). */
+  /** The clock the budget and a Retry-After date are read by, in ms (default `Date.now`). */
   now?: () => number
   /** How the client waits (default: a timer); it must reject once its signal aborts. */
   sleep?: Sleep
-}
-
-/** Options every call takes. */
-export interface CallOptions {
-  /** Aborts the call, its waits included; it then rejects with the signal's reason. */
-  signal?: AbortSignal
 }
 
 /** A check's options: the call's, and the expectations its answers are judged by. */
@@ -47,17 +42,12 @@ export interface CheckOptions extends CallOptions {
 /** The body's `expect`, only when given: a check without one sends what it always did. */
 const expectOf = ({ expect }: CheckOptions): { expect?: T.CheckExpectations } => (expect === undefined ? {} : { expect })
 
-/** Units per check (the document's info.description: a check costs 5, `rate_limit` nothing, the rest 1). */
-const CHECK_COST = 5
-
-const defaultSleep: Sleep = (ms, signal) =>
-  sleepFor(ms, undefined, { signal }).catch((err: unknown) => {
-    // Node's timer rejects with an AbortError of its own; the caller's reason is what it aborted with.
-    throw signal?.aborted ? signal.reason : err
-  })
+const NDJSON = accept('application/x-ndjson')
+const EVENT_STREAM = accept('text/event-stream')
 
 export class SiteStatusClient {
-  readonly #transport: Transport
+  readonly #api: Api
+  readonly #budget: Budget
 
   constructor(options: SiteStatusClientOptions) {
     const { baseUrl, key, retries = 3, maxRetryWaitMs = 60_000 } = options
@@ -66,36 +56,30 @@ export class SiteStatusClient {
     if (!Number.isInteger(retries) || retries < 0) throw new TypeError('retries must be an integer of at least 0')
     if (!(maxRetryWaitMs >= 0)) throw new TypeError('maxRetryWaitMs must be a number of at least 0')
     const fetchWith = options.fetch ?? globalThis.fetch
-    if (typeof fetchWith !== 'function') throw new TypeError('fetch must be a function (Node 18+ has a global one)')
-    this.#transport = new Transport({
-      baseUrl,
-      key,
-      fetch: fetchWith,
-      retries,
-      maxRetryWaitMs,
-      now: options.now ?? Date.now,
-      sleep: options.sleep ?? defaultSleep
-    })
+    if (typeof fetchWith !== 'function') throw new TypeError('fetch must be a function (Node 18+ and browsers have a global one)')
+    const now = options.now ?? Date.now
+    const sleep = options.sleep ?? defaultSleep
+    ;({ api: this.#api, budget: this.#budget } = connect({ baseUrl, key, fetch: fetchWith, retries, maxRetryWaitMs, now, sleep }))
   }
 
   /** The key's budget as the client last learnt it, with the units of calls in flight; undefined before any keyed answer. */
   get budget(): { limit: number; remaining: number; resetAt: number; pending: number } | undefined {
-    return this.#transport.budget.state
+    return this.#budget.state
   }
 
   /** `GET /healthz`: serving, database reachable. Not retried; a degraded instance throws 503 with its `body`. */
   health(options?: CallOptions): Promise<T.Health> {
-    return this.#json({ ...get('/healthz', options), keyed: false, retries: 0 })
+    return json(this.#api.GET('/healthz', init(options)))
   }
 
   /** `GET /metrics`: the Prometheus exposition (text); costs nothing. */
   getMetrics(options?: CallOptions): Promise<string> {
-    return this.#text({ ...get('/metrics', options), accept: 'text/plain', cost: 0 })
+    return text(this.#api.GET('/metrics', { ...init(options), ...accept('text/plain'), parseAs: 'text' }))
   }
 
   /** `GET /api/v1/rate_limit`: the key's budget; costs nothing. */
   getRateLimit(options?: CallOptions): Promise<T.RateLimit> {
-    return this.#json({ ...get('/api/v1/rate_limit', options), cost: 0 })
+    return json(this.#api.GET('/api/v1/rate_limit', init(options)))
   }
 
   /**
@@ -103,14 +87,12 @@ export class SiteStatusClient {
    * healthy answer is (status codes, a text in the body, the slow threshold), judged at each location.
    */
   checkDomain(domain: string, options: CheckOptions = {}): Promise<T.CheckResult> {
-    const body: T.Body<'checkDomain'> = { domain, ...expectOf(options) }
-    return this.#json({ ...post('/api/v1/check', body, options), cost: CHECK_COST })
+    return json(this.#api.POST('/api/v1/check', { body: { domain, ...expectOf(options) }, ...init(options) }))
   }
 
   /** `POST /api/v1/checks`: up to 100 domains, answered once all are done (5 units per distinct domain). */
   checkDomains(domains: string[], options: CheckOptions = {}): Promise<T.BatchCheckResults> {
-    const body: T.Body<'checkDomains'> = { domains, ...expectOf(options) }
-    return this.#json({ ...post('/api/v1/checks', body, options), cost: batchCost(domains) })
+    return json(this.#api.POST('/api/v1/checks', { body: { domains, ...expectOf(options) }, ...init(options) }))
   }
 
   /**
@@ -121,110 +103,109 @@ export class SiteStatusClient {
    * and the server stops the probing only this client waited for. Iterate once.
    */
   checkMany(domains: string[], options: CheckOptions = {}): BatchCheck {
-    const body: T.Body<'checkDomains'> = { domains, ...expectOf(options) }
-    const call = { ...post('/api/v1/checks', body), accept: 'application/x-ndjson', cost: batchCost(domains) }
-    return batchCheck(this.#transport, call, options.signal)
+    const body = { domains, ...expectOf(options) }
+    return batchCheck((signal) => this.#api.POST('/api/v1/checks', { body, signal, ...NDJSON, parseAs: 'stream' }), options.signal)
   }
 
   /** `GET /api/v1/status/{domain}`: a tracked site's stored status. */
   getStatus(domain: string, options?: CallOptions): Promise<T.StatusRecord> {
-    return this.#json(get(path('/api/v1/status/{domain}', { domain }), options))
+    return json(this.#api.GET('/api/v1/status/{domain}', { params: { path: { domain } }, ...init(options) }))
   }
 
   /** `GET /api/v1/outages`: confirmed outages, newest first, a page at a time (`next_cursor`). */
   listOutages(query: T.Query<'listOutages'> = {}, options?: CallOptions): Promise<T.OutageList> {
-    return this.#json({ ...get('/api/v1/outages', options), query })
+    return json(this.#api.GET('/api/v1/outages', { params: { query }, ...init(options) }))
   }
 
   /** `GET /api/v1/sites`: tracked sites, by domain, a page at a time. */
   listSites(query: T.Query<'listSites'> = {}, options?: CallOptions): Promise<T.SiteList> {
-    return this.#json({ ...get('/api/v1/sites', options), query })
+    return json(this.#api.GET('/api/v1/sites', { params: { query }, ...init(options) }))
   }
 
   /** `POST /api/v1/sites`: tracks a site (scope `manage`). */
   addSite(site: T.AddSiteRequest, options?: CallOptions): Promise<T.StatusRecord> {
-    return this.#json(post('/api/v1/sites', site, options))
+    return json(this.#api.POST('/api/v1/sites', { body: site, ...init(options) }))
   }
 
   /** `PATCH /api/v1/sites/{domain}`: changes a tracked site's name or settings (scope `manage`). */
   changeSite(domain: string, change: T.ChangeSiteRequest, options?: CallOptions): Promise<T.StatusRecord> {
-    return this.#json({ ...base('PATCH', path('/api/v1/sites/{domain}', { domain }), options?.signal), body: change })
+    return json(this.#api.PATCH('/api/v1/sites/{domain}', { params: { path: { domain } }, body: change, ...init(options) }))
   }
 
   /** `DELETE /api/v1/sites/{domain}`: stops tracking a site (scope `manage`). */
   removeSite(domain: string, options?: CallOptions): Promise<void> {
-    return this.#none(remove(path('/api/v1/sites/{domain}', { domain }), options))
+    return none(this.#api.DELETE('/api/v1/sites/{domain}', { params: { path: { domain } }, ...init(options) }))
   }
 
   /** `GET /api/v1/sites/{domain}/sla`: uptime, downtime and outages over [from, to). */
   getSla(domain: string, query: T.Query<'getSla'> = {}, options?: CallOptions): Promise<T.Sla> {
-    return this.#json({ ...get(path('/api/v1/sites/{domain}/sla', { domain }), options), query })
+    return json(this.#api.GET('/api/v1/sites/{domain}/sla', { params: { path: { domain }, query }, ...init(options) }))
   }
 
   /** `POST /api/v1/sites/{domain}/maintenance`: adds a maintenance window, one-off or weekly (scope `manage`). */
   addMaintenanceWindow(domain: string, window: T.MaintenanceWindowRequest, options?: CallOptions): Promise<T.MaintenanceWindow> {
-    return this.#json(post(path('/api/v1/sites/{domain}/maintenance', { domain }), window, options))
+    return json(this.#api.POST('/api/v1/sites/{domain}/maintenance', { params: { path: { domain } }, body: window, ...init(options) }))
   }
 
   /** `GET /api/v1/sites/{domain}/maintenance`: a tracked site's maintenance windows. */
   listMaintenanceWindows(domain: string, options?: CallOptions): Promise<T.MaintenanceWindowList> {
-    return this.#json(get(path('/api/v1/sites/{domain}/maintenance', { domain }), options))
+    return json(this.#api.GET('/api/v1/sites/{domain}/maintenance', { params: { path: { domain } }, ...init(options) }))
   }
 
   /** `DELETE /api/v1/sites/{domain}/maintenance/{id}`: removes a maintenance window (scope `manage`). */
   removeMaintenanceWindow(domain: string, id: number, options?: CallOptions): Promise<void> {
-    return this.#none(remove(path('/api/v1/sites/{domain}/maintenance/{id}', { domain, id }), options))
+    return none(this.#api.DELETE('/api/v1/sites/{domain}/maintenance/{id}', { params: { path: { domain, id } }, ...init(options) }))
   }
 
   /** `POST /api/v1/pages`: creates a status page listing tracked sites (scope `manage`). */
   createPage(page: T.CreatePageRequest, options?: CallOptions): Promise<T.StatusPageRecord> {
-    return this.#json(post('/api/v1/pages', page, options))
+    return json(this.#api.POST('/api/v1/pages', { body: page, ...init(options) }))
   }
 
   /** `GET /api/v1/pages`: every status page, by slug. */
   listPages(options?: CallOptions): Promise<T.StatusPageList> {
-    return this.#json(get('/api/v1/pages', options))
+    return json(this.#api.GET('/api/v1/pages', init(options)))
   }
 
   /** `GET /api/v1/pages/{slug}`: a status page. */
   getPage(slug: string, options?: CallOptions): Promise<T.StatusPageRecord> {
-    return this.#json(get(path('/api/v1/pages/{slug}', { slug }), options))
+    return json(this.#api.GET('/api/v1/pages/{slug}', { params: { path: { slug } }, ...init(options) }))
   }
 
   /** `PATCH /api/v1/pages/{slug}`: changes a page's title, description, logo or sites (scope `manage`). */
   changePage(slug: string, change: T.ChangePageRequest, options?: CallOptions): Promise<T.StatusPageRecord> {
-    return this.#json({ ...base('PATCH', path('/api/v1/pages/{slug}', { slug }), options?.signal), body: change })
+    return json(this.#api.PATCH('/api/v1/pages/{slug}', { params: { path: { slug } }, body: change, ...init(options) }))
   }
 
   /** `DELETE /api/v1/pages/{slug}`: deletes a status page; its sites stay tracked (scope `manage`). */
   deletePage(slug: string, options?: CallOptions): Promise<void> {
-    return this.#none(remove(path('/api/v1/pages/{slug}', { slug }), options))
+    return none(this.#api.DELETE('/api/v1/pages/{slug}', { params: { path: { slug } }, ...init(options) }))
   }
 
   /** `POST /api/v1/webhooks`: registers a webhook; the answer holds its secret, shown only here. */
   createWebhook(webhook: T.WebhookRequest, options?: CallOptions): Promise<T.WebhookCreated> {
-    return this.#json(post('/api/v1/webhooks', webhook, options))
+    return json(this.#api.POST('/api/v1/webhooks', { body: webhook, ...init(options) }))
   }
 
   /** `GET /api/v1/webhooks`: every webhook, without secrets. */
   listWebhooks(options?: CallOptions): Promise<T.WebhookList> {
-    return this.#json(get('/api/v1/webhooks', options))
+    return json(this.#api.GET('/api/v1/webhooks', init(options)))
   }
 
   /** `DELETE /api/v1/webhooks/{id}`: removes a webhook and its delivery log. */
   deleteWebhook(id: number, options?: CallOptions): Promise<void> {
-    return this.#none(remove(path('/api/v1/webhooks/{id}', { id }), options))
+    return none(this.#api.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } }, ...init(options) }))
   }
 
   /** `GET /api/v1/webhooks/{id}/deliveries`: a webhook's deliveries, newest first. */
   listDeliveries(id: number, query: T.Query<'listDeliveries'> = {}, options?: CallOptions): Promise<T.DeliveryList> {
-    return this.#json({ ...get(path('/api/v1/webhooks/{id}/deliveries', { id }), options), query })
+    return json(this.#api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query }, ...init(options) }))
   }
 
   /** `POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry`: sends a delivery again now. */
   retryDelivery(id: number, deliveryId: number, options?: CallOptions): Promise<T.Delivery> {
-    const template = path('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { id, delivery_id: deliveryId })
-    return this.#json(post(template, undefined, options))
+    const path = { id, delivery_id: deliveryId }
+    return json(this.#api.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path }, ...init(options) }))
   }
 
   /**
@@ -233,106 +214,73 @@ export class SiteStatusClient {
    * replayed first; after the server ends the stream, call again with the last event's id.
    */
   streamEvents(options: CallOptions & { since?: number; lastEventId?: number } = {}): AsyncGenerator<T.ServiceEvent, void, undefined> {
-    const call: Omit<Call, 'signal'> = {
-      ...get('/api/v1/events'),
-      accept: 'text/event-stream',
-      query: { since: options.since },
-      headers: options.lastEventId === undefined ? {} : { 'last-event-id': String(options.lastEventId) }
+    const { since, lastEventId } = options
+    const params = {
+      query: { since: since === undefined ? undefined : String(since) },
+      header: { 'Last-Event-ID': lastEventId === undefined ? undefined : String(lastEventId) }
     }
-    return serviceEvents(this.#transport, call, options.signal)
+    return serviceEvents(
+      (signal) => this.#api.GET('/api/v1/events', { params, signal, ...EVENT_STREAM, parseAs: 'stream' }),
+      options.signal
+    )
   }
 
   /** `GET /api/badge/{domain}`: the status badge, SVG text. */
   getBadge(domain: string, query: T.Query<'getBadge'> = {}, options?: CallOptions): Promise<string> {
-    return this.#text({ ...get(path('/api/badge/{domain}', { domain }), options), query, accept: 'image/svg+xml', keyed: false })
+    const params = { path: { domain }, query }
+    return text(this.#api.GET('/api/badge/{domain}', { params, ...init(options), ...accept('image/svg+xml'), parseAs: 'text' }))
   }
 
   /** `GET /api/badge/{domain}/endpoint`: the badge as shields.io endpoint JSON. */
   getEndpointBadge(domain: string, query: T.Query<'getEndpointBadge'> = {}, options?: CallOptions): Promise<T.EndpointBadge> {
-    return this.#json({ ...get(path('/api/badge/{domain}/endpoint', { domain }), options), query, keyed: false })
+    return json(this.#api.GET('/api/badge/{domain}/endpoint', { params: { path: { domain }, query }, ...init(options) }))
   }
 
   /** `GET /status/{slug}.json`: a status page's content as JSON. */
   getStatusPage(slug: string, options?: CallOptions): Promise<T.StatusPage> {
-    return this.#json({ ...get(path('/status/{slug}.json', { slug }), options), keyed: false })
+    return json(this.#api.GET('/status/{slug}.json', { params: { path: { slug } }, ...init(options) }))
   }
 
   /** `GET /status/{slug}/feed.atom`: a status page's incidents, Atom XML text. */
   getStatusPageFeed(slug: string, options?: CallOptions): Promise<string> {
-    return this.#text({ ...get(path('/status/{slug}/feed.atom', { slug }), options), accept: 'application/atom+xml', keyed: false })
+    const params = { path: { slug } }
+    return text(this.#api.GET('/status/{slug}/feed.atom', { params, ...init(options), ...accept('application/atom+xml'), parseAs: 'text' }))
   }
 
   /** `GET /api/badge/page/{slug}`: a status page's badge, SVG text. */
   getPageBadge(slug: string, query: T.Query<'getPageBadge'> = {}, options?: CallOptions): Promise<string> {
-    return this.#text({ ...get(path('/api/badge/page/{slug}', { slug }), options), query, accept: 'image/svg+xml', keyed: false })
+    const params = { path: { slug }, query }
+    return text(this.#api.GET('/api/badge/page/{slug}', { params, ...init(options), ...accept('image/svg+xml'), parseAs: 'text' }))
   }
 
   /** `GET /api/v1/openapi.json`: the OpenAPI document these types come from. */
   getOpenApi(options?: CallOptions): Promise<T.OpenApiDocument> {
-    return this.#json({ ...get('/api/v1/openapi.json', options), keyed: false })
+    return json(this.#api.GET('/api/v1/openapi.json', init(options)))
   }
 
   /** `GET /`: the HTML list of tracked sites. */
   siteListPage(query: T.Query<'siteListPage'> = {}, options?: CallOptions): Promise<string> {
-    return this.#text({ ...get('/', options), query, accept: 'text/html', keyed: false })
+    return text(this.#api.GET('/', { params: { query }, ...init(options), ...accept('text/html'), parseAs: 'text' }))
   }
 
   /** `GET /sites/{domain}`: a site's HTML page. */
   sitePage(domain: string, options?: CallOptions): Promise<string> {
-    return this.#text({ ...get(path('/sites/{domain}', { domain }), options), accept: 'text/html', keyed: false })
+    return text(
+      this.#api.GET('/sites/{domain}', { params: { path: { domain } }, ...init(options), ...accept('text/html'), parseAs: 'text' })
+    )
   }
 
   /** `GET /status/{slug}`: a status page's HTML. */
   statusPage(slug: string, options?: CallOptions): Promise<string> {
-    return this.#text({ ...get(path('/status/{slug}', { slug }), options), accept: 'text/html', keyed: false })
+    return text(this.#api.GET('/status/{slug}', { params: { path: { slug } }, ...init(options), ...accept('text/html'), parseAs: 'text' }))
   }
 
   /** `GET /status/{slug}/events`: the page's sites' events from now on, for as long as the loop runs (or until `signal` aborts). */
   streamStatusPageEvents(slug: string, options: CallOptions = {}): AsyncGenerator<T.StatusPageEvent, void, undefined> {
-    const call: Omit<Call, 'signal'> = { ...get(path('/status/{slug}/events', { slug })), accept: 'text/event-stream', keyed: false }
-    return statusPageEvents(this.#transport, call, options.signal)
+    const params = { path: { slug } }
+    return statusPageEvents(
+      (signal) => this.#api.GET('/status/{slug}/events', { params, signal, ...EVENT_STREAM, parseAs: 'stream' }),
+      options.signal
+    )
   }
-
-  async #json<R>(call: Call): Promise<R> {
-    const res = await this.#transport.send(call)
-    return (await res.json()) as R
-  }
-
-  async #text(call: Call): Promise<string> {
-    return (await this.#transport.send(call)).text()
-  }
-
-  async #none(call: Call): Promise<void> {
-    const res = await this.#transport.send(call)
-    await res.body?.cancel()
-  }
-}
-
-/** A path of the document with its parameters filled in. */
-type FilledPath = string & { readonly filled: true }
-/** A path as the document writes it (one without parameters), or one filled in by {@link path}. */
-type Target = T.PathTemplate | FilledPath
-
-/** A keyed JSON call costing 1, the usual case; callers override what differs. */
-const base = (method: Call['method'], path: Target, signal: AbortSignal | undefined): Call => ({
-  method,
-  path,
-  accept: 'application/json',
-  keyed: true,
-  cost: 1,
-  signal
-})
-const get = (p: Target, options?: CallOptions): Call => base('GET', p, options?.signal)
-const post = (p: Target, body: unknown, options?: CallOptions): Call => ({ ...base('POST', p, options?.signal), body })
-const remove = (p: Target, options?: CallOptions): Call => base('DELETE', p, options?.signal)
-const path = (template: T.PathTemplate, params: Record<string, string | number>): FilledPath => fillPath(template, params) as FilledPath
-
-/** What a batch costs: 5 per distinct valid domain, as the server normalises them (invalid ones cost nothing). */
-function batchCost(domains: readonly string[]): number {
-  const distinct = new Set<string>()
-  for (const entry of domains) {
-    const parsed = tryNormaliseDomain(entry)
-    if (parsed.ok) distinct.add(parsed.domain)
-  }
-  return CHECK_COST * distinct.size
 }

@@ -3,17 +3,31 @@
  * stream are both read line by line.
  */
 
-/** Each line of `body`, without its `\n` (or `\r\n`); a last line without one is yielded too. */
+/**
+ * Each line of `body`, without its `\n` (or `\r\n`); a last line without one is yielded too. Read
+ * through a reader, not `for await`: not every browser iterates a ReadableStream. Leaving early
+ * cancels the body.
+ */
 export async function* readLines(body: ReadableStream<Uint8Array>): AsyncGenerator<string, void, undefined> {
+  const reader = body.getReader()
   const decoder = new TextDecoder()
   let rest = ''
-  for await (const chunk of body) {
-    rest += decoder.decode(chunk, { stream: true })
-    let at: number
-    while ((at = rest.indexOf('\n')) !== -1) {
-      yield rest.slice(0, at).replace(/\r$/, '')
-      rest = rest.slice(at + 1)
+  let done = false
+  try {
+    for (;;) {
+      const chunk = await reader.read()
+      if (chunk.done) break
+      rest += decoder.decode(chunk.value, { stream: true })
+      let at: number
+      while ((at = rest.indexOf('\n')) !== -1) {
+        yield rest.slice(0, at).replace(/\r$/, '')
+        rest = rest.slice(at + 1)
+      }
     }
+    done = true
+  } finally {
+    if (done) reader.releaseLock()
+    else reader.cancel().catch(() => {})
   }
   rest += decoder.decode()
   if (rest !== '') yield rest

@@ -2,7 +2,7 @@
  * The client's parameter and result types, each taken from the types generated from the OpenAPI
  * document (schema.ts), so that a change to the document changes them too.
  */
-import type { components, operations, paths } from './schema.js'
+import type { components, operations, paths, webhooks } from './schema.js'
 
 type Schemas = components['schemas']
 type Responses<O extends keyof operations> = operations[O]['responses']
@@ -14,6 +14,9 @@ export type Ok<O extends keyof operations, S extends keyof Responses<O> = 200 & 
   ? T
   : never
 
+/** A path of the document, as written there (`/api/v1/status/{domain}`). */
+export type PathTemplate = keyof paths
+
 /** An operation's query parameters. */
 export type Query<O extends keyof operations> = NonNullable<operations[O]['parameters']['query']>
 
@@ -21,9 +24,6 @@ export type Query<O extends keyof operations> = NonNullable<operations[O]['param
 export type Body<O extends keyof operations> = operations[O] extends { requestBody: { content: { 'application/json': infer T } } }
   ? T
   : never
-
-/** A path of the document, as written there (`/api/v1/status/{domain}`). */
-export type PathTemplate = keyof paths
 
 export type Health = Ok<'health'>
 export type HealthDegraded = Schemas['HealthDegraded']
@@ -60,19 +60,48 @@ export type EndpointBadge = Ok<'getEndpointBadge'>
 export type StatusPage = Ok<'getStatusPage'>
 export type OpenApiDocument = Ok<'getOpenApi'>
 
-/** An event of `GET /api/v1/events`, its data typed by its type. */
-export type ServiceEvent =
-  | { id: number; type: 'outage.opened' | 'outage.closed'; data: Schemas['OutageEventData'] }
-  | { id: number; type: 'site.added' | 'site.removed'; data: Schemas['SiteEventData'] }
-  | { id: number; type: 'certificate.expiring'; data: Schemas['CertificateEventData'] }
-  | { id: number; type: 'site.slow' | 'site.slow_ended'; data: Schemas['SlowEventData'] }
-  | { id: number; type: 'maintenance.started' | 'maintenance.ended'; data: Schemas['MaintenanceEventData'] }
+/** A webhook's delivery body, as the document's `webhooks` describe it per event type. */
+type Delivered<E extends keyof webhooks> = webhooks[E]['post'] extends { requestBody: { content: { 'application/json': infer B } } }
+  ? B
+  : never
+
+/** An event type, as webhooks and the event stream name it. */
+export type EventType = keyof webhooks
+
+/** An event of `GET /api/v1/events`: its id, its type, and the data the document gives that type. */
+export type ServiceEvent = {
+  [E in EventType]: { id: number; type: E; data: Delivered<E> extends { data: infer D } ? D : never }
+}[EventType]
 
 /** An event of `GET /status/{slug}/events`: what changed, the site's domain and when. */
 export interface StatusPageEvent {
-  type: 'outage.opened' | 'outage.closed' | 'site.slow' | 'site.slow_ended' | 'maintenance.started' | 'maintenance.ended'
-  data: { domain: string; at: string }
+  type: Schemas['StatusPageEventType']
+  data: Schemas['StatusPageEventData']
 }
+
+// The closed sets of the document, each a union of its enum: match on these, never on a bare string.
+/** A site's status, as the status record, a check and a status page give it. */
+export type SiteStatus = Schemas['StatusRecord']['status']
+/** One location's verdict in a check. */
+export type LocationStatus = Schemas['LocationResult']['status']
+/** Why a batch did not check a domain. */
+export type BatchCheckErrorCode = Schemas['BatchCheckError']['code']
+/** A webhook delivery's state. */
+export type DeliveryStatus = Schemas['Delivery']['status']
+/** A status page's overall state. */
+export type PageState = Schemas['PageState']
+/** A badge's style. */
+export type BadgeStyle = NonNullable<Query<'getBadge'>['style']>
+/** A badge's colour in its endpoint JSON. */
+export type BadgeColor = Schemas['EndpointBadge']['color']
+/** The day a weekly maintenance window starts on. */
+export type Weekday = Schemas['WeeklySchedule']['day']
+/** How a location reaches sites (`/healthz`). */
+export type LocationKind = NonNullable<Health['locations']>[number]['kind']
+/** Whether Redis answered (`/healthz`); null when the instance runs without it. */
+export type RedisHealth = Health['redis']
+/** Whether the schedule keeps up (`/healthz`). */
+export type ScheduleHealth = Health['schedule']
 
 /** Whether a batch line is an error for its domain rather than a check result. */
 export function isBatchCheckError(line: BatchCheckItem): line is BatchCheckError {

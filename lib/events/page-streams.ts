@@ -1,5 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream'
 import type { Logger } from 'pino'
+import { PAGE_EVENT_TYPES as PAGE_TYPES } from '../rules/events.js'
 import type { Db } from '../store/db.js'
 import type { EventRow } from '../store/events.js'
 import { listPagesOfSites } from '../store/status-pages.js'
@@ -16,19 +17,8 @@ export const MAX_PAGE_STREAMS_PER_CLIENT = 50
 export const MAX_PAGE_STREAMS = 5000
 const MAX_BUFFERED_BYTES = 64 << 10
 
-/**
- * The events that change what a status page shows, the ones its streams carry. `site.added` and
- * `site.removed` are on no page when delivered (a removed site leaves its pages in the same
- * transaction), and `certificate.expiring` is not on the page.
- */
-export const PAGE_EVENT_TYPES: ReadonlySet<string> = new Set([
-  'outage.opened',
-  'outage.closed',
-  'site.slow',
-  'site.slow_ended',
-  'maintenance.started',
-  'maintenance.ended'
-])
+/** The event types a page stream carries (lib/rules/events.ts). */
+export const PAGE_EVENT_TYPES: ReadonlySet<string> = new Set(PAGE_TYPES)
 
 /**
  * An event as a page stream frames it: its type, and only the site's domain and the time. The

@@ -2,7 +2,7 @@
  * The events: their payload schemas, the stream that carries them (`GET /api/v1/events`) and, as
  * OpenAPI 3.1 `webhooks`, the deliveries that carry them to subscribers' URLs.
  */
-import { EVENT_TYPES } from '../rules/events.js'
+import { EVENT_TYPES, PAGE_EVENT_TYPES } from '../rules/events.js'
 import { budgetHeaders } from './components.js'
 import { ref, type Json } from './parts.js'
 
@@ -76,6 +76,18 @@ export const eventSchemas: Json = {
     description: 'The data of `site.added` (tracked, or tracked again after a removal) and `site.removed`: the site and when.',
     required: ['site', 'at'],
     properties: { site: eventSite, at: timestamp },
+    additionalProperties: false
+  },
+  StatusPageEventType: {
+    type: 'string',
+    description: 'The `event:` of a status page stream (`GET /status/{slug}/events`): the events that change what a page shows.',
+    enum: [...PAGE_EVENT_TYPES]
+  },
+  StatusPageEventData: {
+    type: 'object',
+    description: "The `data:` of a status page stream's event: only the site's domain and when; the page fetches itself again.",
+    required: ['domain', 'at'],
+    properties: { domain: { type: 'string' }, at: timestamp },
     additionalProperties: false
   }
 }

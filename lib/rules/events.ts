@@ -15,6 +15,20 @@ export const EVENT_TYPES = [
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
+/**
+ * The events that change what a status page shows, the ones its streams carry. `site.added` and
+ * `site.removed` are on no page when delivered (a removed site leaves its pages in the same
+ * transaction), and `certificate.expiring` is not on the page.
+ */
+export const PAGE_EVENT_TYPES = [
+  'outage.opened',
+  'outage.closed',
+  'site.slow',
+  'site.slow_ended',
+  'maintenance.started',
+  'maintenance.ended'
+] as const satisfies readonly EventType[]
+
 /** A site as events name it. */
 export interface EventSite {
   domain: string

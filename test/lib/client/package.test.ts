@@ -1,6 +1,6 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -35,6 +35,9 @@ t.test("the declarations tsconfig.client.json emits type a consumer's code throu
   const pkg = join(dir, 'node_modules/site-status-api')
   mkdirSync(pkg, { recursive: true })
   cpSync(join(ROOT, 'package.json'), join(pkg, 'package.json'))
+  // The client's runtime dependency and its types, where npm would install them beside the package.
+  for (const dep of ['openapi-fetch', 'openapi-typescript-helpers'])
+    symlinkSync(join(ROOT, 'node_modules', dep), join(dir, 'node_modules', dep))
   await promisify(execFile)(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.client.json'), '--outDir', join(pkg, 'dist')])
 
   writeFileSync(
