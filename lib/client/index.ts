@@ -34,13 +34,20 @@ export interface SiteStatusClientOptions {
   sleep?: Sleep
 }
 
-/** A check's options: the call's, and the expectations its answers are judged by. */
+/**
+ * A check's options: the call's, the expectations its answers are judged by, and what each location
+ * does (`check`: an http request with assertions, a tcp port, a tls handshake, a dns record).
+ */
 export interface CheckOptions extends CallOptions {
   expect?: T.CheckExpectations
+  check?: T.Check
 }
 
-/** The body's `expect`, only when given: a check without one sends what it always did. */
-const expectOf = ({ expect }: CheckOptions): { expect?: T.CheckExpectations } => (expect === undefined ? {} : { expect })
+/** The body's `expect` and `check`, only when given: a check without them sends what it always did. */
+const expectOf = ({ expect, check }: CheckOptions): { expect?: T.CheckExpectations; check?: T.Check } => ({
+  ...(expect === undefined ? {} : { expect }),
+  ...(check === undefined ? {} : { check })
+})
 
 const NDJSON = accept('application/x-ndjson')
 const EVENT_STREAM = accept('text/event-stream')
@@ -91,7 +98,7 @@ export class SiteStatusClient {
   }
 
   /** `POST /api/v1/checks`: up to 100 domains, answered once all are done (5 units per distinct domain). */
-  checkDomains(domains: string[], options: CheckOptions = {}): Promise<T.BatchCheckResults> {
+  checkDomains(domains: T.BatchEntry[], options: CheckOptions = {}): Promise<T.BatchCheckResults> {
     return json(this.#api.POST('/api/v1/checks', { body: { domains, ...expectOf(options) }, ...init(options) }))
   }
 
@@ -102,7 +109,7 @@ export class SiteStatusClient {
    * request goes when the loop starts; leaving the loop early, or aborting `signal`, aborts it,
    * and the server stops the probing only this client waited for. Iterate once.
    */
-  checkMany(domains: string[], options: CheckOptions = {}): BatchCheck {
+  checkMany(domains: T.BatchEntry[], options: CheckOptions = {}): BatchCheck {
     const body = { domains, ...expectOf(options) }
     return batchCheck((signal) => this.#api.POST('/api/v1/checks', { body, signal, ...NDJSON, parseAs: 'stream' }), options.signal)
   }

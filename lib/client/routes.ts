@@ -47,14 +47,16 @@ export const isRetried = (path: string): boolean => !NOT_RETRIED.has(path)
 export const costOf = (path: string): number => COSTS.get(path) ?? 1
 
 /**
- * What a batch costs: 5 per distinct valid domain, invalid ones nothing. The server judges the
- * domains; this count only sets how many units the call holds while under way (see batchDomain).
+ * What a batch costs: 5 per distinct valid entry (a domain, or a domain with its own check),
+ * invalid ones nothing. The server judges the domains; this count only sets how many units the call
+ * holds while under way (see batchDomain).
  */
 export function batchCost(domains: readonly unknown[]): number {
   const distinct = new Set<string>()
   for (const entry of domains) {
-    const domain = batchDomain(entry)
-    if (domain !== undefined) distinct.add(domain)
+    const object = typeof entry === 'object' && entry !== null ? (entry as { domain?: unknown; check?: unknown }) : null
+    const domain = batchDomain(object === null ? entry : object.domain)
+    if (domain !== undefined) distinct.add(object?.check === undefined ? domain : `${domain} ${JSON.stringify(object.check)}`)
   }
   return CHECK_COST * distinct.size
 }

@@ -34,6 +34,13 @@ export type BatchCheckResults = Ok<'checkDomains'>
 export type BatchCheckError = Schemas['BatchCheckError']
 export type BatchCheckSummary = Schemas['BatchCheckSummary']
 export type CheckExpectations = Schemas['CheckExpectations']
+/** What each location does, by `type`: `http`, `tcp`, `tls` or `dns`. */
+export type Check = Schemas['Check']
+export type Assertion = Schemas['Assertion']
+/** One entry of a batch: a domain, or a domain with a check of its own. */
+export type BatchEntry = Body<'checkDomains'>['domains'][number]
+/** A location result's stable code, beside its `error`. */
+export type LocationCode = Schemas['LocationCode']
 /** A line of a batch other than its summary: one domain's result or error. */
 export type BatchCheckItem = CheckResult | BatchCheckError
 export type StatusRecord = Ok<'getStatus'>

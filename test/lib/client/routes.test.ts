@@ -30,6 +30,18 @@ t.test(
     t.ok(ones.length > 10)
     for (const path of ones) t.equal(costOf(path), 1, path)
     t.equal(batchCost(['a.example.com', 'A.Example.COM.', 'https://a.example.com/', 'b.example.com', 'not a domain', 42]), 10)
+    const tcp = { type: 'tcp', port: 5432 }
+    t.equal(
+      batchCost([
+        'a.example.com',
+        { domain: 'a.example.com' },
+        { domain: 'a.example.com', check: tcp },
+        { domain: 'A.example.com', check: tcp },
+        { domain: 'x y' }
+      ]),
+      10,
+      'a domain with a check of its own counts apart, once'
+    )
     t.equal(isRetried('/healthz'), false, 'a degraded instance answers 503 at once')
     t.equal(isRetried('/api/v1/status/{domain}'), true)
   }
