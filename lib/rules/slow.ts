@@ -2,7 +2,8 @@ import type { SiteStatus } from './consensus.js'
 
 /**
  * A site becomes slow after two consecutive `up` checks whose consensus response time is over its
- * `max_response_ms`, and stops after two `up` checks that are not: one odd check never flips it.
+ * `max_response_ms`, and stops after two `up` checks that are not: one odd check never flips it. A
+ * `down` check ends it at once (a site that does not answer is not slow, and its record says so).
  */
 
 /** How many consecutive checks it takes to become slow, or to stop being slow. */
@@ -34,15 +35,17 @@ export function isSlowCheck(check: SlowCheck): boolean {
 }
 
 /**
- * Applies one check to the slow state: the state after it and the event it causes, if any.
- * A check that is not `up` says nothing about speed: it breaks the streak but keeps the state, so a
- * slow site that goes down is still slow when it comes back until two fast checks say otherwise.
- * Without a threshold nothing is slow: a site that was slow stops at its next check, with the event.
+ * Applies one check to the slow state: the state after it and the event it causes, if any. A
+ * `down` check ends a slow spell, with its event (the status record already showed it not slow,
+ * and the two must agree); a check neither up nor down says nothing about speed: it breaks the
+ * streak but keeps the state. Without a threshold nothing is slow: a site that was slow stops at
+ * its next check, with the event.
  */
 export function slowStep(state: Readonly<SlowState>, check: SlowCheck): { state: SlowState; event: SlowEvent | null } {
   if (check.max_response_ms === null) {
     return { state: { slow: false, streak: 0 }, event: state.slow ? 'site.slow_ended' : null }
   }
+  if (check.status === 'down') return { state: { slow: false, streak: 0 }, event: state.slow ? 'site.slow_ended' : null }
   if (check.status !== 'up' || check.response_ms === null) return { state: { slow: state.slow, streak: 0 }, event: null }
   if (isSlowCheck(check) === state.slow) return { state: { slow: state.slow, streak: 0 }, event: null }
   const streak = state.streak + 1

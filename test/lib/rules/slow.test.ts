@@ -40,8 +40,10 @@ t.test('slow onset and recovery, one event each way', async (t) => {
     ['an unconfirmed check breaks a streak', 'SUS', NOT_SLOW, ['-', '-', '-'], false],
     ['an unavailable check breaks a streak', 'SNS', NOT_SLOW, ['-', '-', '-'], false],
     ['down checks alone never make a site slow, however long they take', 'DDDD', NOT_SLOW, ['-', '-', '-', '-'], false],
-    ['a slow site that goes down stays slow and sends nothing', 'DDD', SLOW, ['-', '-', '-'], true],
-    ['... and ends only after two fast up checks once back', 'DFDFF', SLOW, ['-', '-', '-', '-', off], false],
+    ['a slow site that goes down is slow no more, said once', 'DDD', SLOW, [off, '-', '-'], false],
+    ['a slow site whose checks are unconfirmed stays slow and sends nothing', 'UUU', SLOW, ['-', '-', '-'], true],
+    ['... and ends only after two fast up checks in a row', 'UFUFF', SLOW, ['-', '-', '-', '-', off], false],
+    ['a down check between fast ones ends it at once', 'FDFF', SLOW, ['-', off, '-', '-'], false],
     ['the setting cleared while slow: ended at the next check, whatever its speed', 'C', SLOW, [off], false],
     ['the setting cleared while not slow: nothing', 'CC', NOT_SLOW, ['-', '-'], false],
     ['the setting cleared halfway through a streak: the streak is gone', 'SCS', NOT_SLOW, ['-', '-', '-'], false]
