@@ -86,8 +86,15 @@ const responses: Json = {
   ),
   BatchOverBudget: {
     description:
-      "The key's remaining budget does not cover the whole batch (5 units per distinct domain); nothing was charged. `fits` says how many domains it covers now. Also: the key's limit is reached.",
-    headers: { 'Retry-After': ref('headers', 'Retry-After'), ...budgetHeaders(true) },
+      "The key's remaining budget does not cover the whole batch (5 units per distinct domain); nothing was charged. `fits` says how many domains it covers now. Retry-After says when it will; a batch over the key's whole per-minute limit never fits, and has none. Also: the key's limit is reached.",
+    headers: {
+      'Retry-After': {
+        description: 'Whole seconds until the batch fits; absent when it never will (over the whole limit).',
+        required: false,
+        schema: { type: 'integer', minimum: 1 }
+      },
+      ...budgetHeaders(true)
+    },
     content: { 'application/json': { schema: ref('schemas', 'BatchOverBudget') } }
   },
   BatchPayloadTooLarge: error('The request body is over 32 KiB.'),

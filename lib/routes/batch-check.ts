@@ -220,14 +220,19 @@ export function batchCheckRoutes({ checks, limiter }: { checks: CheckSupervisor;
   ]
 }
 
-/** The 429 of a batch the budget does not cover whole: how many domains would fit now; nothing charged. */
+/**
+ * The 429 of a batch the budget does not cover whole: how many domains would fit now; nothing
+ * charged. A batch over the key's whole limit never fits, however long one waits: it says so, and
+ * carries no Retry-After (a client that honours one would wait for nothing).
+ */
 function overBudget(h: ResponseToolkit, domains: number, remaining: number, limit: number, retryAfterMs: number) {
   const fits = Math.floor(remaining / CHECK_COST)
   const cost = CHECK_COST * domains
-  const error =
-    cost > limit
-      ? `this batch costs ${cost} units (${domains} domains), more than this key's limit of ${limit} per minute; send at most ${Math.floor(limit / CHECK_COST)} domains`
-      : `this batch costs ${cost} units (${domains} domains) and this key has ${remaining} left: ${fits} domains fit now; retry after the Retry-After delay`
+  if (cost > limit) {
+    const error = `this batch costs ${cost} units (${domains} domains), more than this key's limit of ${limit} per minute, so waiting will not help: send at most ${Math.floor(limit / CHECK_COST)} domains, or use a key with a higher limit (keys create --limit)`
+    return h.response({ error, fits }).code(429)
+  }
+  const error = `this batch costs ${cost} units (${domains} domains) and this key has ${remaining} left: ${fits} domains fit now; retry after the Retry-After delay`
   return h
     .response({ error, fits })
     .code(429)
