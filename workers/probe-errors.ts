@@ -4,6 +4,7 @@ import { POLICY_REFUSALS, type PolicyRefusalCode } from '../lib/rules/target-pol
 import { matchChallenge, mayBeChallenge } from './challenge-signatures.js'
 import { POLICY_REFUSED_CODE, SITE_DNS_CODE } from './location-dispatcher.js'
 import { isTlsErrorCode } from './tls-errors.js'
+import { RESOLVER_FAILED } from '../lib/net/resolver.js'
 
 /**
  * What went wrong with a probe, as a stable code beside the error text users read. The text may
@@ -161,9 +162,10 @@ const CONNECT_CODES: Readonly<Record<string, ProbeErrorCode>> = {
   ENETUNREACH: 'connect_unreachable'
 }
 
-function dnsFailure(status: LocationVerdict, resolverCode: string): Failure {
+function dnsFailure(status: LocationVerdict, resolverCode: string, ours = false): Failure {
   const known = DNS_ERRORS[resolverCode]
-  return fail(status, known?.code ?? 'dns_failed', `dns: ${known?.name ?? resolverCode}`, 'dns', !RESOLVER_FAILURES.has(resolverCode))
+  const text = `dns: ${known?.name ?? resolverCode}${ours ? " (this location's resolver)" : ''}`
+  return fail(status, known?.code ?? 'dns_failed', text, 'dns', !RESOLVER_FAILURES.has(resolverCode))
 }
 
 function codeOf(err: unknown): string | undefined {
@@ -206,7 +208,12 @@ export function classify(err: unknown, timeoutMs: number, viaProxy: boolean, exp
     return fail('error', 'location_egress', 'location: egress unreachable', 'dns')
   if (code === undefined) return internalFailure(err)
   if (code === POLICY_REFUSED_CODE) return refused('policy_non_public')
-  if (DNS_ERRORS[code] !== undefined || code.startsWith('EAI_')) return dnsFailure('down', code)
+  // The location's own resolver refusing, silent or broken says nothing about the site: the
+  // location's error, never the site's down (NXDOMAIN, NODATA and the name's own SERVFAIL are the site's).
+  if (DNS_ERRORS[code] !== undefined || code.startsWith('EAI_')) {
+    const ours = (err as Record<string, unknown>)[RESOLVER_FAILED] === true
+    return dnsFailure(ours ? 'error' : 'down', code, ours)
+  }
   if (isTlsErrorCode(code)) return fail('down', 'tls', `tls: ${code}`, 'tls', true)
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return fail('down', 'connect_timeout', 'connect: timeout', 'connect', true)
   if (code === 'ECONNRESET' || code === 'EPIPE') return fail('down', 'connect_reset', `connect: ${code}`, 'response', true)

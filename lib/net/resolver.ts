@@ -72,6 +72,16 @@ function dnsError(code: DnsErrorCode, host: string): Error {
   return Object.assign(new Error(`DNS ${code} for ${host}`), { code })
 }
 
+/**
+ * Set on a look-up's error when the resolver itself failed rather than the name: it refused, did
+ * not answer in time, or answered SERVFAIL for the root zone too. A probe reports that as its
+ * location's failure (`error`), never as the site's `down`.
+ */
+export const RESOLVER_FAILED = 'resolverFailed'
+
+/** How long a verdict on the resolver (its answer about the root zone) is kept. */
+const RESOLVER_VERDICT_MS = 5000
+
 /** c-ares' codes folded into the few a probe reports; a resolver that cannot be reached is REFUSED. */
 function codeOf(err: unknown): DnsErrorCode {
   const code = (err as { code?: unknown } | null)?.code
@@ -121,6 +131,31 @@ export function createResolver(opts: ResolverOptions): Resolve {
   // Two tries of half the budget each (a lost UDP packet is retried); our own timer enforces the budget exactly.
   const resolver = new Resolver({ timeout: Math.max(1, Math.ceil(timeoutMs / 2)), tries: 2 })
   if (opts.servers !== undefined && opts.servers.length > 0) resolver.setServers([...opts.servers])
+  // SERVFAIL may be the name's (its servers broken, DNSSEC) or the resolver's own: the root zone
+  // tells them apart, asked at most once every few seconds.
+  let verdict: { at: number; broken: Promise<boolean> } | null = null
+  const resolverBroken = (): Promise<boolean> => {
+    const now = performance.now()
+    if (verdict === null || now - verdict.at > RESOLVER_VERDICT_MS) {
+      const timer = new Promise<boolean>((resolve) => setTimeout(resolve, timeoutMs, true).unref())
+      verdict = {
+        at: now,
+        broken: Promise.race([
+          resolver.resolveNs('.').then(
+            () => false,
+            (err: unknown) => ['ESERVFAIL', 'ETIMEOUT', 'EREFUSED'].includes(codeOf(err))
+          ),
+          timer
+        ])
+      }
+    }
+    return verdict.broken
+  }
+  const marked = async (err: unknown): Promise<never> => {
+    const code = (err as { code?: unknown }).code
+    const ours = code === 'ETIMEOUT' || code === 'EREFUSED' || (code === 'ESERVFAIL' && (await resolverBroken()))
+    throw ours ? Object.assign(err as Error, { [RESOLVER_FAILED]: true }) : err
+  }
 
   return (rawHost) => {
     const host = rawHost.toLowerCase().replace(/\.$/, '')
@@ -128,6 +163,10 @@ export function createResolver(opts: ResolverOptions): Resolve {
     if (host === 'localhost' || host.endsWith('.localhost')) return Promise.resolve([...LOOPBACK])
     const listed = hosts.get(host)
     if (listed !== undefined) return Promise.resolve([...listed])
+    return lookUp(host).catch(marked)
+  }
+
+  function lookUp(host: string): Promise<string[]> {
     return new Promise<string[]>((resolve, reject) => {
       let a: Family | undefined
       let aaaa: Family | undefined

@@ -2,7 +2,8 @@
  * A small authoritative-and-recursive DNS server for `dns` checks, on a loopback UDP port in this
  * process: a zone of names, each with records by type in dig's data form (`10 mx.mail.test` for
  * MX, `0 issue "letsencrypt.org"` for CAA, `1 5 443 srv.test` for SRV), or an rcode of its own, or
- * `drop` (no answer at all). A name not in the zone is NXDOMAIN. The zone may change while it runs.
+ * `drop` (no answer at all). A name not in the zone is NXDOMAIN; `.` is the root zone. The zone may
+ * change while it runs.
  */
 import dgram from 'node:dgram'
 import type { Test } from 'tap'
@@ -82,7 +83,9 @@ function readQuestion(msg: Buffer): { name: string; type: number; end: number } 
 }
 
 export async function startDnsZone(t: Test, zone: Record<string, ZoneEntry>): Promise<DnsZone> {
-  const entries = new Map(Object.entries(zone).map(([name, entry]) => [name.toLowerCase(), entry]))
+  // A name as asked (lower case, no trailing dot): the root zone `.` is ''.
+  const key = (name: string): string => name.toLowerCase().replace(/\.$/, '')
+  const entries = new Map(Object.entries(zone).map(([name, entry]) => [key(name), entry]))
   const queries: string[] = []
   const socket = dgram.createSocket('udp4')
   socket.on('message', (msg, peer) => {
@@ -119,7 +122,7 @@ export async function startDnsZone(t: Test, zone: Record<string, ZoneEntry>): Pr
   )
   return {
     address: `127.0.0.1:${socket.address().port}`,
-    set: (name, entry) => entries.set(name.toLowerCase(), entry),
+    set: (name, entry) => entries.set(key(name), entry),
     queries
   }
 }

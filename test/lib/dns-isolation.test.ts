@@ -80,8 +80,13 @@ for (const engine of engines()) {
     t.same(new Set(flooded.map((r) => r.status)), new Set([200]))
     t.same(
       new Set(flooded.flatMap((r) => r.body.locations.map((l: { error: string }) => l.error))),
-      new Set(['dns: TIMEOUT']),
+      new Set(["dns: TIMEOUT (this location's resolver)"]),
       'each never-answered name cost its probes their DNS timeout and is reported as such'
+    )
+    t.same(
+      new Set(flooded.flatMap((r) => r.body.locations.map((l: { status: string }) => l.status))),
+      new Set(['error']),
+      "a resolver that does not answer in time is the location's failure, never the site's down"
     )
     t.equal(stats().late, 0, 'no scheduled check started late')
     t.equal(stats().skipped, 0, 'none was skipped')

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { classify, judge, laterStage, type Stage } from '../../workers/probe-errors.js'
 import { isTlsErrorCode, X509_ERROR_CODES } from '../../workers/tls-errors.js'
+import { RESOLVER_FAILED } from '../../lib/net/resolver.js'
 
 const coded = (code: string, extra: Record<string, unknown> = {}, message = 'boom'): Error =>
   Object.assign(new Error(message), { code, ...extra })
@@ -202,4 +203,25 @@ t.test('every TLS and X.509 error Node and OpenSSL raise is a down with the tls 
   }
   t.notOk(isTlsErrorCode('ECONNREFUSED'), 'a dial error is not a TLS one')
   t.notOk(isTlsErrorCode('CERTAINLY_NOT'), 'nor a code that merely contains CERT')
+})
+
+t.test("the location's own resolver failing is its error, never the site's down", async (t) => {
+  const ours = (code: string) => Object.assign(coded(code), { [RESOLVER_FAILED]: true })
+  for (const [code, name] of [
+    ['EREFUSED', 'REFUSED'],
+    ['ETIMEOUT', 'TIMEOUT'],
+    ['ESERVFAIL', 'SERVFAIL']
+  ] as const) {
+    t.match(
+      classify(ours(code), 5000, false, false),
+      { status: 'error', error: `dns: ${name} (this location's resolver)`, stage: 'dns' },
+      code
+    )
+  }
+  t.match(
+    classify(coded('ESERVFAIL'), 5000, false, false),
+    { status: 'down', error: 'dns: SERVFAIL' },
+    "the name's own SERVFAIL is the site's"
+  )
+  t.match(classify(coded('ENOTFOUND'), 5000, false, false), { status: 'down', code: 'dns_nxdomain' }, 'NXDOMAIN stays the site')
 })
