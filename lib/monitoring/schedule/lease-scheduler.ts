@@ -301,11 +301,15 @@ export class LeaseScheduler extends GatedScheduler<GateEntry, 'list' | 'round'> 
     if (claims.length === 0) return
     if (claims.some((c) => !this.#o.tracked(c.site))) await this.#o.learn()
     this.#countMissed(claims, now)
+    // A check that fell due before this instance could claim anything (it was stopped, or away from
+    // the database) is due from then on: starting it is not late on this instance's account, or
+    // every restart would read as `behind` for a minute.
+    const since = Math.max(this.#reconnectedAt, this.#beats.startedAt.getTime())
     for (const claim of claims) {
       const entry = this.#entryFor(claim.site, claim.intervalMs)
       const own: Owned = { entry, until: claim.dueAt + claim.intervalMs, continued: false, lost: false }
       this.#owned.set(claim.site.id, own)
-      this.#held.push({ own, dueAt: claim.dueAt })
+      this.#held.push({ own, dueAt: Math.max(claim.dueAt, since) })
     }
     this.#sortHeld()
   }

@@ -218,3 +218,37 @@ t.test('over capacity, the figures say the load, what ran and what was shed', as
   t.ok(load.behind, 'behind')
   t.equal(warnings[0]?.duePerS, 20, 'the warning gives the same load')
 })
+
+t.test('checks that fell due while no instance ran are not late: a restart is not behind', async (t) => {
+  const { db } = await migratedDb('mysql', t)
+  const sites = 4
+  const intervalMs = 60_000
+  await addSites({ db, entries: Array.from({ length: sites }, (_, i) => ({ domain: `r${i}.example.com`, name: null })), now: new Date() })
+  // As after a stop of 20 s: every site's due time went by while nothing ran, within one interval.
+  await db('sites').update({ due_at: new Date(Date.now() - 20_000), lease_owner: null, lease_until: null })
+  const runs: Array<{ id: number; dueAt: number }> = []
+  const scheduler = new LeaseScheduler({
+    db,
+    owner: 'restarted',
+    intervalMs,
+    concurrency: 4,
+    tracked: () => true,
+    learn: async () => {},
+    sites: () => sites,
+    runCheck: async (site, dueAt) => {
+      runs.push({ id: site.id, dueAt })
+    }
+  })
+  t.teardown(() => scheduler.stop())
+  const startedAt = Date.now()
+  await scheduler.start()
+  t.ok(await holds(() => runs.length === sites, 10_000), 'each overdue site is checked at once')
+  t.ok(
+    runs.every((r) => r.dueAt >= startedAt - 1000),
+    'as due from the restart, not from the time that went by before it'
+  )
+  const load = scheduler.load()
+  t.equal(load.late, 0, 'none counted late')
+  t.equal(load.shed, 0, 'none shed')
+  t.notOk(load.behind, '/healthz says ok')
+})
