@@ -1,4 +1,5 @@
 import type { LocationVerdict } from '../lib/rules/consensus.js'
+import type { ProbeErrorCode } from '../lib/rules/probe-result.js'
 import { expectationVerdict, type LocationExpectations } from '../lib/rules/expectations.js'
 import { POLICY_REFUSALS, type PolicyRefusalCode } from '../lib/rules/target-policy.js'
 import { matchChallenge, mayBeChallenge } from './challenge-signatures.js'
@@ -6,81 +7,8 @@ import { POLICY_REFUSED_CODE, SITE_DNS_CODE } from './location-dispatcher.js'
 import { isTlsErrorCode } from './tls-errors.js'
 import { RESOLVER_FAILED } from '../lib/net/resolver.js'
 
-/**
- * What went wrong with a probe, as a stable code beside the error text users read. The text may
- * carry details (a status, a TLS code, the deadline); code branches on the code alone.
- */
-export type ProbeErrorCode =
-  | 'dns_nxdomain'
-  | 'dns_nodata'
-  | 'dns_timeout'
-  | 'dns_servfail'
-  | 'dns_refused'
-  | 'dns_failed'
-  | 'connect_refused'
-  | 'connect_reset'
-  | 'connect_unreachable'
-  | 'connect_timeout'
-  | 'connect_failed'
-  | 'proxy_auth'
-  | 'proxy_refused'
-  | 'location_egress'
-  | 'tls'
-  | 'timeout'
-  | 'http_empty_reply'
-  | 'http_protocol'
-  | 'http_5xx'
-  | 'blocked_challenge'
-  | 'blocked_status'
-  | 'too_many_redirects'
-  | 'unexpected_status'
-  | 'body_mismatch'
-  | 'assertion_failed'
-  | 'reply_mismatch'
-  | 'dns_rcode'
-  | 'dns_answer_mismatch'
-  | PolicyRefusalCode
-  | 'internal'
-
-/**
- * The verdicts a probe reports with each code: what a location that probed can honestly say. An
- * agent's answer is held to it (lib/net/agent-protocol.ts): a code with another verdict is a lie or
- * a bug, never counted. DNS failures are `error` where the site was resolved by the location itself
- * but not in its region (a proxied location).
- */
-export const CODE_VERDICTS: Readonly<Record<ProbeErrorCode, readonly LocationVerdict[]>> = {
-  dns_nxdomain: ['down', 'error'],
-  dns_nodata: ['down', 'error'],
-  dns_timeout: ['down', 'error'],
-  dns_servfail: ['down', 'error'],
-  dns_refused: ['down', 'error'],
-  dns_failed: ['down', 'error'],
-  connect_refused: ['down'],
-  connect_reset: ['down'],
-  connect_unreachable: ['down'],
-  connect_timeout: ['down'],
-  connect_failed: ['down'],
-  proxy_auth: ['error'],
-  proxy_refused: ['down'],
-  location_egress: ['error'],
-  tls: ['down'],
-  timeout: ['down'],
-  http_empty_reply: ['down'],
-  http_protocol: ['down'],
-  http_5xx: ['down'],
-  blocked_challenge: ['blocked'],
-  blocked_status: ['blocked'],
-  too_many_redirects: ['down'],
-  unexpected_status: ['down'],
-  body_mismatch: ['down'],
-  assertion_failed: ['down'],
-  reply_mismatch: ['down'],
-  dns_rcode: ['down'],
-  dns_answer_mismatch: ['down'],
-  policy_non_public: ['down'],
-  policy_port: ['down'],
-  internal: ['error']
-}
+export type { ProbeErrorCode } from '../lib/rules/probe-result.js'
+export { CODE_VERDICTS } from '../lib/rules/probe-result.js'
 
 /**
  * How far an attempt got before it failed, in order: a failure at a later stage says more about

@@ -1,9 +1,7 @@
 import type { Dispatcher } from 'undici'
-import type { LocationVerdict } from '../lib/rules/consensus.js'
 import type { PolicyRefusalCode } from '../lib/rules/target-policy.js'
 import type { ConnectToRule } from '../lib/rules/connect-to.js'
 import type { LocationExpectations } from '../lib/rules/expectations.js'
-import type { ProbeErrorCode } from './probe-errors.js'
 import type { Assertion } from '../lib/rules/assertions.js'
 import type { Method } from '../lib/rules/check-spec.js'
 
@@ -15,47 +13,7 @@ export interface HttpRequest {
   body: string | null
 }
 
-/**
- * Phases in ms, summed over every hop that got a connection (redirects and the http fallback
- * included), as blackbox_exporter sums its per-redirect traces. `first_byte` is the wait from the
- * connection being ready to the response headers (blackbox "processing": writing the request and the server's wait); `total` is the whole
- * probe's wall time, like `response_ms`. dns/connect/tls are only known for sockets made by a
- * {@link createLocationDispatcher} dispatcher and stay 0 otherwise (first_byte then also holds
- * the connection setup); dns is 0 for an IP literal and, behind a proxy, covers only the proxy's name.
- */
-export interface ProbeTimings {
-  dns: number
-  connect: number
-  tls: number
-  first_byte: number
-  total: number
-}
-
-/**
- * One location's answer about a site. `error` is the text users read; `code` says the same for
- * code to branch on (null when `error` is). Plain data: it crosses the actor thread's boundary.
- */
-export interface ProbeResult {
-  status: LocationVerdict
-  http_code: number
-  response_ms: number
-  error: string | null
-  code: ProbeErrorCode | null
-  final_url: string | null
-  timings: ProbeTimings
-  /**
-   * `notAfter` of the leaf certificate of the final hop's handshake (ISO 8601); null when the final
-   * hop was plain http or its TLS handshake did not complete. Known only for connections made by a
-   * {@link createLocationDispatcher} dispatcher. Optional for answers made without a probe.
-   */
-  tls_expires_at?: string | null
-  /** That certificate's issuer (`CN=R11, O=Let's Encrypt, C=US`), null alongside it. */
-  tls_issuer?: string | null
-  /** A `dns` check's records as text (dig's data form), at most 50; absent for other kinds. */
-  answers?: string[]
-  /** With `assertion_failed`: the place (from 0) in the check's list of the first assertion that failed. */
-  assertion?: number
-}
+export type { ProbeResult, ProbeTimings } from '../lib/rules/probe-result.js'
 
 export interface ProbeOptions {
   domain: string

@@ -1,15 +1,8 @@
 import { setImmediate as afterIo } from 'node:timers/promises'
 import { Events, type NatsConnection, type Service, type ServiceMsg } from 'nats'
 import type { Logger } from 'pino'
-import {
-  agentService,
-  agentSubject,
-  probeQueue,
-  probeSubject,
-  readProbeRequest,
-  requestExpectations,
-  type AgentProbeReply
-} from '../net/agent-protocol.js'
+import { agentService, agentSubject, probeQueue, probeSubject, readProbeRequest, requestExpectations } from '../net/agent-protocol.js'
+import type { AgentProbeReply } from '../net/agent-reply.js'
 import { connectNats, endConnection } from '../net/nats.js'
 import { probeDns } from '../net/resolver.js'
 import { targetPolicy } from '../rules/target-policy.js'

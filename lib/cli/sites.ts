@@ -9,7 +9,8 @@ import { removeSite } from '../monitoring/remove-site.js'
 import { currentVerdict } from '../monitoring/state/status-record.js'
 import type { Db } from '../store/db.js'
 import { applySettings, NO_SETTINGS, type SettingsPatch } from '../rules/site-settings.js'
-import { changeSiteSettings, listTrackedSites, type AddOutcome, type SiteEntry } from '../store/sites.js'
+import { changeSite } from '../monitoring/change-site.js'
+import { listTrackedSites, type AddOutcome, type SiteEntry } from '../store/sites.js'
 import { SETTINGS_HELP, SETTINGS_OPTIONS, settingsCell, settingsPatchOf } from './site-settings.js'
 import { CommandError, UsageError, println, table, type CliIo } from './io.js'
 import { MAINTENANCE_HELP, maintenanceCommand } from './maintenance.js'
@@ -115,7 +116,7 @@ async function setSite(
 ): Promise<number> {
   if (name === null && Object.keys(patch).length === 0) throw new UsageError('sites set needs --name or a setting to change')
   const { db } = await open()
-  const changed = await db.transaction((trx) => changeSiteSettings({ db: trx, domain, name, patch, now: io.now() }))
+  const changed = await db.transaction((trx) => changeSite({ db: trx, domain, name, patch, now: io.now() }))
   if (!changed) throw new CommandError(`${domain} is not tracked`)
   println(io.stdout, domain)
   return 0

@@ -71,17 +71,4 @@ export function slowField(
   return { slow: isSlowCheck({ status: consensus.status, response_ms: consensus.response_ms, max_response_ms: max }) }
 }
 
-/**
- * Results and probe runs shared by several instances (lib/sharing/check-runs.ts, on Redis). Both
- * answer without the other instances whenever they cannot reach them: `cached` with null, `run` by
- * calling `probe` itself.
- */
-export interface SharedRuns<T> {
-  /** A result another instance (or this one) keeps for reuse, with its remaining time; `domain` is a {@link checkKey}. */
-  cached(domain: string): Promise<{ value: T; ttlMs: number } | null>
-  /**
-   * Calls `probe` unless another instance is running a probe of `domain`, whose result is then
-   * awaited (`ran: false`); `share` says whether the result may be reused by others.
-   */
-  run(domain: string, probe: () => Promise<{ value: T; share: boolean }>): Promise<{ value: T; ran: boolean }>
-}
+export type { SharedRuns } from '../sharing/shared-runs.js'

@@ -10,7 +10,7 @@ import { parseSiteName, SiteNameError } from '../rules/site-name.js'
 import { expectSchema } from '../rules/expectations.js'
 import { applySettings, intervalSchema, NO_SETTINGS, type SettingsPatch } from '../rules/site-settings.js'
 import { isDuplicateKey, type Db } from '../store/db.js'
-import { changeSiteSettings } from '../store/sites.js'
+import { changeSite } from '../monitoring/change-site.js'
 import { pageLimit } from './paging.js'
 
 const listQuery = Joi.object({
@@ -139,9 +139,7 @@ export function siteRoutes({
         const body = request.payload as SettingsBody
         const name = nameOf(body.name)
         const { interval_s, expect } = body
-        const changed = await db.transaction((trx) =>
-          changeSiteSettings({ db: trx, domain, name, patch: { interval_s, expect }, now: now() })
-        )
+        const changed = await db.transaction((trx) => changeSite({ db: trx, domain, name, patch: { interval_s, expect }, now: now() }))
         if (!changed) throw Boom.notFound('site is not tracked')
         await sitesChanged()
         const record = states.statusRecord(domain, now())

@@ -1,5 +1,12 @@
 import Joi from 'joi'
-import { applyExpectations, NO_EXPECTATIONS, type Expectations, type ExpectationsPatch, type StatusEntry } from './expectations.js'
+import {
+  applyExpectations,
+  NO_EXPECTATIONS,
+  sameExpectations,
+  type Expectations,
+  type ExpectationsPatch,
+  type StatusEntry
+} from './expectations.js'
 
 /**
  * A site's own settings besides its name: the interval it is checked at and the expectations its
@@ -71,4 +78,9 @@ export function settingsView({ interval_s, expect }: Readonly<SiteSettings>): Se
   if (expect.max_response_ms !== null) shown.max_response_ms = expect.max_response_ms
   if (Object.keys(shown).length > 0) view.expect = shown
   return view
+}
+
+/** Whether two sites' settings are the same (each in its normal form). */
+export function sameSettings(a: Readonly<SiteSettings>, b: Readonly<SiteSettings>): boolean {
+  return a.interval_s === b.interval_s && sameExpectations(a.expect, b.expect)
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { SharedRuns } from '../probing/check-asks.js'
+import type { SharedRuns } from './shared-runs.js'
 import type { SharedRedis } from './redis.js'
 
 /** How often a waiting instance looks for the result (and the run's lock) besides the message that announces it. */

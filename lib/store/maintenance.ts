@@ -1,6 +1,9 @@
 import { chunks, ID_CHUNK } from './checks.js'
 import { toDate, type Db } from './db.js'
-import { WEEKDAYS, type MaintenanceWindow } from '../rules/maintenance.js'
+import type { MaintenanceWindow, Weekday } from '../rules/maintenance.js'
+
+/** How `weekly_day` stores a day: its number, Sunday 0, as JavaScript's getDay counts. */
+const STORED_DAYS: readonly Weekday[] = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat']
 
 /** A stored maintenance window: the rule's window with its row id. */
 export type StoredWindow = MaintenanceWindow & { id: number }
@@ -16,7 +19,7 @@ function windowOf(r: Record<string, unknown>): StoredWindow {
   return {
     id,
     weekly: {
-      day: WEEKDAYS[Number(r.weekly_day)] as (typeof WEEKDAYS)[number],
+      day: STORED_DAYS[Number(r.weekly_day)] as Weekday,
       time: String(r.weekly_time),
       duration_minutes: Number(r.weekly_minutes),
       zone: String(r.weekly_zone)
@@ -28,7 +31,7 @@ function windowOf(r: Record<string, unknown>): StoredWindow {
 function windowColumns(window: MaintenanceWindow): Record<string, unknown> {
   if ('weekly' in window) {
     const w = window.weekly
-    return { weekly_day: WEEKDAYS.indexOf(w.day), weekly_time: w.time, weekly_minutes: w.duration_minutes, weekly_zone: w.zone }
+    return { weekly_day: STORED_DAYS.indexOf(w.day), weekly_time: w.time, weekly_minutes: w.duration_minutes, weekly_zone: w.zone }
   }
   return { starts_at: window.from, ends_at: window.to }
 }

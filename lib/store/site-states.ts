@@ -1,6 +1,6 @@
 import { toDate, type Db } from './db.js'
 import { expectOf, toSiteRow } from './sites.js'
-import { sameExpectations, type Expectations } from '../rules/expectations.js'
+import type { Expectations } from '../rules/expectations.js'
 import type { SiteRow } from './tables.js'
 
 /** An outage's span of time, open-ended while ongoing. */
@@ -69,11 +69,6 @@ export interface TrackedId {
   added_at: Date
   interval_s: number | null
   expect: Expectations
-}
-
-/** Whether the operator changed what the list of tracked sites carries of a site since it was read. */
-export function settingsChanged(site: SiteRow, listed: TrackedId): boolean {
-  return site.name !== listed.name || site.interval_s !== listed.interval_s || !sameExpectations(site.expect, listed.expect)
 }
 
 /** The tracked sites' ids, domains and settings, for noticing additions, removals and changes cheaply. */

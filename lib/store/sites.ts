@@ -4,7 +4,7 @@ import type { SiteRow, SiteStatus } from './tables.js'
 import type { ExpiryNotice } from '../rules/certificates.js'
 import type { Expectations, StatusEntry } from '../rules/expectations.js'
 import type { SlowState } from '../rules/slow.js'
-import { applySettings, type SettingsPatch, type SiteSettings } from '../rules/site-settings.js'
+import type { SiteSettings } from '../rules/site-settings.js'
 
 export function toSiteRow(r: Record<string, unknown>): SiteRow {
   return {
@@ -111,7 +111,7 @@ export async function trackSites({
     }
     const patch: Record<string, unknown> = {}
     if (e.name !== null && (found.removed || renameTracked)) patch.name = e.name
-    // An already tracked site keeps its settings: they change through `changeSiteSettings` alone.
+    // An already tracked site keeps its settings: they change through `changeSite` alone (lib/monitoring/change-site.ts).
     if (e.settings && found.removed) Object.assign(patch, settingsColumns(e.settings))
     if (found.removed)
       Object.assign(patch, {
@@ -227,37 +227,32 @@ export async function updateExpiryNotices({ db, notices }: { db: Db; notices: Re
   }
 }
 
-/** Reads and locks a tracked site's row by domain until the transaction `db` ends; null when not tracked. */
-export async function lockTrackedSite({ db, domain }: { db: Db; domain: string }): Promise<{ id: number; name: string } | null> {
-  const row = await forUpdate(db, db('sites').where({ domain }).whereNull('removed_at').first('id', 'name'))
-  return row ? { id: Number(row.id), name: String(row.name) } : null
+/** A tracked site's row by domain, locked until the caller's transaction `db` ends; null when it is not tracked. */
+export async function lockTrackedSite({ db, domain }: { db: Db; domain: string }): Promise<SiteRow | null> {
+  const row = await forUpdate(db, db('sites').where({ domain }).whereNull('removed_at').first('*'))
+  return row ? toSiteRow(row) : null
 }
 
 /**
- * Changes a tracked site's name and settings inside the caller's transaction `db` (keys absent are
- * kept); `changed_at` moves so that every instance re-reads the site. False when it is not tracked.
+ * Writes a site's settings (and its name, unless null); `changed_at` moves so that every instance
+ * re-reads the site.
  */
-export async function changeSiteSettings({
+export async function writeSiteSettings({
   db,
-  domain,
+  id,
+  settings,
   name,
-  patch,
   now
 }: {
   db: Db
-  domain: string
+  id: number
+  settings: SiteSettings
   name: string | null
-  patch: SettingsPatch
   now: Date
-}): Promise<boolean> {
-  const row = await forUpdate(db, db('sites').where({ domain }).whereNull('removed_at').first('*'))
-  if (!row) return false
-  const site = toSiteRow(row)
-  const settings = applySettings({ interval_s: site.interval_s, expect: site.expect }, patch)
+}): Promise<void> {
   await db('sites')
-    .where({ id: site.id })
+    .where({ id })
     .update({ ...settingsColumns(settings), ...(name === null ? {} : { name }), changed_at: now })
-  return true
 }
 
 /** Marks a site removed (no longer tracked) at `now`; its checks and outages are kept. */

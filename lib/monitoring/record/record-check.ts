@@ -1,27 +1,17 @@
 import { announced, appendToOutbox } from '../../events/outbox.js'
 import { dueExpiryThreshold, type ExpiryNotice } from '../../rules/certificates.js'
 import { certificateEvent, outageEvent, slowEvent, type NewEvent } from '../../rules/events.js'
-import { slowStep, type SlowEvent, type SlowState } from '../../rules/slow.js'
-import { isStale, outageTransition, type OutageSnapshot, type OutageStep } from '../../rules/outages.js'
+import { slowStep, type SlowState } from '../../rules/slow.js'
+import { isStale, outageTransition, type OutageSnapshot } from '../../rules/outages.js'
 import { checkKey, findStoredChecks, insertChecks, newestCheckTime, updateSiteStates, type CheckRecord } from '../../store/checks.js'
 import type { Db } from '../../store/db.js'
 import { closeOutage, findOutageAt, insertOutage, listOpenOutages } from '../../store/outages.js'
 import { lockSites, updateExpiryNotices, type LockedSite } from '../../store/sites.js'
 import { listMaintenanceWindows, updateMaintenanceUntil } from '../../store/maintenance.js'
 import { MaintenanceSteps } from './maintenance-steps.js'
+import type { RecordedCheck } from '../state/recorded-check.js'
 
-/** What recording a check did: the result the database committed and the in-memory state applies. */
-export interface RecordedCheck {
-  /** False when a newer check was already recorded: the row is kept, the site's state is not rolled back. */
-  current: boolean
-  step: OutageStep
-  /** The outage opened or closed by this check. */
-  outage: { id: number; started_at: Date; ended_at: Date | null } | null
-  /** Whether the site is slow after this check (the slow rule); unchanged by a check not current. */
-  slow: boolean
-  /** The slow spell this check began or ended, if any. */
-  slowEvent?: SlowEvent | null
-}
+export type { RecordedCheck } from '../state/recorded-check.js'
 
 const NOT_CURRENT: RecordedCheck = { current: false, step: 'none', outage: null, slow: false, slowEvent: null }
 

@@ -2,21 +2,14 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../../store/db.js'
 import type { CheckRecord } from '../../store/checks.js'
-import {
-  listTrackedIds,
-  loadSiteStates,
-  settingsChanged,
-  sitesVersion,
-  type ChangedState,
-  type StoredSiteState
-} from '../../store/site-states.js'
+import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState } from '../../store/site-states.js'
 import type { SiteStatus } from '../../rules/consensus.js'
 import { outageStep, type OutageSnapshot } from '../../rules/outages.js'
 import { UPTIME_WINDOWS, type OutageSpan } from '../../rules/uptime.js'
 import type { LocationResult } from '../../probing/locations/index.js'
-import type { RecordedCheck } from '../record/record-check.js'
+import type { RecordedCheck } from './recorded-check.js'
 import type { Expectations } from '../../rules/expectations.js'
-import { setExpectations } from '../../rules/site-settings.js'
+import { setExpectations, sameSettings } from '../../rules/site-settings.js'
 import { locationProbes, type LocationProbe } from './location-probes.js'
 import { MaintenanceWindows } from './site-maintenance.js'
 
@@ -136,7 +129,7 @@ export class SiteStates {
       const known = this.#byId.get(t.id)
       // New, or removed and added again (a new tracking period): read its whole state.
       if (!known || known.site.added_at.getTime() !== t.added_at.getTime()) reload.push(t.id)
-      else if (settingsChanged(known.site, t)) {
+      else if (known.site.name !== t.name || !sameSettings(known.site, t)) {
         Object.assign(known.site, { name: t.name, interval_s: t.interval_s, expect: t.expect })
         this.#serialised.delete(t.id)
       }

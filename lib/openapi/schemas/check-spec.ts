@@ -11,7 +11,7 @@ import {
   SOURCES_BY_TYPE
 } from '../../rules/check-spec.js'
 import { LOCATION_FAILURE_CODES } from '../../probing/locations/location.js'
-import { CODE_VERDICTS } from '../../../workers/probe-errors.js'
+import { CODE_VERDICTS } from '../../rules/probe-result.js'
 import { nullable, ref, type Json } from '../parts.js'
 
 /** Every code a location result may carry: a probe's outcome, or why the location gave none. */

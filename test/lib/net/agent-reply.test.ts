@@ -1,5 +1,6 @@
 import t from 'tap'
-import { readProbeReply, type AgentProbeRequest, type AskedProbe } from '../../../lib/net/agent-protocol.js'
+import type { AgentProbeRequest } from '../../../lib/net/agent-protocol.js'
+import { readProbeReply, type AskedProbe } from '../../../lib/net/agent-reply.js'
 
 const NOW = Date.parse('2026-11-29T12:00:00.000Z')
 const request: AgentProbeRequest = { v: 1, domain: 'shop.example.com', class: 'demand', user_agent: 'test' }
