@@ -18,7 +18,7 @@ export interface TransportOptions {
 
 /** A request as a client method describes it. */
 export interface Call {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   /** The path with its parameters filled in (see {@link fillPath}). */
   path: string
   query?: Record<string, string | number | undefined> | undefined

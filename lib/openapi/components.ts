@@ -14,6 +14,7 @@ import { settingsSchemas } from './schemas/settings.js'
 import { siteSchemas } from './schemas/sites.js'
 import { statusPageViewSchemas } from './schemas/status-page-view.js'
 import { webhookSchemas } from './schemas/webhooks.js'
+import { alertSchemas } from './schemas/alerts.js'
 
 const schemas: Json = {
   ...serviceSchemas,
@@ -23,6 +24,7 @@ const schemas: Json = {
   ...maintenanceSchemas,
   ...pageRecordSchemas,
   ...webhookSchemas,
+  ...alertSchemas,
   ...badgeSchemas,
   ...statusPageViewSchemas
 }

@@ -2,6 +2,7 @@ import type { ServerRoute } from '@hapi/hapi'
 import type { RedisPing } from '../net/redis-ping.js'
 import { pingDatabase, type Db } from '../store/db.js'
 import type { LocationHealth } from '../probing/locations/index.js'
+import type { ChannelHealth } from '../alerts/dispatcher.js'
 
 /** What a client is told to wait before asking again while the database is unreachable. */
 const RETRY_AFTER_S = '5'
@@ -22,7 +23,8 @@ export function healthRoutes({
   schedule,
   instance,
   redis,
-  locations
+  locations,
+  alerts
 }: {
   db: Db
   schedule?: () => ScheduleHealth
@@ -30,6 +32,8 @@ export function healthRoutes({
   instance: string
   redis?: RedisPing | null
   locations?: () => LocationHealth[]
+  /** The alert channels' health; without it, /healthz leaves `alerts` out. */
+  alerts?: () => ChannelHealth[]
 }): ServerRoute[] {
   return [
     {
@@ -39,7 +43,10 @@ export function healthRoutes({
       handler: async (_request, h) => {
         const [up, redisUp] = await Promise.all([pingDatabase(db), redis ? redis.ping() : null])
         const shared = redisUp === null ? null : redisUp ? 'ok' : 'unreachable'
-        const where = locations === undefined ? {} : { locations: locations() }
+        const where = {
+          ...(locations === undefined ? {} : { locations: locations() }),
+          ...(alerts === undefined ? {} : { alerts: alertHealth(alerts()) })
+        }
         return up
           ? h.response({ status: 'ok', database: 'ok', schedule: schedule?.() ?? 'ok', instance, redis: shared, ...where })
           : h
@@ -49,4 +56,12 @@ export function healthRoutes({
       }
     }
   ]
+}
+
+/** The alert channels as /healthz tells them: how many, and the failing ones (a failing channel never makes it 503). */
+function alertHealth(channels: ChannelHealth[]): Record<string, unknown> {
+  const failing = channels
+    .filter((c) => c.failing)
+    .map(({ id, name, kind, failing_since, last_error, pending }) => ({ id, name, kind, failing_since, last_error, pending }))
+  return { channels: channels.length, failing }
 }
