@@ -127,9 +127,16 @@ export class AlertDispatcher {
     if (!this.#stopping) void this.#cycle()
   }
 
-  /** One cycle, then its sends, awaited. */
-  async tick(): Promise<void> {
-    await Promise.all(await this.#cycle())
+  /**
+   * Cycles at the clock's present until one sends nothing, each one's sends awaited: everything
+   * due now is sent (a channel's next message only goes once the one before it has).
+   */
+  async tick(maxRounds = 20): Promise<void> {
+    for (let round = 0; round < maxRounds; round++) {
+      const sends = await this.#cycle()
+      await Promise.all(sends)
+      if (sends.length === 0) return
+    }
   }
 
   /** Stops; sends in flight get `graceMs`, then are called off and their claims freed (sent later). */

@@ -121,7 +121,8 @@ async function judge(db: Db, events: readonly EventRow[], now: Date): Promise<vo
         subject: subjectOf(data),
         detail: detailOf(event.type, data),
         started_at: started,
-        ended_at: null
+        // A certificate's or a heartbeat's notice is about a moment: over as it is said.
+        ended_at: kind === 'certificate' || kind === 'late' ? started : null
       })
     }
   }

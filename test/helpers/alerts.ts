@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { Logger } from 'pino'
 import { AlertDispatcher } from '../../lib/alerts/dispatcher.js'
 import { createChannel } from '../../lib/alerts/channels.js'
 import { createSmtpSend } from '../../lib/alerts/smtp.js'
@@ -26,6 +27,7 @@ export interface AlertStack {
   clock: { now: number }
   dispatcher: AlertDispatcher
   logs: LogCapture
+  logger: Logger
   /** One cycle at the clock's time, its sends awaited. */
   tick(): Promise<void>
   /** Moves the clock by `ms` in steps of `stepMs`, a cycle at each. */
@@ -33,7 +35,7 @@ export interface AlertStack {
   channel(kind: ChannelKind, config: Record<string, unknown>, name?: string, reportTo?: number | null): Promise<ChannelRow>
   policy(input: Record<string, unknown>): Promise<AlertPolicy>
   sites(...domains: string[]): Promise<number[]>
-  down(siteId: number, domain: string, at: number): Promise<void>
+  down(siteId: number, domain: string, at: number, name?: string): Promise<void>
   up(siteId: number, domain: string, startedAt: number, at: number): Promise<void>
   stop(): Promise<void>
 }
@@ -64,6 +66,7 @@ export async function alertStack(db: Db, startMs: number, opts: { smtpCa?: strin
     clock,
     dispatcher,
     logs,
+    logger,
     tick: () => dispatcher.tick(),
     advance: async (ms, stepMs = 30_000) => {
       const end = clock.now + ms
@@ -87,10 +90,10 @@ export async function alertStack(db: Db, startMs: number, opts: { smtpCa?: strin
       const ids = await siteIdsByDomain({ db, domains })
       return domains.map((d) => ids.get(d) as number)
     },
-    down: async (siteId, domain, at) => {
+    down: async (siteId, domain, at, name = domain) => {
       await db.transaction(async (trx) => {
         outages.set(siteId, await insertOutage({ db: trx, siteId, startedAt: new Date(at) }))
-        const e = outageEvent('open', { id: siteId, domain, name: domain }, { started_at: new Date(at), ended_at: null }, new Date(at))
+        const e = outageEvent('open', { id: siteId, domain, name }, { started_at: new Date(at), ended_at: null }, new Date(at))
         await appendEvents({ db: trx, events: [{ type: e.type, siteId, data: JSON.stringify(e.data), at: e.at }] })
       })
     },

@@ -16,8 +16,7 @@ const ALERT_NAMES = { outage: 'MonitorDown', slow: 'MonitorSlow', certificate: '
 export function alertmanagerPayload(
   items: readonly MessageItem[],
   now: Date,
-  link: string,
-  policy: string | null
+  link: string
 ): Array<Record<string, unknown>> {
   const seen = new Set<string>()
   const alerts: Array<Record<string, unknown>> = []
@@ -39,8 +38,7 @@ export function alertmanagerPayload(
       annotations: {
         summary: itemLine(item, now),
         name: item.subject.name,
-        ...(item.detail === null ? {} : { description: item.detail }),
-        ...(policy === null ? {} : { policy })
+        ...(item.detail === null ? {} : { description: item.detail })
       },
       startsAt: item.started_at,
       endsAt: ended ?? new Date(now.getTime() + ALERTMANAGER_FIRING_MS).toISOString(),

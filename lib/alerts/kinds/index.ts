@@ -62,7 +62,7 @@ export function render(body: MessageBody, ctx: RenderContext): Outbound {
       return { http: events.map((e) => json(String(all.url), e)), need: 'all' }
     }
     case 'alertmanager': {
-      const alerts = body.items.length > 0 ? alertmanagerPayload(body.items, ctx.now, link, body.policy) : plainAlert(body, ctx, link)
+      const alerts = body.items.length > 0 ? alertmanagerPayload(body.items, ctx.now, link) : plainAlert(body, ctx, link)
       return { http: (all.urls as string[]).map((u) => json(alertmanagerUrl(u), alerts)), need: 'any' }
     }
     case 'webhook': {
