@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import nodemailer from 'nodemailer'
 import { checkHost } from '../net/host-check.js'
 import type { Resolve } from '../net/resolver.js'
@@ -68,7 +69,8 @@ export function createSmtpSend({ policy, lookup, ca }: { policy: TargetPolicy; l
       requireTLS: target.security === 'starttls',
       ignoreTLS: target.security === 'none',
       auth: target.username === undefined ? undefined : { user: target.username, pass: target.password ?? '' },
-      tls: { servername: target.host, ...(ca === undefined ? {} : { ca }) },
+      // SNI names a host, never an address (RFC 6066); the certificate is checked against either.
+      tls: { ...(isIP(target.host) === 0 ? { servername: target.host } : {}), ...(ca === undefined ? {} : { ca }) },
       name: 'site-status',
       connectionTimeout: SMTP_TIMEOUT_MS,
       greetingTimeout: SMTP_TIMEOUT_MS,

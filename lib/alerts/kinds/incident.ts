@@ -13,11 +13,7 @@ const ALERT_NAMES = { outage: 'MonitorDown', slow: 'MonitorSlow', certificate: '
  * ahead and moved on by each re-send, as Prometheus does: if the service stops sending, the alert
  * resolves by itself rather than firing for ever.
  */
-export function alertmanagerPayload(
-  items: readonly MessageItem[],
-  now: Date,
-  link: string
-): Array<Record<string, unknown>> {
+export function alertmanagerPayload(items: readonly MessageItem[], now: Date, link: string): Array<Record<string, unknown>> {
   const seen = new Set<string>()
   const alerts: Array<Record<string, unknown>> = []
   // The latest word on each alert wins: a resolution after its opening in one message.
