@@ -47,7 +47,14 @@ async function smtpServer(t: { teardown(fn: () => unknown): void }, opts: { cert
     logger: false
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => { server.close(() => { resolve(); }); }))
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve()
+        })
+      })
+  )
   return {
     port: (server.server.address() as AddressInfo).port,
     mails,
