@@ -11,6 +11,7 @@ import {
   takeDueRefreshes,
   type MessageRow
 } from '../store/alert-messages.js'
+import { pruneAlerts } from '../store/alert-state.js'
 import type { Db } from '../store/db.js'
 import type { Post } from '../webhooks/post.js'
 import type { SecretBox } from '../webhooks/secret-box.js'
@@ -252,7 +253,8 @@ export class AlertDispatcher {
   async #prune(now: Date): Promise<void> {
     if (now.getTime() - this.#lastPrune < PRUNE_EVERY_MS) return
     this.#lastPrune = now.getTime()
-    const pruned = await pruneMessages({ db: this.#deps.db, before: new Date(now.getTime() - RETENTION_MS) })
-    if (pruned > 0) this.#deps.logger.info({ pruned }, 'old alert messages pruned')
+    const before = new Date(now.getTime() - RETENTION_MS)
+    const pruned = (await pruneMessages({ db: this.#deps.db, before })) + (await pruneAlerts({ db: this.#deps.db, before }))
+    if (pruned > 0) this.#deps.logger.info({ pruned }, 'finished alerts and their messages pruned after 30 days')
   }
 }

@@ -274,3 +274,8 @@ export async function firingOnChannel({ db, channelId }: { db: Db; channelId: nu
   const rows = await db('alerts').whereIn('id', ids).whereNull('ended_at').whereNotNull('opened_at').orderBy('id').select('*')
   return rows.map(toAlertRow)
 }
+
+/** Deletes finished alerts made before `before` (their notifications go with them); returns how many. */
+export async function pruneAlerts({ db, before }: { db: Db; before: Date }): Promise<number> {
+  return db('alerts').where({ done: true }).where('created_at', '<', before).delete()
+}
