@@ -147,8 +147,7 @@ export const alertSchemas: Json = {
         type: 'integer',
         minimum: 0,
         maximum: MAX_AFTER_MIN,
-        default: 0,
-        description: 'Alert only once an outage has lasted this long.'
+        description: 'Alert only once an outage has lasted this long (default 0).'
       },
       remind_every_min: {
         ...nullable({ type: 'integer', minimum: 1, maximum: MAX_AFTER_MIN }),
@@ -167,13 +166,12 @@ export const alertSchemas: Json = {
           additionalProperties: false
         }
       },
-      on_resolved: { type: 'boolean', default: true },
+      on_resolved: { type: 'boolean', description: 'Send resolutions (default true).' },
       group_window_s: {
         type: 'integer',
         minimum: 0,
         maximum: MAX_GROUP_WINDOW_S,
-        default: 60,
-        description: 'Grouping window per channel.'
+        description: 'Grouping window per channel (default 60).'
       },
       default: { type: 'boolean', description: 'The policy of every monitor that names none (one at a time).' }
     },

@@ -25,8 +25,7 @@ export const channelConfigs: Json = {
     security: {
       type: 'string',
       enum: ['starttls', 'tls', 'none'],
-      default: 'starttls',
-      description: 'STARTTLS required, TLS from the start, or none.'
+      description: 'STARTTLS required (the default), TLS from the start, or none.'
     },
     username: { type: 'string', maxLength: 200 },
     password: secret('With `username`.'),
@@ -47,19 +46,18 @@ export const channelConfigs: Json = {
   ),
   pagerduty: config('pagerduty', 'PagerDuty Events API v2: a trigger per outage (a group: one), resolved when it ends.', ['routing_key'], {
     routing_key: secret('The integration (routing) key.'),
-    url: { ...url('The Events API endpoint.'), default: PAGERDUTY_URL },
+    url: url(`The Events API endpoint (default ${PAGERDUTY_URL}).`),
     severity: {
       type: 'string',
       enum: ['critical', 'error', 'warning', 'info'],
-      default: 'critical',
-      description: 'Of outages; notices are `warning`.'
+      description: 'Of outages (default critical); notices are `warning`.'
     }
   }),
   ntfy: config('ntfy', 'ntfy: published as JSON to the server.', ['topic'], {
-    url: { ...url('The ntfy server.'), default: NTFY_URL },
+    url: url(`The ntfy server (default ${NTFY_URL}).`),
     topic: secret('The topic (1 to 64 letters, digits, - or _): on a public server, the topic is the password.'),
     token: secret('An access token, sent as Bearer.'),
-    priority: { type: 'integer', minimum: 1, maximum: 5, default: 4, description: 'Of bad news; good news at most 3.' }
+    priority: { type: 'integer', minimum: 1, maximum: 5, description: 'Of bad news (default 4); good news at most 3.' }
   }),
   alertmanager: config(
     'alertmanager',

@@ -54,7 +54,9 @@ async function holdingReceiver(t: { teardown(fn: () => unknown): void }) {
 
 t.test('kill -9 of the instance sending a message: delivered exactly once after the restart (two real serve processes)', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'site-status-alert-restart-'))
-  t.teardown(() => { rmSync(dir, { recursive: true, force: true }); })
+  t.teardown(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
   const url = `sqlite:${join(dir, 'db.sqlite')}`
   const env = {
     DATABASE_URL: url,
