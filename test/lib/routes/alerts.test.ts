@@ -183,3 +183,25 @@ for (const engine of engines()) {
     )
   })
 }
+
+t.test('every receiver a channel names must pass the address policy of checks and webhooks', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  const { server, issueKey } = await testServer({ db })
+  const key = await issueKey({ scopes: 'manage' })
+  for (const [kind, config] of [
+    ['slack', { url: 'http://127.0.0.1:9/hook' }],
+    ['alertmanager', { urls: ['http://10.0.0.5:9093'] }],
+    ['ntfy', { url: 'http://[::1]:8080', topic: 'ops' }],
+    ['email', { host: '127.0.0.1', from: 'a@example.com', to: ['b@example.com'] }]
+  ] as const) {
+    const res = await server.inject({
+      method: 'POST',
+      url: '/api/v1/channels',
+      headers: bearer(key),
+      payload: { name: kind, kind, config }
+    })
+    t.equal(res.statusCode, 400, kind)
+    t.match(JSON.parse(res.payload), { error: /resolves to a non-public address/ }, `${kind}: refused`)
+  }
+  t.same(await db('alert_channels').select('id'), [], 'nothing stored')
+})
