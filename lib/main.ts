@@ -23,6 +23,9 @@ import { userAgent } from './rules/user-agent.js'
 import { WebhookDispatcher } from './webhooks/dispatcher.js'
 import { createPost } from './webhooks/post.js'
 import { SecretBox } from './webhooks/secret-box.js'
+import { AlertDispatcher } from './alerts/dispatcher.js'
+import { createResolver } from './net/resolver.js'
+import { createSmtpSend } from './alerts/smtp.js'
 import { announceToOthers, othersAnnounce } from './sharing/events.js'
 import { SharedRateLimiter } from './sharing/rate-limit.js'
 import { SharedRedis } from './sharing/redis.js'
@@ -39,6 +42,8 @@ export interface RunningService {
   recorder: CheckRecorder
   /** Sends webhook deliveries; `wake()` when events arrive. */
   webhooks: WebhookDispatcher
+  /** Turns events into alerts and sends their messages; `wake()` when events arrive. */
+  alerts: AlertDispatcher
   /** The outbox's reader: subscribe to it to learn of each event committed (the webhook dispatcher does). */
   events: EventFeed
   /** With REDIS_URL: the connections shared state goes through; `available` says whether Redis answers. */
@@ -87,6 +92,7 @@ export async function startService({
   let locations: Locations | undefined
   let monitoring: Monitoring | undefined
   let webhooks: WebhookDispatcher | undefined
+  let alerts: AlertDispatcher | undefined
   const outbound = createPost({ policy: targetPolicy(config), dnsServers: config.dnsServers, userAgent: userAgent(config.publicUrl) })
   let feed: EventFeed | undefined
   try {
@@ -157,6 +163,17 @@ export async function startService({
     const box = new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile })
     webhooks = new WebhookDispatcher({ db, box, post: outbound.post, logger })
     const dispatcher = webhooks
+    const smtp = createSmtpSend({ policy: targetPolicy(config), lookup: createResolver({ servers: config.dnsServers, timeoutMs: 5000 }) })
+    const alerting = new AlertDispatcher({
+      db,
+      box,
+      post: outbound.post,
+      smtp,
+      logger,
+      publicUrl: config.publicUrl,
+      instance: config.instanceId
+    })
+    alerts = alerting
     const server = await buildServer({
       config,
       db,
@@ -180,6 +197,14 @@ export async function startService({
           dispatcher.wake()
         }
       },
+      alerts: {
+        post: outbound.post,
+        smtp,
+        wake: () => {
+          alerting.wake()
+        },
+        health: () => alerting.channels()
+      },
       events: streams,
       pageStreams,
       statusPageRenders: renders,
@@ -202,6 +227,7 @@ export async function startService({
       locations: probing.locations,
       admission,
       webhooks: dispatcher,
+      alerts: alerting,
       scheduler: running.scheduler,
       recordingBacklog: () => recorder.pending(),
       setAside: () => recorder.setAside().count
@@ -209,10 +235,12 @@ export async function startService({
     // A committed event wakes the dispatcher at once, instead of at its next round.
     const unsubscribe = events.subscribe(() => {
       dispatcher.wake()
+      alerting.wake()
     })
     const stopAnnouncing = redis ? announceToOthers(redis) : () => {}
     await server.start()
     dispatcher.start()
+    await alerting.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')
     let stopping: Promise<void> | undefined
     const stop = (): Promise<void> => {
@@ -222,6 +250,7 @@ export async function startService({
         // listener closes and the requests in flight finish.
         const scheduled = monitoring?.stop()
         const delivering = dispatcher.stop(WEBHOOK_GRACE_MS)
+        const stoppingAlerts = alerting.stop(WEBHOOK_GRACE_MS)
         // Event streams never end by themselves: end them, so that the drain does not wait for them.
         streams.close()
         const pagesClosed = pageStreams.close()
@@ -233,6 +262,7 @@ export async function startService({
         unfollow()
         await events.stop()
         await delivering
+        await stoppingAlerts
         await outbound.close()
         if (!(await recorder.flush(FLUSH_TIMEOUT_MS))) logger.warn({ pending: recorder.pending() }, 'checks not recorded at stop')
         recorder.close()
@@ -244,9 +274,10 @@ export async function startService({
       })()
       return stopping
     }
-    return { server, db, monitoring, admission, recorder, webhooks: dispatcher, events, redis, stop }
+    return { server, db, monitoring, admission, recorder, webhooks: dispatcher, alerts: alerting, events, redis, stop }
   } catch (err) {
     await webhooks?.stop(0).catch(() => {})
+    await alerts?.stop(0).catch(() => {})
     await outbound.close().catch(() => {})
     await monitoring?.stop().catch(() => {})
     await feed?.stop().catch(() => {})

@@ -24,6 +24,10 @@ import { createResolver, type Resolve } from './net/resolver.js'
 import { createRedisPing, type RedisPing } from './net/redis-ping.js'
 import { targetPolicy } from './rules/target-policy.js'
 import { SecretBox } from './webhooks/secret-box.js'
+import { createPost, type Post } from './webhooks/post.js'
+import { createSmtpSend, type SmtpSend } from './alerts/smtp.js'
+import type { ChannelHealth } from './alerts/dispatcher.js'
+import { userAgent } from './rules/user-agent.js'
 
 /** Everything the server needs, passed in so tests can build one around their own database and clock. */
 export interface ServerDeps {
@@ -54,6 +58,8 @@ export interface ServerDeps {
   timeouts?: ServerTimeouts
   /** Webhooks: the secret box shared with the dispatcher, the dispatcher's wake-up, the policy's look-up (tests). */
   webhooks?: { box?: SecretBox; wake?: () => void; lookup?: Resolve }
+  /** Alerting: how a channel's test message is sent (default: through the address policy, made here), the dispatcher's wake-up and health. */
+  alerts?: { post?: Post; smtp?: SmtpSend; wake?: () => void; health?: () => ChannelHealth[] }
   /** The open event streams, for `GET /api/v1/events`. */
   events?: EventStreams
   /** The status pages' event streams, for `GET /status/{slug}/events`. */
@@ -171,6 +177,15 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   server.route = ((route: ServerRoute | ServerRoute[]) => {
     addRoutes(chargeAfterBody(Array.isArray(route) ? route : [route], limiter))
   }) as typeof server.route
+  const policy = targetPolicy(config)
+  const box = deps.webhooks?.box ?? new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile })
+  const lookup = deps.webhooks?.lookup ?? createResolver({ servers: config.dnsServers, timeoutMs: 5000 })
+  let post = deps.alerts?.post
+  if (post === undefined) {
+    const own = createPost({ policy, lookup, userAgent: userAgent(config.publicUrl) })
+    post = own.post
+    server.ext('onPostStop', () => own.close())
+  }
   server.route(
     routes({
       db,
@@ -188,12 +203,24 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
       schedule: deps.schedule,
       locations: deps.locations,
       recording: deps.recording,
-      webhooks: {
-        box: deps.webhooks?.box ?? new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile }),
-        policy: targetPolicy(config),
-        lookup: deps.webhooks?.lookup ?? createResolver({ servers: config.dnsServers, timeoutMs: 5000 }),
-        wake: deps.webhooks?.wake ?? (() => {})
+      webhooks: { box, policy, lookup, wake: deps.webhooks?.wake ?? (() => {}) },
+      alerting: {
+        box,
+        policy,
+        lookup,
+        wake: deps.alerts?.wake ?? (() => {}),
+        deliver: {
+          db,
+          box,
+          post,
+          smtp: deps.alerts?.smtp ?? createSmtpSend({ policy, lookup }),
+          logger,
+          now,
+          random: Math.random,
+          publicUrl: config.publicUrl
+        }
       },
+      alertHealth: deps.alerts?.health,
       events: deps.events,
       pageStreams: deps.pageStreams,
       metrics: { metrics, tokenAuth: config.metricsToken !== null },

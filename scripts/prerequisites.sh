@@ -2,7 +2,8 @@
 # What the test suite needs from the machine, installed when missing: Debian's Chromium (browser
 # tests), squid (real-proxy tests), prometheus with promtool (the /metrics tests), haproxy (the
 # several-instances test), nats-server (the location-agent tests start private servers; a NATS the
-# machine runs itself is left alone), the MariaDB binaries (the database-outage test starts a
+# machine runs itself is left alone), prometheus-alertmanager (the alerting tests start private
+# ones), the MariaDB binaries (the database-outage test starts a
 # private server), a MariaDB at 127.0.0.1:3306 where root logs in over TCP, with a `test` database,
 # and redis-server with a Redis at 127.0.0.1:6379 (the sharing tests use its databases 1 to 8 and
 # start private servers of their own).
@@ -53,6 +54,9 @@ fi
 
 [ -x /usr/sbin/nats-server ] || need "/usr/sbin/nats-server (location-agent tests)" --no-install-recommends nats-server
 [ -x /usr/sbin/nats-server ] || stop "/usr/sbin/nats-server is still missing: install Debian's nats-server"
+
+[ -x /usr/bin/prometheus-alertmanager ] || need "/usr/bin/prometheus-alertmanager (alerting tests)" --no-install-recommends prometheus-alertmanager
+[ -x /usr/bin/prometheus-alertmanager ] || stop "/usr/bin/prometheus-alertmanager is still missing: install Debian's prometheus-alertmanager"
 
 if ! [ -x /usr/sbin/mariadbd ] || ! command -v mariadb-install-db >/dev/null 2>&1; then
   need "MariaDB (mariadbd, mariadb-install-db)" --no-install-recommends mariadb-server mariadb-client

@@ -12,6 +12,8 @@ import { AGENT_HELP, agentCommand } from './agent.js'
 import { KEYS_HELP, keysCommand } from './keys.js'
 import { SITES_HELP, sitesCommand } from './sites.js'
 import { PAGES_HELP, pagesCommand } from './pages.js'
+import { CHANNELS_HELP, channelsCommand } from './channels.js'
+import { ALERTS_HELP, alertsCommand } from './alerts.js'
 
 const HELP = `site-status: run and operate the Site Status API
 
@@ -25,6 +27,8 @@ commands:
   sites      add, remove, list and import tracked sites, and their maintenance windows
              (site-status sites --help)
   pages      create, change, list and remove public status pages (site-status pages --help)
+  channels   add, test, list and remove alert channels (site-status channels --help)
+  alerts     alert policies, and which a site or a page uses (site-status alerts --help)
 
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...): see the README.
 
@@ -33,6 +37,10 @@ ${KEYS_HELP}
 ${SITES_HELP}
 
 ${PAGES_HELP}
+
+${CHANNELS_HELP}
+
+${ALERTS_HELP}
 
 ${AGENT_HELP}`
 
@@ -107,6 +115,10 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
         return await sitesCommand(args, io, db.open)
       case 'pages':
         return await pagesCommand(args, io, db.open)
+      case 'channels':
+        return await channelsCommand(args, io, db.open)
+      case 'alerts':
+        return await alertsCommand(args, io, db.open)
       case undefined:
       case '--help':
       case '-h':

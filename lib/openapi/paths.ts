@@ -5,6 +5,7 @@ import { pagePaths } from './page-paths.js'
 import { statusPagePaths } from './status-page-paths.js'
 import { eventsPath } from './events.js'
 import { statusHtmlPaths } from './status-html-paths.js'
+import { alertPaths } from './alert-paths.js'
 import { ref, type Json } from './parts.js'
 
 import { errors, json, keyedErrors, noContent, noKey, ok, scope, scopedErrors } from './operations.js'
@@ -268,6 +269,7 @@ export const paths: Json = {
       }
     }
   },
+  ...alertPaths,
   '/api/v1/events': eventsPath,
   '/api/badge/{domain}': {
     get: {

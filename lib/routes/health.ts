@@ -2,6 +2,7 @@ import type { ServerRoute } from '@hapi/hapi'
 import type { RedisPing } from '../net/redis-ping.js'
 import { pingDatabase, type Db } from '../store/db.js'
 import type { LocationHealth } from '../probing/locations/index.js'
+import type { ChannelHealth } from '../alerts/dispatcher.js'
 
 /** How recording keeps up, as /healthz shows it. */
 export interface RecordingHealth {
@@ -30,7 +31,8 @@ export function healthRoutes({
   instance,
   redis,
   locations,
-  recording
+  recording,
+  alerts
 }: {
   db: Db
   schedule?: () => ScheduleHealth
@@ -39,6 +41,8 @@ export function healthRoutes({
   redis?: RedisPing | null
   locations?: () => LocationHealth[]
   recording?: () => RecordingHealth
+  /** The alert channels' health; without it, /healthz leaves `alerts` out. */
+  alerts?: () => ChannelHealth[]
 }): ServerRoute[] {
   return [
     {
@@ -50,7 +54,8 @@ export function healthRoutes({
         const shared = redisUp === null ? null : redisUp ? 'ok' : 'unreachable'
         const where = {
           ...(locations === undefined ? {} : { locations: locations() }),
-          ...(recording === undefined ? {} : { recording: recording() })
+          ...(recording === undefined ? {} : { recording: recording() }),
+          ...(alerts === undefined ? {} : { alerts: alertHealth(alerts()) })
         }
         return up
           ? h.response({ status: 'ok', database: 'ok', schedule: schedule?.() ?? 'ok', instance, redis: shared, ...where })
@@ -61,4 +66,12 @@ export function healthRoutes({
       }
     }
   ]
+}
+
+/** The alert channels as /healthz tells them: how many, and the failing ones (a failing channel never makes it 503). */
+function alertHealth(channels: ChannelHealth[]): Record<string, unknown> {
+  const failing = channels
+    .filter((c) => c.failing)
+    .map(({ id, name, kind, failing_since, last_error, pending }) => ({ id, name, kind, failing_since, last_error, pending }))
+  return { channels: channels.length, failing }
 }

@@ -31,6 +31,9 @@ import { statusPageRoutes } from './status-pages.js'
 import { statusPageHtmlRoutes } from './status-page.js'
 import { forgetStatusPage } from '../pages/status-page.js'
 import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
+import { alertPolicyRoutes } from './alert-policies.js'
+import { channelRoutes, type AlertRouteDeps } from './channels.js'
+import type { ChannelHealth } from '../alerts/dispatcher.js'
 
 export interface RouteDeps {
   db: Db
@@ -70,6 +73,10 @@ export interface RouteDeps {
   statusPageRenders: RenderCache
   /** The stored status pages' slugs and sites, held in memory for badges and 404s. */
   pageDirectory: PageDirectory
+  /** Alerting: the channels' secret box, the address policy, how a test message is sent. */
+  alerting: Omit<AlertRouteDeps, 'db' | 'now'>
+  /** The alert channels' health for /healthz; without it (no dispatcher), /healthz leaves it out. */
+  alertHealth?: () => ChannelHealth[]
 }
 
 /**
@@ -78,7 +85,7 @@ export interface RouteDeps {
  */
 export function routes(deps: RouteDeps): ServerRoute[] {
   return [
-    ...healthRoutes(deps),
+    ...healthRoutes({ ...deps, alerts: deps.alertHealth }),
     ...rateLimitRoutes(deps),
     ...(deps.checks ? checkRoutes({ checks: deps.checks, limiter: deps.limiter }) : []),
     ...(deps.checks ? batchCheckRoutes({ checks: deps.checks, limiter: deps.limiter }) : []),
@@ -112,6 +119,8 @@ export function routes(deps: RouteDeps): ServerRoute[] {
       ? statusPageHtmlRoutes({ ...deps, states: deps.states, renders: deps.statusPageRenders, streams: deps.pageStreams })
       : []),
     ...webhookRoutes({ db: deps.db, now: deps.now, ...deps.webhooks }),
+    ...channelRoutes({ db: deps.db, now: deps.now, ...deps.alerting }),
+    ...alertPolicyRoutes({ db: deps.db, now: deps.now, ...deps.alerting }),
     ...metricsRoutes(deps.metrics),
     ...openApiRoutes({ publicUrl: deps.publicUrl }),
     ...fallbackRoutes()

@@ -16,10 +16,12 @@ export interface PostRequest {
   body: string
   /** Aborts the request (the service is stopping): the answer is then `aborted`. */
   signal?: AbortSignal
+  /** Up to this many bytes of the answer's body are handed back as `answer` (alert channels show what the receiver said); none by default. */
+  keep?: number
 }
 
 /** What came of a POST: the status, or a short stable error text; `aborted` when it was called off. */
-export type PostAnswer = { status: number; error: null } | { status: null; error: string; aborted?: true }
+export type PostAnswer = { status: number; error: null; answer?: string } | { status: null; error: string; aborted?: true }
 
 /** Sends one delivery; the dispatcher is built from the target policy unless a test brings its own. */
 export type Post = (req: PostRequest) => Promise<PostAnswer>
@@ -34,6 +36,24 @@ export function errorText(err: unknown, timedOut: boolean): string {
   // Without a code, all an error says is its message, which may hold addresses or data.
   if (!timedOut && typeof code !== 'string') return 'http: ERROR'
   return classify(err, DELIVERY_TIMEOUT_MS, false, timedOut).error
+}
+
+/** The first `limit` bytes of a body as text; the rest is not read (the connection is not reused). */
+async function readSome(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number): Promise<string> {
+  const parts: Buffer[] = []
+  let size = 0
+  try {
+    for await (const chunk of body) {
+      parts.push(chunk)
+      size += chunk.length
+      if (size >= limit) break
+    }
+  } catch {
+    // What was read is what the receiver said.
+  } finally {
+    body.destroy()
+  }
+  return Buffer.concat(parts).subarray(0, limit).toString('utf8')
 }
 
 /**
@@ -58,7 +78,7 @@ export function createPost({
     connectTimeoutMs: DELIVERY_TIMEOUT_MS,
     allowAddress: (ip) => isAllowedAddress(ip, policy)
   })
-  const post: Post = async ({ url, headers, body, signal }) => {
+  const post: Post = async ({ url, headers, body, signal, keep }) => {
     const deadline = new AbortController()
     const late = { timedOut: false }
     const timer = setTimeout(() => {
@@ -78,6 +98,7 @@ export function createPost({
         headersTimeout: DELIVERY_TIMEOUT_MS,
         bodyTimeout: DELIVERY_TIMEOUT_MS
       })
+      if (keep !== undefined && keep > 0) return { status: res.statusCode, error: null, answer: await readSome(res.body, keep) }
       // The answer's body says nothing we keep; a little is read so a small answer ends cleanly.
       await res.body.dump({ limit: BODY_CAP_BYTES }).catch(() => {})
       return { status: res.statusCode, error: null }

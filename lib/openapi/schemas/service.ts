@@ -1,5 +1,5 @@
 import { AGENT_LOCATION } from '../../../config/locations.js'
-import { timestamp, type Json } from '../parts.js'
+import { ref, timestamp, type Json } from '../parts.js'
 
 /** How one location reaches sites, and for one served by agents, how many answer now. */
 const locationHealth: Json = {
@@ -91,7 +91,8 @@ export const serviceSchemas: Json = {
           '`behind` when, over the last minute, a scheduled check was shed (it could not start within one interval of its due time) or more than 1% of those started were over 5 s late. The instance still serves.'
       },
       locations: locationHealth,
-      recording: recordingHealth
+      recording: recordingHealth,
+      alerts: ref('schemas', 'AlertHealth')
     },
     additionalProperties: false
   },
@@ -105,6 +106,7 @@ export const serviceSchemas: Json = {
       redis: { type: ['string', 'null'], enum: ['ok', 'unreachable', null] },
       locations: locationHealth,
       recording: recordingHealth,
+      alerts: ref('schemas', 'AlertHealth'),
       error: { const: 'database unavailable' }
     },
     additionalProperties: false

@@ -86,6 +86,23 @@ for (const engine of engines()) {
         'DELETE /api/v1/webhooks/{id}': 'manage',
         'GET /api/v1/webhooks/{id}/deliveries': 'manage',
         'POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry': 'manage',
+        // Alerting (issue 49): everything is `manage`.
+        'POST /api/v1/channels': 'manage',
+        'GET /api/v1/channels': 'manage',
+        'GET /api/v1/channels/{id}': 'manage',
+        'PATCH /api/v1/channels/{id}': 'manage',
+        'DELETE /api/v1/channels/{id}': 'manage',
+        'POST /api/v1/channels/{id}/test': 'manage',
+        'GET /api/v1/channels/{id}/deliveries': 'manage',
+        'POST /api/v1/alert-policies': 'manage',
+        'GET /api/v1/alert-policies': 'manage',
+        'GET /api/v1/alert-policies/{id}': 'manage',
+        'PATCH /api/v1/alert-policies/{id}': 'manage',
+        'DELETE /api/v1/alert-policies/{id}': 'manage',
+        'GET /api/v1/sites/{domain}/alerting': 'manage',
+        'PUT /api/v1/sites/{domain}/alerting': 'manage',
+        'GET /api/v1/pages/{slug}/alerting': 'manage',
+        'PUT /api/v1/pages/{slug}/alerting': 'manage',
         'GET /metrics': 'read'
       },
       'the scopes the interface names'
