@@ -13,6 +13,7 @@ import { appendEvents } from '../../../lib/store/events.js'
 import { createKey } from '../../../lib/store/keys.js'
 import { migrateLatest } from '../../../lib/store/migrate.js'
 import { startServe } from '../../helpers/cli.js'
+import { holds } from '../../helpers/poll.js'
 
 type Json = Record<string, any>
 
@@ -123,7 +124,10 @@ t.test('kill -9 of the instance sending a message: delivered exactly once after 
     'delivered once after the restart; the resolution after it (a channel sends in order, so nothing came twice)'
   )
   t.match(hook.requests[2]?.title, /^RESOLVED: held\.example\.com is up again after \d+ s$/)
-  const log = await db('alert_messages').orderBy('id').select('status', 'attempts')
+  // The receiver has the message before its sender records it: wait for the record, not the request.
+  const recorded = () => db('alert_messages').orderBy('id').select('status', 'attempts')
+  await holds(async () => (await recorded()).every((m: { status: string }) => m.status === 'delivered'), 10_000)
+  const log = await recorded()
   t.same(log, [
     { status: 'delivered', attempts: 1 },
     { status: 'delivered', attempts: 1 }
