@@ -1,11 +1,15 @@
 // bench/badge: badge requests per second from the real service (dist build) against bare hapi
-// serving the same SVG bytes with the same headers from memory, in the same run, driven by wrk
+// serving the same bytes with the same headers from memory, in the same run, driven by wrk
 // (bench/wrk.mjs), pinned (servers on CPU 0, wrk on CPU 1) and unpinned. Each badge the service
-// has: the site badge `GET /api/badge/{domain}`, and the page badge `GET /api/badge/page/{slug}`
-// where the build has that route (pages made through `POST /api/v1/pages`).
-//   npm run bench:badge     (builds first; about four minutes; loopback and a temporary SQLite file only)
+// has: the status badges of sites and pages (`GET /api/badge/{domain}`, `GET /api/badge/page/{slug}`),
+// their uptime and response-time badges (SVG and shields.io JSON), the page state's JSON and a site's
+// chart, where the build has those routes (pages made through `POST /api/v1/pages`). Every site has
+// 40 days of monitoring and a week of hourly response times, so every figure is worked out.
+//   npm run bench:badge     (builds first; about 17 minutes; loopback and a temporary SQLite file only)
 // Knobs: BENCH_SITES (100), BENCH_PAGES (10, of BENCH_SITES / BENCH_PAGES sites each), BENCH_ROUNDS
-// (5), BENCH_SECONDS (5), BENCH_CONCURRENCY (64), BENCH_DOCS (1: write the figures into docs/benchmarks.md).
+// (5), BENCH_SECONDS (5), BENCH_CONCURRENCY (64), BENCH_ONLY (names, comma-separated: only those
+// badges), BENCH_UNPINNED (the badges also measured unpinned; default the site's status, uptime and
+// response-time badges and its chart), BENCH_DOCS (1: write the figures into docs/benchmarks.md).
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
@@ -15,6 +19,7 @@ import { openDb } from '../dist/lib/store/db.js'
 import { migrateLatest } from '../dist/lib/store/migrate.js'
 import { recordCheck } from '../dist/lib/monitoring/record/record-check.js'
 import { addSites } from '../dist/lib/monitoring/add-sites.js'
+import { insertChecks } from '../dist/lib/store/checks.js'
 import { createKey } from '../dist/lib/store/keys.js'
 import { generateKey, hashKey } from '../dist/lib/keys.js'
 import { ask, currentCommit, freePort, median, start, stop, writeFigures } from './processes.mjs'
@@ -26,7 +31,11 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
 const DOCS = process.env.BENCH_DOCS !== '0'
+const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : null
+const UNPINNED = (process.env.BENCH_UNPINNED ?? 'site badge,site uptime,site response time,site chart').split(',')
 const GOAL = 0.8
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
 
 const fmt = (n, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 
@@ -78,25 +87,34 @@ try {
   await migrateLatest(db)
   const now = new Date()
   const domains = Array.from({ length: SITES }, (_, i) => `s${i}.bench.test`)
-  await addSites({ db, now: new Date(now.getTime() - 3_600_000), entries: domains.map((domain, i) => ({ domain, name: `Site ${i}` })) })
-  // A fresh check per site, so every badge shows a real status (a few down, the rest up).
+  await addSites({ db, now: new Date(now.getTime() - 41 * DAY), entries: domains.map((domain, i) => ({ domain, name: `Site ${i}` })) })
+  // 40 days of monitoring, an hour's outage 3 days ago for every seventh site, a week of hourly
+  // response times, and a fresh check per site so every badge shows a real status (a few down).
   const ids = await db('sites').orderBy('id').pluck('id')
+  const check = (siteId, at, status, responseMs) => ({
+    siteId: Number(siteId),
+    checkedAt: new Date(at),
+    status,
+    blocked: false,
+    partial: false,
+    responseMs,
+    locationsAnswered: 3,
+    locationsTotal: 3,
+    source: 'schedule',
+    locations: []
+  })
+  const hourly = []
   for (const [i, siteId] of ids.entries()) {
-    await recordCheck({
-      db,
-      check: {
-        siteId: Number(siteId),
-        checkedAt: now,
-        status: i % 10 === 0 ? 'down' : 'up',
-        blocked: false,
-        partial: false,
-        responseMs: 50,
-        locationsAnswered: 3,
-        locationsTotal: 3,
-        source: 'schedule',
-        locations: []
-      }
-    })
+    await recordCheck({ db, check: check(siteId, now.getTime() - 40 * DAY, 'up', 80) })
+    if (i % 7 === 0) {
+      await recordCheck({ db, check: check(siteId, now.getTime() - 3 * DAY, 'down', null) })
+      await recordCheck({ db, check: check(siteId, now.getTime() - 3 * DAY + HOUR, 'up', 90) })
+    }
+    for (let k = 1; k <= 7 * 24; k++) hourly.push(check(siteId, now.getTime() - k * HOUR + 60_000, 'up', 50 + ((i + k) % 100)))
+  }
+  await insertChecks({ db, checks: hourly })
+  for (const [i, siteId] of ids.entries()) {
+    await recordCheck({ db, check: check(siteId, now.getTime(), i % 10 === 0 ? 'down' : 'up', i % 10 === 0 ? null : 50) })
   }
   const manageKey = generateKey()
   await createKey({ db, name: 'bench', keyHash: hashKey(manageKey), rateLimit: 1_000_000, scopes: 'manage', now })
@@ -131,27 +149,41 @@ try {
     slugs.push(`page-${p}`)
   }
 
+  const site = (name, suffix, query = '') => ({
+    name,
+    route: `/api/badge/{domain}${suffix}`,
+    label: `\`GET /api/badge/{domain}${suffix}${query}\``,
+    paths: domains.map((d) => `/api/badge/${d}${suffix}${query}`),
+    probe: 1
+  })
+  const page = (name, suffix, query = '') => ({
+    name,
+    route: `/api/badge/page/{slug}${suffix}`,
+    label: `\`GET /api/badge/page/{slug}${suffix}${query}\``,
+    paths: slugs.map((slug) => `/api/badge/page/${slug}${suffix}${query}`),
+    probe: 0
+  })
   const endpoints = [
-    {
-      name: 'site badge',
-      route: '/api/badge/{domain}',
-      label: '`GET /api/badge/{domain}`',
-      paths: domains.map((d) => `/api/badge/${d}`),
-      probe: 1
-    },
-    {
-      name: 'page badge',
-      route: '/api/badge/page/{slug}',
-      label: '`GET /api/badge/page/{slug}`',
-      paths: slugs.map((s) => `/api/badge/page/${s}`),
-      probe: 0
-    }
-  ]
+    site('site badge', ''),
+    site('site uptime', '/uptime', '?window=30d'),
+    site('site uptime JSON', '/uptime/endpoint', '?window=30d'),
+    site('site response time', '/response-time'),
+    site('site response time JSON', '/response-time/endpoint'),
+    site('site chart', '/chart.svg'),
+    page('page badge', ''),
+    page('page JSON', '/endpoint'),
+    page('page uptime', '/uptime', '?window=30d'),
+    page('page uptime JSON', '/uptime/endpoint', '?window=30d'),
+    page('page response time', '/response-time'),
+    page('page response time JSON', '/response-time/endpoint')
+  ].filter((e) => ONLY === null || ONLY.includes(e.name))
   const missing = []
   for (const e of endpoints) {
+    // The first look at every site's response times reads them; the rounds measure what follows.
+    for (const path of e.paths) await getRaw(`${ours.uri}${path}`)
     e.answer = await getRaw(`${ours.uri}${e.paths[e.probe]}`)
     if (e.answer.status === 404 && e.answer.body.includes('no such route')) missing.push(e)
-    else if (e.answer.status !== 200 || !e.answer.body.startsWith('<svg'))
+    else if (e.answer.status !== 200 || !/^(<svg|\{"schemaVersion":1,)/.test(e.answer.body))
       throw new Error(`${e.name}: ${e.answer.status} ${e.answer.body.slice(0, 200)}`)
   }
   const measured = endpoints.filter((e) => !missing.includes(e))
@@ -177,7 +209,7 @@ try {
   ]
   const runs = []
   for (const pinned of [true, false]) {
-    for (const e of measured) {
+    for (const e of measured.filter((m) => pinned || UNPINNED.includes(m.name))) {
       console.error(`  ${e.name}, ${pinned ? 'pinned' : 'unpinned'}:`)
       runs.push({
         e,
@@ -192,38 +224,30 @@ try {
   const load = os.loadavg()[0]
   const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z')
   const rows = []
-  const goals = []
   for (const run of runs) {
     const [b, o] = run.systems
-    const mode = run.pinned ? 'pinned' : 'unpinned'
-    const line = (label, s) =>
-      `| ${mode} | ${label} | ${fmt(s.median.rps)} | ${s.rps.map((x) => fmt(x)).join(', ')} | ${fmt(s.median.p50Ms, 2)} / ${fmt(s.median.p99Ms, 2)} | ${fmt(s.median.cpuUs, 1)} | ${s.non2xx + s.socketErrors} |`
-    rows.push(line(`bare hapi, ${run.e.name}'s bytes (${run.e.answer.body.length} B)`, b))
-    rows.push(line(`ours: ${run.e.label}`, o))
     const ratio = o.median.rps / b.median.rps
     const pairs = median(run.perRound.map(([x, y]) => y / x))
-    const goal = run.pinned ? `>= ${GOAL}x` : '(none; for reference)'
-    const met = run.pinned ? (ratio >= GOAL ? 'yes' : '**no**') : ''
-    goals.push(
-      `| ${mode} | ${run.e.name} | ${fmt(ratio, 2)}x | ${fmt(pairs, 2)}x | ${fmt(b.median.cpuUs / o.median.cpuUs, 2)}x | ${goal} | ${met} |`
+    const met = run.pinned ? (ratio >= GOAL ? 'yes' : '**no**') : '(reference)'
+    rows.push(
+      `| ${run.pinned ? 'pinned' : 'unpinned'} | ${run.e.label} | ${run.e.answer.body.length} | ${fmt(b.median.rps)} | ${fmt(o.median.rps)} | ` +
+        `${fmt(ratio, 2)}x | ${fmt(pairs, 2)}x | ${fmt(b.median.cpuUs, 1)} / ${fmt(o.median.cpuUs, 1)} | ${fmt(o.median.p99Ms, 2)} | ${o.non2xx + o.socketErrors + b.non2xx + b.socketErrors} | ${met} |`
     )
   }
   const failures = runs.flatMap((r) => r.systems).reduce((n, s) => n + s.non2xx + s.socketErrors, 0)
+  const spread = runs.filter((r) => r.pinned).map((r) => Math.max(...r.systems[1].rps) / Math.min(...r.systems[1].rps))
   const table = [
     `Run ${when} at ${commit}: ${os.availableParallelism?.() ?? os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, wrk ${wrkVersion()} (1 thread, ` +
       `${CONCURRENCY} keep-alive connections), ${ROUNDS} rounds x ${SECONDS} s after one warm-up round each, every round running bare hapi then ours back to back; ` +
       `pinned: both servers on CPU 0 (taking turns), wrk on CPU 1; unpinned: no taskset. ${SITES} tracked sites and ${PAGES} pages requested in turn, ` +
       `no Accept-Encoding; bare hapi answers the same bytes with the same headers (checked before the rounds). ` +
-      `1-minute load average before the run ${loadBefore.toFixed(2)}, at its end ${load.toFixed(2)} (the run's own load included).` +
+      `1-minute load average before the run ${loadBefore.toFixed(2)}, at its end ${load.toFixed(2)} (the run's own load included); ` +
+      `ours' pinned rounds spread by up to ${fmt(Math.max(...spread), 2)}x (fastest / slowest round of a badge).` +
       (missing.length > 0 ? ` Not on this build: ${missing.map((e) => e.label).join(', ')}.` : ''),
     '',
-    '| mode | system | median req/s | rounds (req/s) | median latency p50 / p99 (ms) | median server CPU µs / request | non-2xx + socket errors |',
-    '|---|---|---:|---|---:|---:|---:|',
+    '| mode | badge | bytes | bare hapi req/s | ours req/s | ours / bare (medians) | median of per-round ratios | CPU µs / request, bare / ours | ours p99 (ms) | errors | >= 0.8x |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...rows,
-    '',
-    '| mode | badge | ours / bare hapi (medians) | median of per-round ratios | CPU per request, bare / ours | goal | met |',
-    '|---|---|---:|---:|---:|---|---|',
-    ...goals,
     '',
     `Errors over all rounds: ${failures}. Service peak RSS: ${fmt(stats.rss / 1024 / 1024)} MB.`
   ].join('\n')

@@ -1,5 +1,6 @@
 import type { CurrentStatus } from '../monitoring/state/status-record.js'
 import type { PageState } from '../rules/page-state.js'
+import { isLogoName, LOGO_NAMES, type LogoName } from './logos.js'
 
 export const BADGE_STYLES = ['flat', 'flat-square', 'plastic', 'for-the-badge'] as const
 export type BadgeStyle = (typeof BADGE_STYLES)[number]
@@ -18,6 +19,8 @@ export interface BadgeOptions {
   style: BadgeStyle
   /** Replaces the label; '' draws the message alone. */
   label?: string
+  /** One of the built-in logos (lib/badge/logos.ts), drawn left of the label. */
+  logo?: LogoName
 }
 
 export class BadgeOptionError extends Error {
@@ -79,15 +82,16 @@ export function describePageBadge(title: string, state: PageState, override?: st
   return { label, message: state, color: PAGE_COLORS[state] }
 }
 
-const DEFAULT_OPTIONS: BadgeOptions = Object.freeze({ style: 'flat' })
+/** The options of a badge URL that names none: always this object, so that a hit can tell at a glance. */
+export const DEFAULT_OPTIONS: BadgeOptions = Object.freeze({ style: 'flat' })
 
 /**
- * Reads `style` and `label` from a badge URL's query. Other parameters are ignored, as shields.io
- * ignores them: embedders add cache busters such as `?v=2`.
+ * Reads `style`, `label` and `logo` from a badge URL's query. Other parameters are ignored, as
+ * shields.io ignores them: embedders add cache busters such as `?v=2`.
  */
 export function parseBadgeOptions(query: Record<string, unknown>): BadgeOptions {
-  const { style, label } = query
-  if (style === undefined && label === undefined) return DEFAULT_OPTIONS
+  const { style, label, logo } = query
+  if (style === undefined && label === undefined && logo === undefined) return DEFAULT_OPTIONS
   if (style !== undefined && (typeof style !== 'string' || !(BADGE_STYLES as readonly string[]).includes(style))) {
     throw new BadgeOptionError(`"style" must be one of ${BADGE_STYLES.join(', ')}`)
   }
@@ -96,5 +100,10 @@ export function parseBadgeOptions(query: Record<string, unknown>): BadgeOptions 
     if (label.length > MAX_LABEL_LENGTH) throw new BadgeOptionError(`"label" must be at most ${MAX_LABEL_LENGTH} characters long`)
     if (/\p{Cc}/u.test(label)) throw new BadgeOptionError('"label" must not contain control characters')
   }
-  return { style: (style as BadgeStyle | undefined) ?? 'flat', ...(label === undefined ? {} : { label }) }
+  if (logo !== undefined && !isLogoName(logo)) throw new BadgeOptionError(`"logo" must be one of ${LOGO_NAMES.join(', ')}`)
+  return {
+    style: (style as BadgeStyle | undefined) ?? 'flat',
+    ...(label === undefined ? {} : { label }),
+    ...(logo === undefined ? {} : { logo })
+  }
 }

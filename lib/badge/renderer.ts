@@ -3,6 +3,7 @@ import { gzipSync } from 'node:zlib'
 import { makeBadge } from 'badge-maker'
 import { LRUCache } from 'lru-cache'
 import type { BadgeContent, BadgeStyle } from './describe.js'
+import { LOGOS, type LogoName } from './logos.js'
 
 /** A rendered badge, ready to send as it is on every hit until the site's state changes. */
 export interface RenderedBadge {
@@ -28,6 +29,16 @@ const MAX_CACHE_BYTES = 32 * 1024 * 1024
  */
 const MAX_CUSTOM_BADGES = 2000
 
+/**
+ * How long anyone may keep a badge: fresh for 20 s, then served for up to 30 s more while a cache
+ * asks again (`stale-while-revalidate`). With the second figures are reused here, a badge behind an
+ * image proxy such as GitHub's camo follows a change within 51 s.
+ */
+export const BADGE_CACHE_CONTROL = 'public, max-age=20, stale-while-revalidate=30'
+
+/** A badge of nothing known (an untracked domain), and every error: never kept, so that it is gone at the next look. */
+export const NO_STORE = 'no-store'
+
 /** Endpoint badges are refreshed by shields.io no more often than this (its minimum is 300 s). */
 const ENDPOINT_CACHE_SECONDS = 300
 
@@ -36,7 +47,8 @@ const ENDPOINT_CACHE_SECONDS = 300
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
 
-function finish(body: string): RenderedBadge {
+/** A body ready to send on every hit: gzipped once, its validators made once. */
+export function renderedBody(body: string): RenderedBadge {
   const etag = createHash('sha256').update(body).digest('base64url').slice(0, 32)
   return { body, gzip: gzipSync(body), etag, etagHeader: `"${etag}"`, gzipEtagHeader: `"${etag}-gzip"` }
 }
@@ -59,7 +71,7 @@ export class BadgeRenderer {
 
   #store(key: string, body: string, custom: boolean): RenderedBadge {
     this.#renders++
-    const badge = finish(body)
+    const badge = renderedBody(body)
     if (custom) {
       this.#custom.set(key, badge)
       return badge
@@ -79,8 +91,8 @@ export class BadgeRenderer {
   }
 
   /** The SVG badge; `custom` when its label came from the request rather than the site. */
-  svg(content: BadgeContent, style: BadgeStyle, custom = false): RenderedBadge {
-    const key = `svg\u0000${style}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
+  svg(content: BadgeContent, style: BadgeStyle, custom = false, logo?: LogoName): RenderedBadge {
+    const key = `svg\u0000${style}\u0000${logo ?? ''}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
     return (
       this.#get(key, custom) ??
       this.#store(
@@ -89,7 +101,8 @@ export class BadgeRenderer {
           label: content.label.replace(CONTROL, ' '),
           message: content.message,
           color: content.color,
-          style
+          style,
+          ...(logo === undefined ? {} : { logoBase64: LOGOS[logo].dataUrl })
         }),
         custom
       )
@@ -97,8 +110,8 @@ export class BadgeRenderer {
   }
 
   /** shields.io's endpoint-badge JSON (https://shields.io/badges/endpoint-badge), for routing badges through shields. */
-  endpoint(content: BadgeContent, style?: BadgeStyle, custom = false): RenderedBadge {
-    const key = `json\u0000${style ?? ''}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
+  endpoint(content: BadgeContent, style?: BadgeStyle, custom = false, logo?: LogoName): RenderedBadge {
+    const key = `json\u0000${style ?? ''}\u0000${logo ?? ''}\u0000${content.label}\u0000${content.message}\u0000${content.color}`
     return (
       this.#get(key, custom) ??
       this.#store(
@@ -109,7 +122,8 @@ export class BadgeRenderer {
           message: content.message,
           color: content.color,
           cacheSeconds: ENDPOINT_CACHE_SECONDS,
-          ...(style === undefined ? {} : { style })
+          ...(style === undefined ? {} : { style }),
+          ...(logo === undefined ? {} : { logoSvg: LOGOS[logo].svg })
         }),
         custom
       )

@@ -1,14 +1,14 @@
-/* eslint max-lines: ["error", 420] -- the alerting block makes it 404; the openapi-fetch rebuild (client branch) splits this file. */
 /**
  * The typed client of the Site Status API (`import { SiteStatusClient } from 'site-status-api/client'`):
  * one method per operation of the OpenAPI document, named by its operationId, each a call of
  * openapi-fetch typed by the generated `paths` (schema.ts), so a route renamed in the document
- * breaks this file's compile. The key, budget, retries and errors are middleware (flow.ts). Runs
+ * breaks this file's compile. The open routes' calls (badges, pages) are in open-calls.ts. The key, budget, retries and errors are middleware (flow.ts). Runs
  * wherever fetch does: no Node module, no server module. Rules in docs/decisions.md, "Client".
  */
-import { accept, connect, init, json, none, text, type Api, type CallOptions } from './api.js'
+import { accept, connect, init, json, none, text, type CallOptions } from './api.js'
+import { OpenCalls } from './open-calls.js'
 import { defaultSleep, type Budget, type Sleep } from './budget.js'
-import { batchCheck, serviceEvents, statusPageEvents, type BatchCheck } from './streams.js'
+import { batchCheck, serviceEvents, type BatchCheck } from './streams.js'
 import type * as T from './types.js'
 
 export { SiteStatusError, type SiteStatusErrorCode } from './errors.js'
@@ -53,8 +53,7 @@ const expectOf = ({ expect, check }: CheckOptions): { expect?: T.CheckExpectatio
 const NDJSON = accept('application/x-ndjson')
 const EVENT_STREAM = accept('text/event-stream')
 
-export class SiteStatusClient {
-  readonly #api: Api
+export class SiteStatusClient extends OpenCalls {
   readonly #budget: Budget
 
   constructor(options: SiteStatusClientOptions) {
@@ -67,7 +66,9 @@ export class SiteStatusClient {
     if (typeof fetchWith !== 'function') throw new TypeError('fetch must be a function (Node 18+ and browsers have a global one)')
     const now = options.now ?? Date.now
     const sleep = options.sleep ?? defaultSleep
-    ;({ api: this.#api, budget: this.#budget } = connect({ baseUrl, key, fetch: fetchWith, retries, maxRetryWaitMs, now, sleep }))
+    const { api, budget } = connect({ baseUrl, key, fetch: fetchWith, retries, maxRetryWaitMs, now, sleep })
+    super(api)
+    this.#budget = budget
   }
 
   /** The key's budget as the client last learnt it, with the units of calls in flight; undefined before any keyed answer. */
@@ -77,17 +78,17 @@ export class SiteStatusClient {
 
   /** `GET /healthz`: serving, database reachable. Not retried; a degraded instance throws 503 with its `body`. */
   health(options?: CallOptions): Promise<T.Health> {
-    return json(this.#api.GET('/healthz', init(options)))
+    return json(this.api.GET('/healthz', init(options)))
   }
 
   /** `GET /metrics`: the Prometheus exposition (text); costs nothing. */
   getMetrics(options?: CallOptions): Promise<string> {
-    return text(this.#api.GET('/metrics', { ...init(options), ...accept('text/plain'), parseAs: 'text' }))
+    return text(this.api.GET('/metrics', { ...init(options), ...accept('text/plain'), parseAs: 'text' }))
   }
 
   /** `GET /api/v1/rate_limit`: the key's budget; costs nothing. */
   getRateLimit(options?: CallOptions): Promise<T.RateLimit> {
-    return json(this.#api.GET('/api/v1/rate_limit', init(options)))
+    return json(this.api.GET('/api/v1/rate_limit', init(options)))
   }
 
   /**
@@ -95,12 +96,12 @@ export class SiteStatusClient {
    * healthy answer is (status codes, a text in the body, the slow threshold), judged at each location.
    */
   checkDomain(domain: string, options: CheckOptions = {}): Promise<T.CheckResult> {
-    return json(this.#api.POST('/api/v1/check', { body: { domain, ...expectOf(options) }, ...init(options) }))
+    return json(this.api.POST('/api/v1/check', { body: { domain, ...expectOf(options) }, ...init(options) }))
   }
 
   /** `POST /api/v1/checks`: up to 100 domains, answered once all are done (5 units per distinct domain). */
   checkDomains(domains: T.BatchEntry[], options: CheckOptions = {}): Promise<T.BatchCheckResults> {
-    return json(this.#api.POST('/api/v1/checks', { body: { domains, ...expectOf(options) }, ...init(options) }))
+    return json(this.api.POST('/api/v1/checks', { body: { domains, ...expectOf(options) }, ...init(options) }))
   }
 
   /**
@@ -112,175 +113,175 @@ export class SiteStatusClient {
    */
   checkMany(domains: T.BatchEntry[], options: CheckOptions = {}): BatchCheck {
     const body = { domains, ...expectOf(options) }
-    return batchCheck((signal) => this.#api.POST('/api/v1/checks', { body, signal, ...NDJSON, parseAs: 'stream' }), options.signal)
+    return batchCheck((signal) => this.api.POST('/api/v1/checks', { body, signal, ...NDJSON, parseAs: 'stream' }), options.signal)
   }
 
   /** `GET /api/v1/status/{domain}`: a tracked site's stored status. */
   getStatus(domain: string, options?: CallOptions): Promise<T.StatusRecord> {
-    return json(this.#api.GET('/api/v1/status/{domain}', { params: { path: { domain } }, ...init(options) }))
+    return json(this.api.GET('/api/v1/status/{domain}', { params: { path: { domain } }, ...init(options) }))
   }
 
   /** `GET /api/v1/outages`: confirmed outages, newest first, a page at a time (`next_cursor`). */
   listOutages(query: T.Query<'listOutages'> = {}, options?: CallOptions): Promise<T.OutageList> {
-    return json(this.#api.GET('/api/v1/outages', { params: { query }, ...init(options) }))
+    return json(this.api.GET('/api/v1/outages', { params: { query }, ...init(options) }))
   }
 
   /** `GET /api/v1/sites`: tracked sites, by domain, a page at a time. */
   listSites(query: T.Query<'listSites'> = {}, options?: CallOptions): Promise<T.SiteList> {
-    return json(this.#api.GET('/api/v1/sites', { params: { query }, ...init(options) }))
+    return json(this.api.GET('/api/v1/sites', { params: { query }, ...init(options) }))
   }
 
   /** `POST /api/v1/sites`: tracks a site (scope `manage`). */
   addSite(site: T.AddSiteRequest, options?: CallOptions): Promise<T.StatusRecord> {
-    return json(this.#api.POST('/api/v1/sites', { body: site, ...init(options) }))
+    return json(this.api.POST('/api/v1/sites', { body: site, ...init(options) }))
   }
 
   /** `PATCH /api/v1/sites/{domain}`: changes a tracked site's name or settings (scope `manage`). */
   changeSite(domain: string, change: T.ChangeSiteRequest, options?: CallOptions): Promise<T.StatusRecord> {
-    return json(this.#api.PATCH('/api/v1/sites/{domain}', { params: { path: { domain } }, body: change, ...init(options) }))
+    return json(this.api.PATCH('/api/v1/sites/{domain}', { params: { path: { domain } }, body: change, ...init(options) }))
   }
 
   /** `DELETE /api/v1/sites/{domain}`: stops tracking a site (scope `manage`). */
   removeSite(domain: string, options?: CallOptions): Promise<void> {
-    return none(this.#api.DELETE('/api/v1/sites/{domain}', { params: { path: { domain } }, ...init(options) }))
+    return none(this.api.DELETE('/api/v1/sites/{domain}', { params: { path: { domain } }, ...init(options) }))
   }
 
   /** `GET /api/v1/sites/{domain}/sla`: uptime, downtime and outages over [from, to). */
   getSla(domain: string, query: T.Query<'getSla'> = {}, options?: CallOptions): Promise<T.Sla> {
-    return json(this.#api.GET('/api/v1/sites/{domain}/sla', { params: { path: { domain }, query }, ...init(options) }))
+    return json(this.api.GET('/api/v1/sites/{domain}/sla', { params: { path: { domain }, query }, ...init(options) }))
   }
 
   /** `POST /api/v1/sites/{domain}/maintenance`: adds a maintenance window, one-off or weekly (scope `manage`). */
   addMaintenanceWindow(domain: string, window: T.MaintenanceWindowRequest, options?: CallOptions): Promise<T.MaintenanceWindow> {
-    return json(this.#api.POST('/api/v1/sites/{domain}/maintenance', { params: { path: { domain } }, body: window, ...init(options) }))
+    return json(this.api.POST('/api/v1/sites/{domain}/maintenance', { params: { path: { domain } }, body: window, ...init(options) }))
   }
 
   /** `GET /api/v1/sites/{domain}/maintenance`: a tracked site's maintenance windows. */
   listMaintenanceWindows(domain: string, options?: CallOptions): Promise<T.MaintenanceWindowList> {
-    return json(this.#api.GET('/api/v1/sites/{domain}/maintenance', { params: { path: { domain } }, ...init(options) }))
+    return json(this.api.GET('/api/v1/sites/{domain}/maintenance', { params: { path: { domain } }, ...init(options) }))
   }
 
   /** `DELETE /api/v1/sites/{domain}/maintenance/{id}`: removes a maintenance window (scope `manage`). */
   removeMaintenanceWindow(domain: string, id: number, options?: CallOptions): Promise<void> {
-    return none(this.#api.DELETE('/api/v1/sites/{domain}/maintenance/{id}', { params: { path: { domain, id } }, ...init(options) }))
+    return none(this.api.DELETE('/api/v1/sites/{domain}/maintenance/{id}', { params: { path: { domain, id } }, ...init(options) }))
   }
 
   /** `POST /api/v1/pages`: creates a status page listing tracked sites (scope `manage`). */
   createPage(page: T.CreatePageRequest, options?: CallOptions): Promise<T.StatusPageRecord> {
-    return json(this.#api.POST('/api/v1/pages', { body: page, ...init(options) }))
+    return json(this.api.POST('/api/v1/pages', { body: page, ...init(options) }))
   }
 
   /** `GET /api/v1/pages`: every status page, by slug. */
   listPages(options?: CallOptions): Promise<T.StatusPageList> {
-    return json(this.#api.GET('/api/v1/pages', init(options)))
+    return json(this.api.GET('/api/v1/pages', init(options)))
   }
 
   /** `GET /api/v1/pages/{slug}`: a status page. */
   getPage(slug: string, options?: CallOptions): Promise<T.StatusPageRecord> {
-    return json(this.#api.GET('/api/v1/pages/{slug}', { params: { path: { slug } }, ...init(options) }))
+    return json(this.api.GET('/api/v1/pages/{slug}', { params: { path: { slug } }, ...init(options) }))
   }
 
   /** `PATCH /api/v1/pages/{slug}`: changes a page's title, description, logo or sites (scope `manage`). */
   changePage(slug: string, change: T.ChangePageRequest, options?: CallOptions): Promise<T.StatusPageRecord> {
-    return json(this.#api.PATCH('/api/v1/pages/{slug}', { params: { path: { slug } }, body: change, ...init(options) }))
+    return json(this.api.PATCH('/api/v1/pages/{slug}', { params: { path: { slug } }, body: change, ...init(options) }))
   }
 
   /** `DELETE /api/v1/pages/{slug}`: deletes a status page; its sites stay tracked (scope `manage`). */
   deletePage(slug: string, options?: CallOptions): Promise<void> {
-    return none(this.#api.DELETE('/api/v1/pages/{slug}', { params: { path: { slug } }, ...init(options) }))
+    return none(this.api.DELETE('/api/v1/pages/{slug}', { params: { path: { slug } }, ...init(options) }))
   }
 
   /** `POST /api/v1/webhooks`: registers a webhook; the answer holds its secret, shown only here. */
   createWebhook(webhook: T.WebhookRequest, options?: CallOptions): Promise<T.WebhookCreated> {
-    return json(this.#api.POST('/api/v1/webhooks', { body: webhook, ...init(options) }))
+    return json(this.api.POST('/api/v1/webhooks', { body: webhook, ...init(options) }))
   }
 
   /** `GET /api/v1/webhooks`: every webhook, without secrets. */
   listWebhooks(options?: CallOptions): Promise<T.WebhookList> {
-    return json(this.#api.GET('/api/v1/webhooks', init(options)))
+    return json(this.api.GET('/api/v1/webhooks', init(options)))
   }
 
   /** `DELETE /api/v1/webhooks/{id}`: removes a webhook and its delivery log. */
   deleteWebhook(id: number, options?: CallOptions): Promise<void> {
-    return none(this.#api.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } }, ...init(options) }))
+    return none(this.api.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } }, ...init(options) }))
   }
 
   /** `GET /api/v1/webhooks/{id}/deliveries`: a webhook's deliveries, newest first. */
   listDeliveries(id: number, query: T.Query<'listDeliveries'> = {}, options?: CallOptions): Promise<T.DeliveryList> {
-    return json(this.#api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query }, ...init(options) }))
+    return json(this.api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query }, ...init(options) }))
   }
 
   /** `POST /api/v1/webhooks/{id}/deliveries/{delivery_id}/retry`: sends a delivery again now. */
   retryDelivery(id: number, deliveryId: number, options?: CallOptions): Promise<T.Delivery> {
     const path = { id, delivery_id: deliveryId }
-    return json(this.#api.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path }, ...init(options) }))
+    return json(this.api.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path }, ...init(options) }))
   }
 
   // Alerting (scope `manage`): channels, their tests and delivery logs, policies, and what a site or page uses.
   /** `POST /api/v1/channels`: adds an alert channel; secrets go in and are never shown back. */
   createChannel(channel: T.ChannelRequest, options?: CallOptions): Promise<T.Channel> {
-    return json(this.#api.POST('/api/v1/channels', { body: channel, ...init(options) }))
+    return json(this.api.POST('/api/v1/channels', { body: channel, ...init(options) }))
   }
   /** `GET /api/v1/channels`: every alert channel, with its health. */
   listChannels(options?: CallOptions): Promise<T.ChannelList> {
-    return json(this.#api.GET('/api/v1/channels', init(options)))
+    return json(this.api.GET('/api/v1/channels', init(options)))
   }
   /** `GET /api/v1/channels/{id}`: an alert channel. */
   getChannel(id: number, options?: CallOptions): Promise<T.Channel> {
-    return json(this.#api.GET('/api/v1/channels/{id}', { params: { path: { id } }, ...init(options) }))
+    return json(this.api.GET('/api/v1/channels/{id}', { params: { path: { id } }, ...init(options) }))
   }
   /** `PATCH /api/v1/channels/{id}`: changes a channel (config keys given replace the stored ones). */
   changeChannel(id: number, change: T.ChannelChange, options?: CallOptions): Promise<T.Channel> {
-    return json(this.#api.PATCH('/api/v1/channels/{id}', { params: { path: { id } }, body: change, ...init(options) }))
+    return json(this.api.PATCH('/api/v1/channels/{id}', { params: { path: { id } }, body: change, ...init(options) }))
   }
   /** `DELETE /api/v1/channels/{id}`: removes a channel, its queue and its log. */
   deleteChannel(id: number, options?: CallOptions): Promise<void> {
-    return none(this.#api.DELETE('/api/v1/channels/{id}', { params: { path: { id } }, ...init(options) }))
+    return none(this.api.DELETE('/api/v1/channels/{id}', { params: { path: { id } }, ...init(options) }))
   }
   /** `POST /api/v1/channels/{id}/test`: sends a test message now; resolves to what the receiver said. */
   testChannel(id: number, options?: CallOptions): Promise<T.ChannelTest> {
-    return json(this.#api.POST('/api/v1/channels/{id}/test', { params: { path: { id } }, ...init(options) }))
+    return json(this.api.POST('/api/v1/channels/{id}/test', { params: { path: { id } }, ...init(options) }))
   }
   /** `GET /api/v1/channels/{id}/deliveries`: a channel's messages, newest first. */
   listChannelDeliveries(id: number, query: T.Query<'listChannelDeliveries'> = {}, options?: CallOptions): Promise<T.AlertMessageList> {
-    return json(this.#api.GET('/api/v1/channels/{id}/deliveries', { params: { path: { id }, query }, ...init(options) }))
+    return json(this.api.GET('/api/v1/channels/{id}/deliveries', { params: { path: { id }, query }, ...init(options) }))
   }
   /** `POST /api/v1/alert-policies`: adds an alert policy. */
   createAlertPolicy(policy: T.AlertPolicyRequest, options?: CallOptions): Promise<T.AlertPolicy> {
-    return json(this.#api.POST('/api/v1/alert-policies', { body: policy, ...init(options) }))
+    return json(this.api.POST('/api/v1/alert-policies', { body: policy, ...init(options) }))
   }
   /** `GET /api/v1/alert-policies`: every alert policy. */
   listAlertPolicies(options?: CallOptions): Promise<T.AlertPolicyList> {
-    return json(this.#api.GET('/api/v1/alert-policies', init(options)))
+    return json(this.api.GET('/api/v1/alert-policies', init(options)))
   }
   /** `GET /api/v1/alert-policies/{id}`: an alert policy. */
   getAlertPolicy(id: number, options?: CallOptions): Promise<T.AlertPolicy> {
-    return json(this.#api.GET('/api/v1/alert-policies/{id}', { params: { path: { id } }, ...init(options) }))
+    return json(this.api.GET('/api/v1/alert-policies/{id}', { params: { path: { id } }, ...init(options) }))
   }
   /** `PATCH /api/v1/alert-policies/{id}`: changes an alert policy. */
   changeAlertPolicy(id: number, change: T.AlertPolicyRequest, options?: CallOptions): Promise<T.AlertPolicy> {
-    return json(this.#api.PATCH('/api/v1/alert-policies/{id}', { params: { path: { id } }, body: change, ...init(options) }))
+    return json(this.api.PATCH('/api/v1/alert-policies/{id}', { params: { path: { id } }, body: change, ...init(options) }))
   }
   /** `DELETE /api/v1/alert-policies/{id}`: removes an alert policy. */
   deleteAlertPolicy(id: number, options?: CallOptions): Promise<void> {
-    return none(this.#api.DELETE('/api/v1/alert-policies/{id}', { params: { path: { id } }, ...init(options) }))
+    return none(this.api.DELETE('/api/v1/alert-policies/{id}', { params: { path: { id } }, ...init(options) }))
   }
   /** `GET /api/v1/sites/{domain}/alerting`: a site's alert policy and parent. */
   getSiteAlerting(domain: string, options?: CallOptions): Promise<T.SiteAlerting> {
-    return json(this.#api.GET('/api/v1/sites/{domain}/alerting', { params: { path: { domain } }, ...init(options) }))
+    return json(this.api.GET('/api/v1/sites/{domain}/alerting', { params: { path: { domain } }, ...init(options) }))
   }
   /** `PUT /api/v1/sites/{domain}/alerting`: sets a site's alert policy and what it depends on. */
   setSiteAlerting(domain: string, alerting: T.SiteAlertingRequest, options?: CallOptions): Promise<T.SiteAlerting> {
-    return json(this.#api.PUT('/api/v1/sites/{domain}/alerting', { params: { path: { domain } }, body: alerting, ...init(options) }))
+    return json(this.api.PUT('/api/v1/sites/{domain}/alerting', { params: { path: { domain } }, body: alerting, ...init(options) }))
   }
   /** `GET /api/v1/pages/{slug}/alerting`: a status page's alert policy. */
   getPageAlerting(slug: string, options?: CallOptions): Promise<T.PageAlerting> {
-    return json(this.#api.GET('/api/v1/pages/{slug}/alerting', { params: { path: { slug } }, ...init(options) }))
+    return json(this.api.GET('/api/v1/pages/{slug}/alerting', { params: { path: { slug } }, ...init(options) }))
   }
   /** `PUT /api/v1/pages/{slug}/alerting`: sets a status page's alert policy. */
   setPageAlerting(slug: string, policy: number | null, options?: CallOptions): Promise<T.PageAlerting> {
     const body = { alert_policy: policy }
-    return json(this.#api.PUT('/api/v1/pages/{slug}/alerting', { params: { path: { slug } }, body, ...init(options) }))
+    return json(this.api.PUT('/api/v1/pages/{slug}/alerting', { params: { path: { slug } }, body, ...init(options) }))
   }
 
   /**
@@ -294,68 +295,6 @@ export class SiteStatusClient {
       query: { since: since === undefined ? undefined : String(since) },
       header: { 'Last-Event-ID': lastEventId === undefined ? undefined : String(lastEventId) }
     }
-    return serviceEvents(
-      (signal) => this.#api.GET('/api/v1/events', { params, signal, ...EVENT_STREAM, parseAs: 'stream' }),
-      options.signal
-    )
-  }
-
-  /** `GET /api/badge/{domain}`: the status badge, SVG text. */
-  getBadge(domain: string, query: T.Query<'getBadge'> = {}, options?: CallOptions): Promise<string> {
-    const params = { path: { domain }, query }
-    return text(this.#api.GET('/api/badge/{domain}', { params, ...init(options), ...accept('image/svg+xml'), parseAs: 'text' }))
-  }
-
-  /** `GET /api/badge/{domain}/endpoint`: the badge as shields.io endpoint JSON. */
-  getEndpointBadge(domain: string, query: T.Query<'getEndpointBadge'> = {}, options?: CallOptions): Promise<T.EndpointBadge> {
-    return json(this.#api.GET('/api/badge/{domain}/endpoint', { params: { path: { domain }, query }, ...init(options) }))
-  }
-
-  /** `GET /status/{slug}.json`: a status page's content as JSON. */
-  getStatusPage(slug: string, options?: CallOptions): Promise<T.StatusPage> {
-    return json(this.#api.GET('/status/{slug}.json', { params: { path: { slug } }, ...init(options) }))
-  }
-
-  /** `GET /status/{slug}/feed.atom`: a status page's incidents, Atom XML text. */
-  getStatusPageFeed(slug: string, options?: CallOptions): Promise<string> {
-    const params = { path: { slug } }
-    return text(this.#api.GET('/status/{slug}/feed.atom', { params, ...init(options), ...accept('application/atom+xml'), parseAs: 'text' }))
-  }
-
-  /** `GET /api/badge/page/{slug}`: a status page's badge, SVG text. */
-  getPageBadge(slug: string, query: T.Query<'getPageBadge'> = {}, options?: CallOptions): Promise<string> {
-    const params = { path: { slug }, query }
-    return text(this.#api.GET('/api/badge/page/{slug}', { params, ...init(options), ...accept('image/svg+xml'), parseAs: 'text' }))
-  }
-
-  /** `GET /api/v1/openapi.json`: the OpenAPI document these types come from. */
-  getOpenApi(options?: CallOptions): Promise<T.OpenApiDocument> {
-    return json(this.#api.GET('/api/v1/openapi.json', init(options)))
-  }
-
-  /** `GET /`: the HTML list of tracked sites. */
-  siteListPage(query: T.Query<'siteListPage'> = {}, options?: CallOptions): Promise<string> {
-    return text(this.#api.GET('/', { params: { query }, ...init(options), ...accept('text/html'), parseAs: 'text' }))
-  }
-
-  /** `GET /sites/{domain}`: a site's HTML page. */
-  sitePage(domain: string, options?: CallOptions): Promise<string> {
-    return text(
-      this.#api.GET('/sites/{domain}', { params: { path: { domain } }, ...init(options), ...accept('text/html'), parseAs: 'text' })
-    )
-  }
-
-  /** `GET /status/{slug}`: a status page's HTML. */
-  statusPage(slug: string, options?: CallOptions): Promise<string> {
-    return text(this.#api.GET('/status/{slug}', { params: { path: { slug } }, ...init(options), ...accept('text/html'), parseAs: 'text' }))
-  }
-
-  /** `GET /status/{slug}/events`: the page's sites' events from now on, for as long as the loop runs (or until `signal` aborts). */
-  streamStatusPageEvents(slug: string, options: CallOptions = {}): AsyncGenerator<T.StatusPageEvent, void, undefined> {
-    const params = { path: { slug } }
-    return statusPageEvents(
-      (signal) => this.#api.GET('/status/{slug}/events', { params, signal, ...EVENT_STREAM, parseAs: 'stream' }),
-      options.signal
-    )
+    return serviceEvents((signal) => this.api.GET('/api/v1/events', { params, signal, ...EVENT_STREAM, parseAs: 'stream' }), options.signal)
   }
 }

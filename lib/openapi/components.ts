@@ -3,6 +3,8 @@
  * headers, parameters and the error responses.
  */
 import { BADGE_STYLES, MAX_LABEL_LENGTH } from '../badge/describe.js'
+import { LOGO_NAMES } from '../badge/logos.js'
+import { BADGE_CACHE_CONTROL, NO_STORE } from '../badge/renderer.js'
 import { MAX_SLUG_LENGTH } from '../rules/status-page-fields.js'
 import { ref, type Json } from './parts.js'
 import { badgeSchemas } from './schemas/badges.js'
@@ -49,7 +51,12 @@ const headers: Json = {
     required: true,
     schema: { type: 'string', pattern: '^"[^"]+"$' }
   },
-  'Cache-Control': { description: 'Badges may be cached for a minute by anyone.', required: true, schema: { const: 'public, max-age=60' } },
+  'Cache-Control': {
+    description:
+      'A badge is fresh for 20 s, then served for up to 30 s more while a cache asks again, so that behind an image proxy it follows a change within a minute; a badge of nothing known (an untracked domain) is `no-store`, as is every error.',
+    required: true,
+    schema: { enum: [BADGE_CACHE_CONTROL, NO_STORE] }
+  },
   'Access-Control-Allow-Origin': { description: 'Any origin may load a badge.', required: true, schema: { const: '*' } }
 }
 
@@ -150,6 +157,13 @@ const parameters: Json = {
     required: false,
     description: "Replaces the label (the site's name, or `status`); empty draws the message alone.",
     schema: { type: 'string', maxLength: MAX_LABEL_LENGTH }
+  },
+  BadgeLogo: {
+    name: 'logo',
+    in: 'query',
+    required: false,
+    description: 'A logo left of the label, from a built-in list (white line drawings; nothing is fetched).',
+    schema: { type: 'string', enum: [...LOGO_NAMES] }
   }
 }
 

@@ -6,6 +6,7 @@ import { statusPagePaths } from './status-page-paths.js'
 import { eventsPath } from './events.js'
 import { statusHtmlPaths } from './status-html-paths.js'
 import { alertPaths } from './alert-paths.js'
+import { figureBadgePaths } from './badge-paths.js'
 import { ref, type Json } from './parts.js'
 
 import { errors, json, keyedErrors, noContent, noKey, ok, scope, scopedErrors } from './operations.js'
@@ -277,9 +278,14 @@ export const paths: Json = {
       tags: ['badge'],
       summary: 'The status badge as SVG (no key)',
       description:
-        "Drawn with shields.io's renderer. Label: the site's name (`status` for a name over 64 characters or an untracked domain); message: the status, with blocked and partial noted; colour: up green, down red, unconfirmed yellow, unavailable grey; during a maintenance window `maintenance` in blue, whatever the status. An untracked domain gets a grey `not tracked` badge with status 200, so image proxies still show it. Parameters other than `style` and `label` are ignored (cache busters).",
+        "Drawn with shields.io's renderer. Label: the site's name (`status` for a name over 64 characters or an untracked domain); message: the status, with blocked and partial noted; colour: up green, down red, unconfirmed yellow, unavailable grey; during a maintenance window `maintenance` in blue, whatever the status. An untracked domain gets a grey `not tracked` badge with status 200 and `Cache-Control: no-store`, so image proxies show it and keep nothing. Parameters other than `style`, `label` and `logo` are ignored (cache busters).",
       security: noKey,
-      parameters: [ref('parameters', 'Domain'), ref('parameters', 'BadgeStyle'), ref('parameters', 'BadgeLabel')],
+      parameters: [
+        ref('parameters', 'Domain'),
+        ref('parameters', 'BadgeStyle'),
+        ref('parameters', 'BadgeLabel'),
+        ref('parameters', 'BadgeLogo')
+      ],
       responses: {
         200: { description: 'The badge.', headers: badgeHeaders, content: { 'image/svg+xml': { schema: { type: 'string' } } } },
         304: notModified,
@@ -295,7 +301,12 @@ export const paths: Json = {
       description:
         'For routing the badge through shields.io: `https://img.shields.io/endpoint?url=<this URL>`. Same label, message and colour as the SVG badge; `style` is passed on when given.',
       security: noKey,
-      parameters: [ref('parameters', 'Domain'), ref('parameters', 'BadgeStyle'), ref('parameters', 'BadgeLabel')],
+      parameters: [
+        ref('parameters', 'Domain'),
+        ref('parameters', 'BadgeStyle'),
+        ref('parameters', 'BadgeLabel'),
+        ref('parameters', 'BadgeLogo')
+      ],
       responses: {
         200: { description: 'The endpoint badge.', headers: badgeHeaders, content: json(ref('schemas', 'EndpointBadge')) },
         304: notModified,
@@ -303,6 +314,8 @@ export const paths: Json = {
       }
     }
   },
+  ...figureBadgePaths.sites,
+  ...figureBadgePaths.pages,
   '/api/v1/openapi.json': {
     get: {
       operationId: 'getOpenApi',

@@ -46,7 +46,7 @@ export const statusPagePaths: Json = {
       description:
         "Label: the page's title (`status` for a title over 64 characters) unless `label` replaces it; message: the page state, `operational` green, `degraded` yellow, `partial outage` orange, `major outage` red, `maintenance` blue. Unlike a site badge, a slug that is no page is a 404.",
       security: noKey,
-      parameters: [slug, ref('parameters', 'BadgeStyle'), ref('parameters', 'BadgeLabel')],
+      parameters: [slug, ref('parameters', 'BadgeStyle'), ref('parameters', 'BadgeLabel'), ref('parameters', 'BadgeLogo')],
       responses: {
         200: { description: 'The badge.', headers: badgeHeaders, content: { 'image/svg+xml': { schema: { type: 'string' } } } },
         304: { description: 'Not modified: the If-None-Match ETag is still current.', headers: badgeHeaders },

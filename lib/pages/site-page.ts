@@ -6,7 +6,7 @@ import type { EventRow } from '../store/events.js'
 import type { ListedOutage } from '../store/outages.js'
 import type { ResponseTimeBucket } from '../store/response-times.js'
 import { chartModel } from './chart.js'
-import { embedCode } from './embed.js'
+import { embedCode, siteBadgeEmbeds } from './embed.js'
 import { humanDuration, humanMs, humanPercent, humanTime, statusExplanation, statusLabel } from './format.js'
 
 /** The chart's period and resolution: a day in five-minute buckets, 288 points at most. */
@@ -85,7 +85,8 @@ export function sitePageContext({
       const iso = e.created_at.toISOString()
       return { type: e.type, label: EVENT_LABELS[e.type] ?? e.type, at: humanTime(iso), atIso: iso }
     }),
-    embed: embedCode({ publicUrl, domain: record.domain, name: record.name })
+    embed: embedCode({ publicUrl, domain: record.domain, name: record.name }),
+    badges: siteBadgeEmbeds({ publicUrl, domain: record.domain, name: record.name })
   }
 }
 

@@ -1,6 +1,6 @@
 import { isPlainHost } from '../rules/domain.js'
 import { PAGE_STATE_SENTENCES, type PageState } from '../rules/page-state.js'
-import { pageEmbedCode } from './embed.js'
+import { pageBadgeEmbeds, pageEmbedCode } from './embed.js'
 import { humanDuration, humanPercent, humanTime, statusLabel } from './format.js'
 import type { RenderCache } from './render-cache.js'
 import type { StatusPageDay, StatusPageIncident, StatusPageSiteView, StatusPageView } from './status-page-view.js'
@@ -112,6 +112,7 @@ export function statusPageContext({ view, publicUrl }: { view: StatusPageView; p
     })),
     ongoing: view.incidents.filter((i) => i.ended_at === null).map(incident),
     past: view.incidents.filter((i) => i.ended_at !== null).map(incident),
-    embed: pageEmbedCode({ publicUrl, slug: view.slug, title: view.title })
+    embed: pageEmbedCode({ publicUrl, slug: view.slug, title: view.title }),
+    badges: pageBadgeEmbeds({ publicUrl, slug: view.slug, title: view.title })
   }
 }

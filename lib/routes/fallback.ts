@@ -13,7 +13,8 @@ export function fallbackRoutes(): ServerRoute[] {
     {
       method: '*',
       path: CATCH_ALL,
-      options: { auth: false },
+      // An error is never kept by a cache: the path may answer next time (a badge URL, say).
+      options: { auth: false, cache: { otherwise: 'no-store' } },
       handler: (request) => {
         const allowed: string[] = METHODS.filter((m) => {
           const route = request.server.match(m, request.path)

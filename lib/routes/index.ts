@@ -9,7 +9,7 @@ import type { CheckSupervisor } from '../probing/supervisor.js'
 import type { Limiter } from '../rate-limit.js'
 import type { Db } from '../store/db.js'
 import type { PageDirectory } from '../pages/page-directory.js'
-import { badgeRoutes } from './badge.js'
+import { badgeRoutes } from './badges.js'
 import { batchCheckRoutes } from './batch-check.js'
 import { checkRoutes } from './check.js'
 import { eventRoutes } from './events.js'
@@ -102,7 +102,9 @@ export function routes(deps: RouteDeps): ServerRoute[] {
       }
     }),
     ...slaRoutes(deps),
-    ...(deps.states ? badgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
+    ...(deps.states
+      ? badgeRoutes({ db: deps.db, states: deps.states, renderer: deps.badges, now: deps.now, directory: deps.pageDirectory })
+      : []),
     ...(deps.states ? pageRoutes({ db: deps.db, states: deps.states, now: deps.now, publicUrl: deps.publicUrl }) : []),
     ...(deps.states
       ? statusPageDataRoutes({

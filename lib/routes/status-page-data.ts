@@ -12,7 +12,7 @@ import type { StatusPageView } from '../pages/status-page-view.js'
 import { pageState, type PageSiteState, type PageState } from '../rules/page-state.js'
 import { parseSlug } from '../rules/status-page-fields.js'
 import type { Db } from '../store/db.js'
-import { badgeOptions, sendBadge } from './badge.js'
+import { BADGE_ROUTE, badgeOptions, JSON_TYPE, sendBadge, SVG } from './badge.js'
 
 /** How long a page badge's state is reused: the badge is cached a minute by anyone anyway. */
 const BADGE_STATE_MS = 1000
@@ -49,8 +49,8 @@ export interface StatusPageDataDeps {
 
 /**
  * A status page's data for machines: `GET /status/{slug}.json` (the page's view), `GET
- * /status/{slug}/feed.atom` (its incidents) and `GET /api/badge/page/{slug}` (its state). No key:
- * they show only what the page lists. JSON and feed come from renders kept for a second (see
+ * /status/{slug}/feed.atom` (its incidents) and `GET /api/badge/page/{slug}` (its state; with
+ * `/endpoint`, as shields.io's JSON). No key: they show only what the page lists. JSON and feed come from renders kept for a second (see
  * {@link RenderCache}); the badge is drawn from memory alone. A slug that is no page is a 404
  * known from memory, and never kept.
  */
@@ -111,23 +111,27 @@ export function statusPageDataRoutes({ db, states, now, publicUrl, badges, rende
         return reply(h, rendered, 'application/atom+xml; charset=utf-8')
       }
     },
-    {
+    ...(['svg', 'endpoint'] as const).map((format): ServerRoute => ({
       method: 'GET',
-      path: '/api/badge/page/{slug}',
-      options: { auth: false },
+      path: format === 'svg' ? '/api/badge/page/{slug}' : '/api/badge/page/{slug}/endpoint',
+      options: BADGE_ROUTE,
       handler: (request, h) => {
         const slug = slugOf(request.params.slug)
-        const { style, label } = badgeOptions(request)
+        const { style, label, logo } = badgeOptions(request)
         const at = now()
         const answer = (page: PageSites | null) => {
           if (page === null) throw Boom.notFound(NO_SUCH_PAGE)
-          const badge = badges.svg(describePageBadge(page.title, stateOf(page, at), label), style, label !== undefined)
-          return sendBadge(request, h, badge, 'image/svg+xml')
+          const content = describePageBadge(page.title, stateOf(page, at), label)
+          const custom = label !== undefined
+          if (format === 'svg') return sendBadge(request, h, badges.svg(content, style, custom, logo), SVG)
+          // shields.io applies its own default style unless the URL names one.
+          const chosen = request.query.style === undefined ? undefined : style
+          return sendBadge(request, h, badges.endpoint(content, chosen, custom, logo), JSON_TYPE)
         }
         // Answered synchronously from memory, as the site badge is; only a first look waits for a read.
         const found = directory.get(slug, at.getTime())
         return found instanceof Promise ? found.then(answer) : answer(found)
       }
-    }
+    }))
   ]
 }

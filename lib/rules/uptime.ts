@@ -11,6 +11,12 @@ export const UPTIME_WINDOWS = { day: 24 * HOUR, week: 7 * 24 * HOUR, month: 30 *
 
 export type UptimeWindows = { [K in keyof typeof UPTIME_WINDOWS]: number }
 
+/**
+ * How far back the in-memory state keeps outages and maintenance time: the longest window any
+ * uptime figure served from memory covers (the status record's 30 days, the badges' 90).
+ */
+export const UPTIME_HORIZON_MS = 90 * 24 * HOUR
+
 /** The monitored part of a window and the outage time inside it, in milliseconds. */
 export interface WindowTime {
   /** Start of the monitored part (ms since the epoch); equal to `end` when nothing was monitored. */

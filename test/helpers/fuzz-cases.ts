@@ -1,5 +1,6 @@
 import type { ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi'
 import { tryNormaliseDomain } from '../../lib/rules/domain.js'
+import { LOGO_NAMES } from '../../lib/badge/logos.js'
 
 /** The seed of the run; a failure names the case number, so the same seed replays it exactly. */
 export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20261122)
@@ -388,9 +389,31 @@ export function* fuzzCases(count: number, key: string, seed = FUZZ_SEED): Genera
       params.append(pick(['style', 'label']), 'flat')
       bad ||= params.getAll('style').length > 1 || params.getAll('label').length > 1
     }
-    if (random() < 0.2) params.append(pick(['foo', 'logo', 'color', '__proto__', 'cacheSeconds']), junk(8))
+    if (random() < 0.3) {
+      const logo = pick([...LOGO_NAMES, 'github', 'https://example.com/x.svg', junk(8)])
+      params.append('logo', logo)
+      if (random() < 0.1) params.append('logo', pick(LOGO_NAMES))
+      bad ||= !(LOGO_NAMES as readonly string[]).includes(logo) || params.getAll('logo').length > 1
+    }
+    if (random() < 0.2) params.append(pick(['foo', 'color', '__proto__', 'cacheSeconds']), junk(8))
     const query = params.toString()
     return { query: query === '' ? '' : `?${query}`, bad }
+  }
+  /** A figure badge's own parameters: `window`, and for a response time `thresholds`, valid or not. */
+  const figureQuery = (responseTime: boolean): { query: string; bad: boolean } => {
+    const params = new URLSearchParams()
+    let bad = false
+    if (random() < 0.6) {
+      const window = pick(['24h', '7d', '30d', '90d', '1y', '', '24H', junk(4)])
+      params.append('window', window)
+      bad ||= !['24h', '7d', '30d', '90d'].includes(window)
+    }
+    if (responseTime && random() < 0.4) {
+      const thresholds = pick(['300,1000,3000', '1,2,60000', '3,2,1', '0,1,2', '1,2,60001', '1,2', junk(10)])
+      params.append('thresholds', thresholds)
+      bad ||= !['300,1000,3000', '1,2,60000'].includes(thresholds)
+    }
+    return { query: params.toString(), bad }
   }
   /** A domain text as a path segment, and what the path resolves to when it has no segment left. */
   const segment = (text: string): string => {
@@ -423,6 +446,21 @@ export function* fuzzCases(count: number, key: string, seed = FUZZ_SEED): Genera
         const status =
           text === '' || text === '..' ? 404 : text === '.' ? 400 : seg === '%ZZ' ? [400, 404] : bad ? 400 : domainStatus(text, 200)
         return { kind: 'badge-endpoint', request: { url: `/api/badge/${seg}/endpoint${query}` }, status }
+      }
+    ],
+    [
+      4,
+      () => {
+        // Paths that collapse ('', '.', '..') are the other badges' cases.
+        const text = pick([() => domainText(), () => TRACKED])()
+        const shown = ['', '.', '..'].includes(text) ? TRACKED : text
+        const figure = pick(['uptime', 'uptime/endpoint', 'response-time', 'response-time/endpoint'])
+        const options = badgeQuery()
+        const own = figureQuery(figure.startsWith('response-time'))
+        const query = [options.query.replace(/^\?/, ''), own.query].filter((q) => q !== '').join('&')
+        const seg = segment(shown)
+        const status = seg === '%ZZ' ? [400, 404] : options.bad || own.bad ? 400 : domainStatus(shown, 200)
+        return { kind: 'badge-figure', request: { url: `/api/badge/${seg}/${figure}${query === '' ? '' : `?${query}`}` }, status }
       }
     ],
     [

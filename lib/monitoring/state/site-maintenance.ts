@@ -7,7 +7,7 @@ import {
   type MaintenanceNow,
   type MaintenanceWindow
 } from '../../rules/maintenance.js'
-import { UPTIME_WINDOWS } from '../../rules/uptime.js'
+import { UPTIME_HORIZON_MS } from '../../rules/uptime.js'
 import type { Db } from '../../store/db.js'
 import { listTrackedMaintenanceWindows, type StoredWindow } from '../../store/maintenance.js'
 
@@ -61,10 +61,10 @@ export class SiteMaintenance {
     return now
   }
 
-  /** Maintenance time (sorted, disjoint) covering at least the uptime windows' 30 days before `at`. */
+  /** Maintenance time (sorted, disjoint) covering at least the uptime horizon (90 days) before `at`. */
   recent(at: number): Interval[] {
     if (at < this.#recentFrom || at >= this.#recentTo) {
-      this.#recent = maintenanceIntervals(this.windows, at - UPTIME_WINDOWS.month - DAY_MS, at + DAY_MS)
+      this.#recent = maintenanceIntervals(this.windows, at - UPTIME_HORIZON_MS - DAY_MS, at + DAY_MS)
       this.#recentFrom = at
       this.#recentTo = at + DAY_MS
     }

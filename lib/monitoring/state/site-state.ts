@@ -5,7 +5,7 @@ import type { CheckRecord } from '../../store/checks.js'
 import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState } from '../../store/site-states.js'
 import type { SiteStatus } from '../../rules/consensus.js'
 import { outageStep, type OutageSnapshot } from '../../rules/outages.js'
-import { UPTIME_WINDOWS, type OutageSpan } from '../../rules/uptime.js'
+import { UPTIME_HORIZON_MS, type OutageSpan } from '../../rules/uptime.js'
 import type { LocationResult } from '../../probing/locations/index.js'
 import type { RecordedCheck } from './recorded-check.js'
 import type { Expectations } from '../../rules/expectations.js'
@@ -15,7 +15,7 @@ import { MaintenanceWindows } from './site-maintenance.js'
 
 export type { LocationProbe } from './location-probes.js'
 import { SerialisedRecords } from './serialised-records.js'
-import { currentVerdict, isFresh, statusRecord, type CurrentStatus, type StatusRecord } from './status-record.js'
+import { currentVerdict, isFresh, statusRecord, uptimeSource, type CurrentStatus, type StatusRecord } from './status-record.js'
 
 /** What `/metrics` shows of one tracked site. */
 export interface SiteMetrics {
@@ -94,13 +94,11 @@ export class SiteStates {
   }
 
   /**
-   * Brings the set of tracked sites in line with the database; returns them. While the sites'
-   * version (see `sitesVersion`) has not moved, the list is not read again and the same array is
-   * returned (the scheduler then skips its comparison): reading and comparing tens of thousands of
-   * sites at every refresh held the main thread for a noticeable time. A full read still happens
-   * once a minute, for changes made behind the store's back; its comparison gives the event loop a
-   * turn every {@link COUNT_SLICE} sites, so that requests do not wait behind it. Calls run one
-   * after another, never interleaved.
+   * Brings the set of tracked sites in line with the database; returns them. While the sites' version (see `sitesVersion`) has not
+   * moved, the list is not read again and the same array is returned (the scheduler then skips its comparison): reading and comparing
+   * tens of thousands of sites at every refresh held the main thread for a noticeable time. A full read still happens once a minute,
+   * for changes made behind the store's back; its comparison gives the event loop a turn every {@link COUNT_SLICE} sites, so that
+   * requests do not wait behind it. Calls run one after another, never interleaved.
    */
   refresh(db: Db, now: Date): Promise<TrackedSite[]> {
     const next = this.#refreshing.then(
@@ -148,7 +146,7 @@ export class SiteStates {
       if (++n % COUNT_SLICE === 0) await nextTurn()
     }
     for (let i = 0; i < reload.length; i += 500) {
-      const since = new Date(now.getTime() - UPTIME_WINDOWS.month)
+      const since = new Date(now.getTime() - UPTIME_HORIZON_MS)
       for (const state of await loadSiteStates({ db, since, siteIds: reload.slice(i, i + 500) })) this.#put(state)
     }
     for (const id of await this.#maintenance.read(db)) this.#serialised.delete(id)
@@ -167,7 +165,7 @@ export class SiteStates {
   }
 
   #forgetOld(state: StoredSiteState, now: Date): void {
-    const horizon = now.getTime() - UPTIME_WINDOWS.month
+    const horizon = now.getTime() - UPTIME_HORIZON_MS
     const first = state.outages[0]
     if (first?.ended_at && first.ended_at.getTime() < horizon) {
       state.outages = state.outages.filter((o) => o.ended_at === null || o.ended_at.getTime() >= horizon)
@@ -176,10 +174,9 @@ export class SiteStates {
   }
 
   /**
-   * Takes the states another instance wrote (see `listChangedStates`): a row with a newer check than
-   * the one in memory replaces it; an older or equal one (this instance's own, or a stale read) is
-   * ignored. Returns the sites whose outages that check may have opened or closed, to be read again
-   * (a `down` with no outage open here, an `up` with one open).
+   * Takes the states another instance wrote (see `listChangedStates`): a row with a newer check than the one in memory replaces it; an
+   * older or equal one (this instance's own, or a stale read) is ignored. Returns the sites whose outages that check may have opened or
+   * closed, to be read again (a `down` with no outage open here, an `up` with one open).
    */
   syncStates(rows: readonly ChangedState[]): number[] {
     const reload: number[] = []
@@ -317,6 +314,12 @@ export class SiteStates {
     }
   }
 
+  /** What uptime figures over any window up to the horizon are made of (badges). */
+  uptimeSource(domain: string) {
+    const state = this.#byDomain.get(domain)
+    return state ? uptimeSource(state, this.#maintenance.of(state.site.id)) : null
+  }
+
   /**
    * One page of the tracked sites, ordered by domain, with every site's current verdict counted.
    * Only the page's sites get a whole status record (uptime arithmetic, ISO dates): records for all
@@ -344,9 +347,8 @@ export class SiteStates {
   }
 
   /**
-   * Up to `limit` status records of the tracked sites whose domains sort after `after` (all when
-   * undefined), in domain order, and whether more follow: keyset paging, so sites added or removed
-   * between pages never shift the sites not yet seen.
+   * Up to `limit` status records of the tracked sites whose domains sort after `after` (all when undefined), in domain order, and
+   * whether more follow: keyset paging, so sites added or removed between pages never shift the sites not yet seen.
    */
   pageAfter(after: string | undefined, limit: number, now: Date): { records: StatusRecord[]; more: boolean } {
     this.#sorted ??= [...this.#byDomain.keys()].sort()
@@ -368,10 +370,9 @@ export class SiteStates {
   }
 
   /**
-   * The status record as JSON text, for the status endpoint: kept until the site's state changes
-   * (a check applied, a rename, a reload) or a second has passed, so a client polling one site costs
-   * one record and one serialisation a second. Within that second only what moves with the clock
-   * (an ongoing outage's duration, the uptime percentages, the freshness rule) can lag.
+   * The status record as JSON text, for the status endpoint: kept until the site's state changes (a check applied, a rename, a reload)
+   * or a second has passed, so a client polling one site costs one record and one serialisation a second. Within that second only what
+   * moves with the clock (an ongoing outage's duration, the uptime percentages, the freshness rule) can lag.
    */
   statusJson(domain: string, now: Date): string | null {
     const state = this.#byDomain.get(domain)

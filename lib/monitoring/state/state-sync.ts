@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { Db } from '../../store/db.js'
 import { listChangedStates, loadSiteStates, newestStateAt } from '../../store/site-states.js'
-import { UPTIME_WINDOWS } from '../../rules/uptime.js'
+import { UPTIME_HORIZON_MS } from '../../rules/uptime.js'
 import type { SiteStates } from './site-state.js'
 
 /** How often the in-memory state is brought in line with what the other instances wrote. */
@@ -104,7 +104,7 @@ export class StateSync {
       for (const id of this.#states.syncStates(rows)) this.#reload.add(id)
       if (this.#reload.size > 0) {
         const ids = [...this.#reload].slice(0, MAX_RELOAD)
-        const stored = await loadSiteStates({ db: this.#db, since: new Date(now.getTime() - UPTIME_WINDOWS.month), siteIds: ids })
+        const stored = await loadSiteStates({ db: this.#db, since: new Date(now.getTime() - UPTIME_HORIZON_MS), siteIds: ids })
         for (const id of ids) this.#reload.delete(id)
         for (const id of this.#states.adoptStates(stored)) this.#reload.add(id)
       }

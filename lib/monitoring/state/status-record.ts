@@ -4,7 +4,7 @@ import { daysRemaining } from '../../rules/certificates.js'
 import { durationSeconds } from '../../rules/outages.js'
 import { siteIntervalMs } from '../../rules/site-interval.js'
 import { settingsView, type SettingsView } from '../../rules/site-settings.js'
-import { uptimeSummary, type UptimeWindows } from '../../rules/uptime.js'
+import { uptimeSummary, type OutageSpan, type UptimeWindows } from '../../rules/uptime.js'
 import type { SiteMaintenance } from './site-maintenance.js'
 
 /** The status endpoint's record (spec 2.1). */
@@ -38,6 +38,22 @@ export interface CurrentStatus {
   slow: boolean
   /** In a maintenance window now. */
   maintenance?: boolean
+}
+
+/** What uptime figures over any window up to the horizon are made of (`SiteStates.uptimeSource`). */
+export interface UptimeSource {
+  id: number
+  /** The tracking period's first check; null: never checked. */
+  firstCheckedAt: Date | null
+  /** Outages ended inside the horizon or ongoing, oldest first: the state's own array, never to be changed. */
+  outages: readonly OutageSpan[]
+  /** The site's maintenance windows; undefined when it has none. */
+  maintenance: SiteMaintenance | undefined
+}
+
+/** A site's {@link UptimeSource}: its state's own outages, not a copy. */
+export function uptimeSource({ site, outages }: StoredSiteState, maintenance: SiteMaintenance | undefined): UptimeSource {
+  return { id: site.id, firstCheckedAt: site.first_checked_at, outages, maintenance }
 }
 
 /** A newest check older than this many of the site's intervals means nobody knows: `unavailable`. */

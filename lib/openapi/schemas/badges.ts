@@ -11,9 +11,10 @@ export const badgeSchemas: Json = {
       schemaVersion: { const: 1 },
       label: { type: 'string' },
       message: { type: 'string' },
-      color: { type: 'string', enum: ['green', 'red', 'yellow', 'lightgrey', 'blue'] },
+      color: { type: 'string', enum: ['green', 'red', 'yellow', 'orange', 'lightgrey', 'blue'] },
       cacheSeconds: { type: 'integer', minimum: 300 },
-      style: { type: 'string', enum: [...BADGE_STYLES] }
+      style: { type: 'string', enum: [...BADGE_STYLES] },
+      logoSvg: { type: 'string', description: 'The `logo` asked for, as an SVG document.' }
     },
     additionalProperties: false
   }

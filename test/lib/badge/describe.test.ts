@@ -52,14 +52,19 @@ t.test('the label is the name, `status` for a name too long for a badge, or the 
 t.test('badge options', async (t) => {
   t.same(parseBadgeOptions({}), { style: 'flat' }, 'flat by default')
   for (const style of ['flat', 'flat-square', 'plastic', 'for-the-badge']) t.same(parseBadgeOptions({ style }), { style })
-  t.same(parseBadgeOptions({ label: 'a b', v: '2', logo: 'x' }), { style: 'flat', label: 'a b' }, 'other parameters are ignored')
+  t.same(parseBadgeOptions({ label: 'a b', v: '2', color: 'x' }), { style: 'flat', label: 'a b' }, 'other parameters are ignored')
+  for (const logo of ['pulse', 'clock', 'globe', 'server', 'check', 'bolt']) t.same(parseBadgeOptions({ logo }), { style: 'flat', logo })
   const bad: Array<[Record<string, unknown>, RegExp]> = [
     [{ style: 'social' }, /"style" must be one of flat, flat-square, plastic, for-the-badge/],
     [{ style: '' }, /"style"/],
     [{ style: ['flat', 'plastic'] }, /"style"/],
     [{ label: 'x'.repeat(65) }, /"label" must be at most 64 characters/],
     [{ label: ['a', 'b'] }, /"label" must be given once/],
-    [{ label: 'a\nb' }, /control characters/]
+    [{ label: 'a\nb' }, /control characters/],
+    [{ logo: 'github' }, /"logo" must be one of pulse, clock, globe, server, check, bolt/],
+    [{ logo: 'https://example.com/logo.svg' }, /"logo"/],
+    [{ logo: 'toString' }, /"logo"/],
+    [{ logo: ['pulse', 'bolt'] }, /"logo"/]
   ]
   for (const [query, message] of bad) {
     t.throws(() => parseBadgeOptions(query), { name: 'BadgeOptionError', message }, JSON.stringify(query))

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { gunzipSync } from 'node:zlib'
+import { LOGO_NAMES, LOGOS } from '../../../lib/badge/logos.js'
 import { BadgeRenderer } from '../../../lib/badge/renderer.js'
 
 const up = { label: 'Shop', message: 'up', color: 'green' as const }
@@ -56,4 +57,21 @@ t.test('the cache is bounded: labels come from URLs', async (t) => {
   t.equal(renderer.renders, 101, 'a badge dropped when the cache filled is drawn again')
   t.equal(again.body, first.body, 'identically')
   t.equal(again.etag, first.etag)
+})
+
+t.test('a logo is part of what is drawn: inline in the SVG, as logoSvg in the JSON', async (t) => {
+  const renderer = new BadgeRenderer()
+  const plain = renderer.svg(up, 'flat')
+  const pulse = renderer.svg(up, 'flat', false, 'pulse')
+  t.not(pulse.etag, plain.etag, 'another badge')
+  t.match(pulse.body, new RegExp(`<image [^>]*href="${LOGOS.pulse.dataUrl.replace(/[+/]/g, '\\$&')}"`))
+  t.equal(renderer.svg(up, 'flat', false, 'pulse'), pulse, 'kept like any other')
+  t.not(renderer.svg(up, 'flat', false, 'bolt').etag, pulse.etag, 'each logo its own badge')
+  t.match(JSON.parse(renderer.endpoint(up, undefined, false, 'globe').body), { logoSvg: LOGOS.globe.svg })
+  for (const name of LOGO_NAMES) {
+    const svg = LOGOS[name].svg
+    t.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" viewBox="0 0 14 14"/, `${name}: an SVG document`)
+    t.notMatch(svg, /<script|href|url\(/, `${name}: nothing active, nothing fetched`)
+    t.equal(Buffer.from(LOGOS[name].dataUrl.split(',')[1] ?? '', 'base64').toString(), svg, `${name}: its data URL is itself`)
+  }
 })

@@ -105,6 +105,11 @@ t.test('every route method works on the real service', async (t) => {
 
   t.match(await client.getBadge('tracked.example.com', { style: 'flat-square' }), /^<svg /)
   t.match(await client.getEndpointBadge('tracked.example.com'), { schemaVersion: 1, label: 'Tracked' })
+  t.match(await client.getUptimeBadge('tracked.example.com', { window: '7d', logo: 'clock' }), /^<svg .*uptime 7d: /)
+  t.match(await client.getUptimeEndpointBadge('tracked.example.com', { window: '24h' }), { schemaVersion: 1, label: 'uptime 24h' })
+  t.match(await client.getResponseTimeBadge('tracked.example.com', { thresholds: '100,200,300' }), /^<svg .*response time 24h: /)
+  t.match(await client.getResponseTimeEndpointBadge('tracked.example.com', { window: '30d' }), { label: 'response time 30d' })
+  t.match(await client.getChartBadge('tracked.example.com', { window: '7d' }), /^<svg .*<title id="chart-title">Tracked: response time/)
   t.match(await client.siteListPage(), /tracked\.example\.com/)
   t.match(await client.sitePage('tracked.example.com'), /<html/)
 
@@ -121,6 +126,11 @@ t.test('every route method works on the real service', async (t) => {
     /^<\?xml version="1\.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www\.w3\.org\/2005\/Atom">/
   )
   t.match(await client.getPageBadge('tracked', { style: 'flat-square' }), /^<svg .*Tracked services: /)
+  t.match(await client.getPageEndpointBadge('tracked'), { schemaVersion: 1, label: 'Tracked services' })
+  t.match(await client.getPageUptimeBadge('tracked', { window: '90d' }), /^<svg .*uptime 90d: /)
+  t.match(await client.getPageUptimeEndpointBadge('tracked'), { label: 'uptime 30d' })
+  t.match(await client.getPageResponseTimeBadge('tracked', { label: 'speed' }), /^<svg .*speed: /)
+  t.match(await client.getPageResponseTimeEndpointBadge('tracked', { window: '7d' }), { label: 'response time 7d' })
 
   t.test('and each error comes with its status, its code and the server text, never the key', async (t) => {
     const reader = new SiteStatusClient({ baseUrl, key: tracked.key })
@@ -140,7 +150,9 @@ t.test('every route method works on the real service', async (t) => {
       ['a page that is gone', () => client.getPage('acme'), 404, 'not_found'],
       ['a webhook that is gone', () => client.deleteWebhook(webhook.id), 404, 'not_found'],
       ['a bad outages parameter', () => client.listOutages({ limit: 500 }), 400, 'bad_request'],
-      ['an HTML page of an untracked site', () => client.sitePage('untracked.example.com'), 404, 'not_found']
+      ['an HTML page of an untracked site', () => client.sitePage('untracked.example.com'), 404, 'not_found'],
+      ['a figure badge of no page', () => client.getPageUptimeEndpointBadge('nope'), 404, 'not_found'],
+      ['a bad badge window', () => client.getChartBadge('tracked.example.com', { window: '30d' as '7d' }), 400, 'bad_request']
     ]
     for (const [what, call, status, code] of cases) {
       const error = await call().then(

@@ -10,7 +10,8 @@ import { answer, budget, standInApi } from '../../helpers/stand-in-api.js'
 
 // What a consumer gets from the README's recipe: the client packed (`npm run client:pack`),
 // installed from its tarball into a project of its own with `npm install --offline` (openapi-fetch
-// comes from npm's cache, which this project's own install filled: no registry), type-checked by
+// and its one dependency packed from this project's node_modules beside it: no registry, and no
+// reliance on what npm's cache happens to hold), type-checked by
 // tsc with NodeNext and with Bundler resolution, and run by Node. Seconds: one pack, one install,
 // two tsc runs side by side.
 const run = promisify(execFile)
@@ -70,10 +71,13 @@ t.test('the packed client installs alone, type-checks under NodeNext and Bundler
     rmSync(dir, { recursive: true, force: true })
   })
   const tarball = await packClient(join(dir, 'packed'))
+  const runtime = ['openapi-fetch', 'openapi-typescript-helpers'].map((name) => join(ROOT, 'node_modules', name))
+  const packed = await run('npm', ['pack', '--json', '--pack-destination', join(dir, 'packed'), ...runtime])
+  const dependencies = (JSON.parse(packed.stdout) as Array<{ filename: string }>).map((p) => join(dir, 'packed', p.filename))
   const consumer = join(dir, 'consumer')
   mkdirSync(consumer)
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', tarball], { cwd: consumer })
+  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', ...dependencies, tarball], { cwd: consumer })
   t.same(
     readdirSync(join(consumer, 'node_modules')).filter((name) => !name.startsWith('.')),
     ['openapi-fetch', 'openapi-typescript-helpers', 'site-status-api'],

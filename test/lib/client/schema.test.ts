@@ -8,7 +8,9 @@ t.test('every operation of the document has its client method, named by its oper
     Record<string, { operationId: string }>
   >
   const operationIds = Object.values(paths).flatMap((item) => Object.values(item).map((op) => op.operationId))
-  const methods = Object.getOwnPropertyNames(SiteStatusClient.prototype)
+  const methods: string[] = []
+  for (let proto: unknown = SiteStatusClient.prototype; proto !== Object.prototype; proto = Object.getPrototypeOf(proto))
+    methods.push(...Object.getOwnPropertyNames(proto))
   t.same(
     operationIds.filter((id) => !methods.includes(id)),
     [],

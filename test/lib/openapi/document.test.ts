@@ -230,7 +230,7 @@ t.test('the response check catches renamed fields, missing headers and undocumen
         '/api/badge/a.example.com',
         '/api/badge/{domain}',
         304,
-        { etag: '"x"', 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
+        { etag: '"x"', 'cache-control': 'public, max-age=20, stale-while-revalidate=30', 'access-control-allow-origin': '*' },
         'x'
       )
     ),

@@ -3,6 +3,7 @@ import { gunzipSync } from 'node:zlib'
 import t from 'tap'
 import FeedParser from 'feedparser'
 import sax from 'sax'
+import { BADGE_CACHE_CONTROL } from '../../../lib/badge/renderer.js'
 import { statusPageKeys } from '../../../lib/pages/status-page.js'
 import { deleteStatusPage, updateStatusPage } from '../../../lib/store/status-pages.js'
 import { engines } from '../../helpers/db.js'
@@ -114,9 +115,10 @@ for (const engine of engines()) {
 
   t.test(`a slug that is no page is a 404, a malformed one a 400, and neither is kept, on ${engine}`, async (t) => {
     const api = await seededPage(t, engine)
-    for (const path of ['/status/later.json', '/status/later/feed.atom', '/api/badge/page/later']) {
+    for (const path of ['/status/later.json', '/status/later/feed.atom', '/api/badge/page/later', '/api/badge/page/later/endpoint']) {
       const res = await api.server.inject(path)
       t.same([res.statusCode, JSON.parse(res.payload)], [404, { error: 'no such status page' }], `${path}: 404`)
+      if (path.startsWith('/api/badge/')) t.equal(res.headers['cache-control'], 'no-store', `${path}: never kept`)
       matchesOpenApi(t, res, path)
     }
     for (const slug of ['ACME', 'a_b', 'a'.repeat(65), 'caf%C3%A9']) {
@@ -214,7 +216,7 @@ for (const engine of engines()) {
     const plain = await api.server.inject('/api/badge/page/ok')
     t.match(plain.headers, {
       'content-type': 'image/svg+xml',
-      'cache-control': 'public, max-age=60',
+      'cache-control': BADGE_CACHE_CONTROL,
       'access-control-allow-origin': '*',
       etag: /^"[^"]+"$/
     })

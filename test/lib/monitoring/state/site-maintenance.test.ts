@@ -2,7 +2,7 @@ import t from 'tap'
 import { SiteMaintenance } from '../../../../lib/monitoring/state/site-maintenance.js'
 import { coveredMs } from '../../../../lib/rules/intervals.js'
 import { maintenanceAt, maintenanceIntervals, type MaintenanceWindow } from '../../../../lib/rules/maintenance.js'
-import { UPTIME_WINDOWS } from '../../../../lib/rules/uptime.js'
+import { UPTIME_HORIZON_MS } from '../../../../lib/rules/uptime.js'
 
 const MIN = 60_000
 const HOUR = 60 * MIN
@@ -56,11 +56,11 @@ t.test('the maintenance in force is what the rule says, at every moment asked, i
   t.same(kept.at(START + 3 * DAY + 30 * MIN), { until: START + 3 * DAY + 3 * HOUR, reason: 'one-off' }, 'touching windows join')
 })
 
-t.test('the maintenance time uptime needs covers the 30 days before any moment', async (t) => {
+t.test('the maintenance time uptime needs covers the horizon (90 days) before any moment', async (t) => {
   const kept = new SiteMaintenance(WINDOWS, 'test')
   let wrong = 0
   for (const at of moments(400)) {
-    const from = at - UPTIME_WINDOWS.month
+    const from = at - UPTIME_HORIZON_MS
     const expected = maintenanceIntervals(WINDOWS, from, at)
     const total = expected.reduce((ms, i) => ms + i.to - i.from, 0)
     if (coveredMs(from, at, kept.recent(at)) !== total) wrong++
