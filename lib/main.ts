@@ -23,6 +23,7 @@ import { userAgent } from './rules/user-agent.js'
 import { WebhookDispatcher } from './webhooks/dispatcher.js'
 import { createPost } from './webhooks/post.js'
 import { SecretBox } from './webhooks/secret-box.js'
+import { openCheck } from './monitoring/check-secrets.js'
 import { AlertDispatcher } from './alerts/dispatcher.js'
 import { createResolver } from './net/resolver.js'
 import { createSmtpSend } from './alerts/smtp.js'
@@ -99,7 +100,8 @@ export async function startService({
     const applied = await migrateLatest(db)
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
     const intervalMs = config.checkIntervalS * 1000
-    const states = new SiteStates({ intervalMs, publicUrl: config.publicUrl })
+    const box = new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile })
+    const states = new SiteStates({ intervalMs, publicUrl: config.publicUrl, openCheck: (stored) => openCheck(stored, box) })
     const recorder = new CheckRecorder({ db, states, logger })
     const metrics = new ServiceMetrics()
     const probing = createProbing(config, {
@@ -114,7 +116,8 @@ export async function startService({
         metrics.checkDone(result, source)
         recorder.record(result, source)
       },
-      siteExpect: (domain) => states.expectations(domain)
+      siteExpect: (domain) => states.expectations(domain),
+      siteCheck: (domain) => states.siteCheck(domain)
     })
     const { admission, checks } = probing
     locations = probing.locations
@@ -160,7 +163,6 @@ export async function startService({
           })
     const schedule = (): ReturnType<Monitoring['schedule']> => running.schedule()
     const sitesChanged = (): Promise<void> => running.sitesChanged()
-    const box = new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile })
     webhooks = new WebhookDispatcher({ db, box, post: outbound.post, logger })
     const dispatcher = webhooks
     const smtp = createSmtpSend({ policy: targetPolicy(config), lookup: createResolver({ servers: config.dnsServers, timeoutMs: 5000 }) })

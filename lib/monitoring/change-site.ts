@@ -22,7 +22,7 @@ export async function changeSite({
 }): Promise<boolean> {
   const site = await lockTrackedSite({ db, domain })
   if (site === null) return false
-  const settings = applySettings({ interval_s: site.interval_s, expect: site.expect }, patch)
+  const settings = applySettings({ interval_s: site.interval_s, expect: site.expect, check: site.check }, patch)
   await writeSiteSettings({ db, id: site.id, settings, name, now })
   return true
 }

@@ -127,7 +127,7 @@ export const paths: Json = {
       tags: ['api'],
       summary: 'Track a site (costs 1)',
       description:
-        'The domain is normalised and judged by the same rules as `site-status sites add`, with optional settings (`interval_s`, `expect`). A site removed earlier is tracked again (its history kept, a new tracking period; settings given replace its old ones). The scheduler takes it at once; its first check comes within one check interval.',
+        'The domain is normalised and judged by the same rules as `site-status sites add`, with optional settings (`interval_s`, `expect`, `check`: the request sent and its assertions). A site removed earlier is tracked again (its history kept, a new tracking period; settings given replace its old ones). The scheduler takes it at once; its first check comes within one check interval.',
       security: scope('manage'),
       requestBody: { required: true, content: json(ref('schemas', 'AddSiteRequest')) },
       responses: {

@@ -29,6 +29,8 @@ export interface ProbingOptions {
   onResult?: SupervisorOptions['onResult']
   /** A tracked site's own expectations, which its checks are judged by. */
   siteExpect?: SupervisorOptions['siteExpect']
+  /** A tracked site's own request and assertions, which its checks send. */
+  siteCheck?: SupervisorOptions['siteCheck']
   /** The supervisor's look-up for the target policy; default: a resolver with {@link Probing.dns}. */
   lookup?: Resolve
   /** Wraps the pool as the supervisor asks it (tests count the probe runs). */
@@ -103,7 +105,8 @@ export function createProbing(config: Config, opts: ProbingOptions): Probing {
     lookup: opts.lookup ?? createResolver(dns),
     lookupTimeoutMs: dns.timeoutMs,
     onResult: opts.onResult,
-    siteExpect: opts.siteExpect
+    siteExpect: opts.siteExpect,
+    siteCheck: opts.siteCheck
   })
   return { policy, dns, locations, admission, checks }
 }

@@ -92,7 +92,9 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...(deps.states ? statusRoutes({ states: deps.states, now: deps.now }) : []),
     ...outageRoutes(deps),
     ...(deps.events ? eventRoutes({ streams: deps.events, limiter: deps.limiter }) : []),
-    ...(deps.states ? siteRoutes({ db: deps.db, states: deps.states, now: deps.now, sitesChanged: deps.sitesChanged }) : []),
+    ...(deps.states
+      ? siteRoutes({ db: deps.db, states: deps.states, now: deps.now, sitesChanged: deps.sitesChanged, box: deps.webhooks.box })
+      : []),
     ...maintenanceRoutes(deps),
     ...statusPageRoutes({
       ...deps,

@@ -12,6 +12,11 @@ import { applySettings, intervalSchema, NO_SETTINGS, type SettingsPatch } from '
 import { isDuplicateKey, type Db } from '../store/db.js'
 import { changeSite } from '../monitoring/change-site.js'
 import { pageLimit } from './paging.js'
+import { checkSchema, type CheckSpec } from '../rules/check-spec.js'
+import { sealCheck, type Sealer } from '../monitoring/check-secrets.js'
+
+/** A site's body: its settings, and a check's body (16 KiB) and headers with room for JSON's escapes. */
+const SITE_BODY_BYTES = 64 * 1024
 
 const listQuery = Joi.object({
   limit: pageLimit,
@@ -19,23 +24,45 @@ const listQuery = Joi.object({
 }).unknown(false)
 
 // Empty strings are let through to the shared rules, so the API says what the operator tool says.
-const settingsKeys = { name: Joi.string().allow(''), interval_s: intervalSchema, expect: expectSchema.allow(null) }
+const settingsKeys = {
+  name: Joi.string().allow(''),
+  interval_s: intervalSchema,
+  expect: expectSchema.allow(null),
+  check: checkSchema.allow(null)
+}
 
 const addBody = Joi.object({ domain: Joi.string().allow('').required(), ...settingsKeys })
   .required()
   .unknown(false)
   .label('request body')
   .messages({
-    'object.base': 'request body must be a JSON object with a "domain" field and optional "name", "interval_s" and "expect"'
+    'object.base': 'request body must be a JSON object with a "domain" field and optional "name", "interval_s", "expect" and "check"'
   })
 
 const changeBody = Joi.object(settingsKeys).required().min(1).unknown(false).label('request body').messages({
-  'object.base': 'request body must be a JSON object with any of "name", "interval_s" and "expect"',
-  'object.min': 'request body must change at least one of "name", "interval_s" and "expect"'
+  'object.base': 'request body must be a JSON object with any of "name", "interval_s", "expect" and "check"',
+  'object.min': 'request body must change at least one of "name", "interval_s", "expect" and "check"'
 })
 
-interface SettingsBody extends SettingsPatch {
+interface SettingsBody extends Omit<SettingsPatch, 'check'> {
   name?: string
+  check?: CheckSpec | null
+}
+
+/**
+ * The settings change a body asks, its check sealed for storing. A tracked site's check is an http
+ * request: its routes by domain answer for the site's web check, which a tcp, tls or dns check is not.
+ */
+function patchOf({ interval_s, expect, check }: SettingsBody, box: Sealer): SettingsPatch {
+  if (check != null && check.type !== 'http')
+    throw Boom.badRequest(
+      `"check.type": a tracked site's check is an http request; a ${check.type} check runs on demand (POST /api/v1/check)`
+    )
+  return {
+    ...(interval_s === undefined ? {} : { interval_s }),
+    ...(expect === undefined ? {} : { expect }),
+    ...(check === undefined ? {} : { check: check === null ? null : sealCheck(check, box) })
+  }
 }
 
 function nameOf(raw: string | undefined): string | null {
@@ -76,12 +103,15 @@ export function siteRoutes({
   db,
   states,
   now,
-  sitesChanged
+  sitesChanged,
+  box
 }: {
   db: Db
   states: SiteStates
   now: () => Date
   sitesChanged: () => Promise<void>
+  /** Seals a check's secret header values for the database (the webhooks' SecretBox). */
+  box: Sealer
 }): ServerRoute[] {
   return [
     {
@@ -100,7 +130,7 @@ export function siteRoutes({
       path: '/api/v1/sites',
       options: {
         auth: requireScope('manage'),
-        payload: { allow: 'application/json', maxBytes: 4096 },
+        payload: { allow: 'application/json', maxBytes: SITE_BODY_BYTES },
         validate: { payload: addBody }
       },
       handler: async (request, h) => {
@@ -108,8 +138,8 @@ export function siteRoutes({
         const domain = domainOf(body.domain)
         const name = nameOf(body.name)
         // A site tracked again keeps its old settings unless the request gives some.
-        const given = body.interval_s !== undefined || body.expect !== undefined
-        const settings = given ? applySettings(NO_SETTINGS, body) : undefined
+        const patch = patchOf(body, box)
+        const settings = Object.keys(patch).length > 0 ? applySettings(NO_SETTINGS, patch) : undefined
         const entry = { domain, name, ...(settings ? { settings } : {}) }
         const add = () => addSite({ db, entry, now: now(), renameTracked: false })
         // Two requests adding one new domain at once: the second insert meets the unique index, and
@@ -131,15 +161,15 @@ export function siteRoutes({
       path: '/api/v1/sites/{domain}',
       options: {
         auth: requireScope('manage'),
-        payload: { allow: 'application/json', maxBytes: 4096 },
+        payload: { allow: 'application/json', maxBytes: SITE_BODY_BYTES },
         validate: { payload: changeBody }
       },
       handler: async (request) => {
         const domain = domainOf(request.params.domain)
         const body = request.payload as SettingsBody
         const name = nameOf(body.name)
-        const { interval_s, expect } = body
-        const changed = await db.transaction((trx) => changeSite({ db: trx, domain, name, patch: { interval_s, expect }, now: now() }))
+        const patch = patchOf(body, box)
+        const changed = await db.transaction((trx) => changeSite({ db: trx, domain, name, patch, now: now() }))
         if (!changed) throw Boom.notFound('site is not tracked')
         await sitesChanged()
         const record = states.statusRecord(domain, now())

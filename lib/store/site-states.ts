@@ -1,5 +1,5 @@
 import { toDate, type Db } from './db.js'
-import { expectOf, toSiteRow } from './sites.js'
+import { checkOf, expectOf, toSiteRow } from './sites.js'
 import type { Expectations } from '../rules/expectations.js'
 import type { SiteRow } from './tables.js'
 
@@ -69,20 +69,22 @@ export interface TrackedId {
   added_at: Date
   interval_s: number | null
   expect: Expectations
+  check: string | null
 }
 
 /** The tracked sites' ids, domains and settings, for noticing additions, removals and changes cheaply. */
 export async function listTrackedIds({ db }: { db: Db }): Promise<TrackedId[]> {
   const rows = await db('sites')
     .whereNull('removed_at')
-    .select('id', 'domain', 'name', 'added_at', 'interval_s', 'expect_status', 'body_contains', 'max_response_ms')
+    .select('id', 'domain', 'name', 'added_at', 'interval_s', 'expect_status', 'body_contains', 'max_response_ms', 'check_spec')
   return rows.map((r) => ({
     id: Number(r.id),
     domain: String(r.domain),
     name: String(r.name),
     added_at: toDate(r.added_at) as Date,
     interval_s: r.interval_s === null ? null : Number(r.interval_s),
-    expect: expectOf(r)
+    expect: expectOf(r),
+    check: checkOf(r)
   }))
 }
 

@@ -23,6 +23,7 @@ export function toSiteRow(r: Record<string, unknown>): SiteRow {
     tls_issuer: typeof r.tls_issuer === 'string' ? r.tls_issuer : null,
     interval_s: r.interval_s === null || r.interval_s === undefined ? null : Number(r.interval_s),
     expect: expectOf(r),
+    check: checkOf(r),
     slow: Boolean(r.slow)
   }
 }
@@ -34,6 +35,11 @@ export function expectOf(r: Record<string, unknown>): Expectations {
     body_contains: typeof r.body_contains === 'string' ? r.body_contains : null,
     max_response_ms: r.max_response_ms === null || r.max_response_ms === undefined ? null : Number(r.max_response_ms)
   }
+}
+
+/** The stored check (sealed JSON), or null for the plain web check. */
+export function checkOf(r: Record<string, unknown>): string | null {
+  return typeof r.check_spec === 'string' ? r.check_spec : null
 }
 
 /** The columns that store a site's expectations. */
@@ -54,7 +60,7 @@ export interface SiteEntry {
 
 /** The columns that store a site's settings. */
 export function settingsColumns(settings: Readonly<SiteSettings>): Record<string, unknown> {
-  return { interval_s: settings.interval_s, ...expectColumns(settings.expect) }
+  return { interval_s: settings.interval_s, ...expectColumns(settings.expect), check_spec: settings.check }
 }
 export type AddOutcome = 'added' | 'resumed' | 'already'
 

@@ -35,6 +35,8 @@ export interface SiteRow {
   interval_s: number | null
   /** The site's expectations, each null when not set (see lib/rules/expectations.ts). */
   expect: Expectations
+  /** The site's own request and assertions as stored (see SiteSettings.check); null: the plain web check. */
+  check: string | null
   /** The slow rule's state: whether the site is slow now (see lib/rules/slow.ts). */
   slow: boolean
 }

@@ -1,4 +1,5 @@
 import type { LocationResult } from '../../probing/locations/index.js'
+import type { SiteStatus } from '../../rules/consensus.js'
 
 /** One location's part of a site's newest check, as `/metrics` shows it (blackbox_exporter's `probe_*`). */
 export interface LocationProbe {
@@ -30,4 +31,18 @@ export function locationProbes(locations: ReadonlyArray<Partial<LocationResult>>
       tlsExpiry: Number.isFinite(expiresAt) ? Math.floor(expiresAt / 1000) : null
     }
   })
+}
+
+/** What `/metrics` shows of one tracked site. */
+export interface SiteMetrics {
+  domain: string
+  /** The current verdict (the freshness rule applied). */
+  status: SiteStatus
+  outageOngoing: boolean
+  /** In a maintenance window now. */
+  maintenance: boolean
+  /** Up but slow (the slow rule), with the freshness rule applied. */
+  slow: boolean
+  /** The newest check's locations while that check is fresh; empty otherwise (stale or none since start). */
+  probes: readonly LocationProbe[]
 }

@@ -9,27 +9,15 @@ import { UPTIME_HORIZON_MS, type OutageSpan } from '../../rules/uptime.js'
 import type { LocationResult } from '../../probing/locations/index.js'
 import type { RecordedCheck } from './recorded-check.js'
 import type { Expectations } from '../../rules/expectations.js'
+import type { CheckSpec } from '../../rules/check-spec.js'
+import { SiteChecks } from './site-checks.js'
 import { setExpectations, sameSettings } from '../../rules/site-settings.js'
-import { locationProbes, type LocationProbe } from './location-probes.js'
+import { locationProbes, type LocationProbe, type SiteMetrics } from './location-probes.js'
 import { MaintenanceWindows } from './site-maintenance.js'
 
-export type { LocationProbe } from './location-probes.js'
+export type { LocationProbe, SiteMetrics } from './location-probes.js'
 import { SerialisedRecords } from './serialised-records.js'
 import { currentVerdict, isFresh, statusRecord, uptimeSource, type CurrentStatus, type StatusRecord } from './status-record.js'
-
-/** What `/metrics` shows of one tracked site. */
-export interface SiteMetrics {
-  domain: string
-  /** The current verdict (the freshness rule applied). */
-  status: SiteStatus
-  outageOngoing: boolean
-  /** In a maintenance window now. */
-  maintenance: boolean
-  /** Up but slow (the slow rule), with the freshness rule applied. */
-  slow: boolean
-  /** The newest check's locations while that check is fresh; empty otherwise (stale or none since start). */
-  probes: readonly LocationProbe[]
-}
 
 /** A tracked site as the scheduler gets it: its own interval in seconds, null for CHECK_INTERVAL_S. */
 export interface TrackedSite {
@@ -78,9 +66,21 @@ export class SiteStates {
   /** The last refresh asked for: the next one starts when it has ended. */
   #refreshing: Promise<unknown> = Promise.resolve()
 
-  constructor({ intervalMs, publicUrl }: { intervalMs: number; publicUrl: string }) {
+  readonly #checks: SiteChecks
+
+  constructor({
+    intervalMs,
+    publicUrl,
+    openCheck = (stored) => JSON.parse(stored) as CheckSpec
+  }: {
+    intervalMs: number
+    publicUrl: string
+    /** The service passes the SecretBox's opener (lib/monitoring/check-secrets.ts); without one a check is sent as stored. */
+    openCheck?: (stored: string) => CheckSpec
+  }) {
     this.#intervalMs = intervalMs
     this.#publicUrl = publicUrl
+    this.#checks = new SiteChecks(openCheck)
   }
 
   #put(state: StoredSiteState): void {
@@ -128,7 +128,7 @@ export class SiteStates {
       // New, or removed and added again (a new tracking period): read its whole state.
       if (!known || known.site.added_at.getTime() !== t.added_at.getTime()) reload.push(t.id)
       else if (known.site.name !== t.name || !sameSettings(known.site, t)) {
-        Object.assign(known.site, { name: t.name, interval_s: t.interval_s, expect: t.expect })
+        Object.assign(known.site, { name: t.name, interval_s: t.interval_s, expect: t.expect, check: t.check })
         this.#serialised.delete(t.id)
       }
       if (++n % COUNT_SLICE === 0) await nextTurn()
@@ -136,6 +136,7 @@ export class SiteStates {
     for (const [id, state] of this.#byId) {
       if (!seen.has(id)) {
         this.#byId.delete(id)
+        this.#checks.forget(id)
         this.#byDomain.delete(state.site.domain)
         this.#serialised.delete(id)
         this.#probes.delete(id)
@@ -296,6 +297,12 @@ export class SiteStates {
   expectations(domain: string): Readonly<Expectations> | null {
     const state = this.#byDomain.get(domain)
     return state ? setExpectations(state.site.expect) : null
+  }
+
+  /** A tracked site's own request and assertions, ready to send; null: the plain web check, or not tracked. */
+  siteCheck(domain: string): CheckSpec | null {
+    const state = this.#byDomain.get(domain)
+    return state ? this.#checks.of(state.site) : null
   }
 
   /** The site's name and current verdict, with the same freshness rule as the status record. */

@@ -17,6 +17,11 @@ const settingKeys: Json = {
     oneOf: [ref('schemas', 'CheckExpectations'), { type: 'null' }],
     description:
       "What each location expects of the site's final answer (a location whose answer fails reports `down`, counted by the quorum) and the slow threshold. In a change, keys absent are kept and a key set to null is cleared; `expect: null` clears them all."
+  },
+  check: {
+    oneOf: [ref('schemas', 'Check'), { type: 'null' }],
+    description:
+      "The request the site's checks send and the assertions each location judges its answer by: a `check` of type `http` only (a tcp, tls or dns check runs on demand, 400 here). Replaced whole in a change; null: back to the plain `GET /`. The values of `authorization`, `cookie` and the headers named in `secret_headers` are stored sealed (WEBHOOK_KEY) and shown as `********`; a change must send them again."
   }
 }
 
@@ -47,7 +52,8 @@ export const settingsSchemas: Json = {
           max_response_ms: { type: 'integer', minimum: 1 }
         },
         additionalProperties: false
-      }
+      },
+      check: { ...ref('schemas', 'Check'), description: 'The http check the site sends, its secret header values shown as `********`.' }
     },
     additionalProperties: false
   }

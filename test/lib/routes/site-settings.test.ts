@@ -63,7 +63,7 @@ for (const engine of engines()) {
     t.equal((await patch('never.example.com', { interval_s: 60 })).status, 404, 'a site not tracked is 404')
     t.equal((await patch('localhost', { interval_s: 60 })).status, 400, 'a domain that cannot be one is 400')
     for (const [what, body, message] of [
-      ['nothing to change', {}, /at least one of "name", "interval_s" and "expect"/],
+      ['nothing to change', {}, /at least one of "name", "interval_s", "expect" and "check"/],
       ['an interval under 30 s', { interval_s: 29 }, /"interval_s" must be a whole number of seconds from 30 to 3600/],
       ['an interval over an hour', { interval_s: 3601 }, /"interval_s" must be/],
       ['an interval as text', { interval_s: '60' }, /"interval_s" must be/],

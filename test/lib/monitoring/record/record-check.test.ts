@@ -228,7 +228,7 @@ for (const engine of engines()) {
       entry: {
         domain: 'slow.example.com',
         name: 'Slow',
-        settings: { interval_s: null, expect: { status: null, body_contains: null, max_response_ms: 500 } }
+        settings: { interval_s: null, expect: { status: null, body_contains: null, max_response_ms: 500 }, check: null }
       },
       now: new Date(T0 - MIN)
     })
