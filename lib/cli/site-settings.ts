@@ -4,6 +4,7 @@ import { expectSchema, parseStatusList, type ExpectationsPatch } from '../rules/
 import { intervalSchema, settingsView, type SettingsPatch, type SiteSettings } from '../rules/site-settings.js'
 import { validated } from '../rules/validated.js'
 import { UsageError } from './io.js'
+import { CHECK_HELP, CHECK_OPTIONS } from './site-checks.js'
 
 /** The settings flags of `sites add` and `sites set`: the same fields and rules as the sites API. */
 export const SETTINGS_OPTIONS = {
@@ -12,7 +13,8 @@ export const SETTINGS_OPTIONS = {
   'expect-status': { type: 'string' },
   'body-contains': { type: 'string' },
   'max-response-ms': { type: 'string' },
-  clear: { type: 'string', multiple: true }
+  clear: { type: 'string', multiple: true },
+  ...CHECK_OPTIONS
 } as const
 
 export const SETTINGS_HELP = `settings (sites add and sites set):
@@ -21,9 +23,10 @@ export const SETTINGS_HELP = `settings (sites add and sites set):
   --body-contains TEXT     a literal, case-sensitive text the first 64 KiB of the body must hold
   --max-response-ms N      over N ms the site is up but slow
   --clear FIELD            clear one: interval, expect-status, body-contains, max-response-ms
-                           or expect (all three expectations); may be repeated`
+                           or expect (all three expectations), or check; may be repeated
+${CHECK_HELP}`
 
-const CLEARABLE = ['interval', 'expect-status', 'body-contains', 'max-response-ms', 'expect'] as const
+const CLEARABLE = ['interval', 'expect-status', 'body-contains', 'max-response-ms', 'expect', 'check'] as const
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof SETTINGS_OPTIONS; allowPositionals: true }>>['values']
 
@@ -71,5 +74,6 @@ export function settingsCell(settings: Readonly<SiteSettings>): string {
   if (view.expect?.status) parts.push(`status ${view.expect.status.join(',')}`)
   if (view.expect?.body_contains !== undefined) parts.push(`contains ${JSON.stringify(view.expect.body_contains)}`)
   if (view.expect?.max_response_ms !== undefined) parts.push(`slow over ${view.expect.max_response_ms}ms`)
+  if (view.check?.type === 'http') parts.push(`${view.check.method} ${view.check.path}, ${view.check.assertions.length} assertions`)
   return parts.length === 0 ? '-' : parts.join('; ')
 }

@@ -12,6 +12,7 @@ import { applySettings, NO_SETTINGS, type SettingsPatch } from '../rules/site-se
 import { changeSite } from '../monitoring/change-site.js'
 import { listTrackedSites, type AddOutcome, type SiteEntry } from '../store/sites.js'
 import { SETTINGS_HELP, SETTINGS_OPTIONS, settingsCell, settingsPatchOf } from './site-settings.js'
+import { checkOfFlags, storedCheck } from './site-checks.js'
 import { CommandError, UsageError, println, table, type CliIo } from './io.js'
 import { MAINTENANCE_HELP, maintenanceCommand } from './maintenance.js'
 
@@ -57,10 +58,14 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
     } catch (err) {
       throw new UsageError(`--${(err as Error).message}`)
     }
-    const patch = settingsPatchOf(values)
-    if (sub === 'set') return setSite({ domain, name, patch }, io, open)
+    const given = settingsPatchOf(values)
+    const check = checkOfFlags(values, (values.clear ?? []).includes('check'))
+    if (sub === 'set' && name === null && Object.keys(given).length === 0 && check === undefined)
+      throw new UsageError('sites set needs --name or a setting to change')
+    const { db, config } = await open()
+    const patch = check === undefined ? given : { ...given, check: storedCheck(check, config) }
+    if (sub === 'set') return setSite({ domain, name, patch }, io, db)
     const settings = Object.keys(patch).length === 0 ? undefined : applySettings(NO_SETTINGS, patch)
-    const { db } = await open()
     const outcome = await addSite({ db, entry: { domain, name, ...(settings ? { settings } : {}) }, now: io.now() })
     if (outcome === 'already' && settings) println(io.stderr, 'settings not changed: use sites set for a tracked site')
     println(io.stderr, { added: 'now tracking', resumed: 'tracking again', already: 'already tracked' }[outcome])
@@ -112,10 +117,8 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
 async function setSite(
   { domain, name, patch }: { domain: string; name: string | null; patch: SettingsPatch },
   io: CliIo,
-  open: () => Promise<{ db: Db }>
+  db: Db
 ): Promise<number> {
-  if (name === null && Object.keys(patch).length === 0) throw new UsageError('sites set needs --name or a setting to change')
-  const { db } = await open()
   const changed = await db.transaction((trx) => changeSite({ db: trx, domain, name, patch, now: io.now() }))
   if (!changed) throw new CommandError(`${domain} is not tracked`)
   println(io.stdout, domain)
