@@ -1,4 +1,4 @@
-import { domainToASCII } from 'node:url'
+import { domainToASCII, domainToUnicode } from 'node:url'
 
 export type DomainErrorCode =
   | 'not_a_string'
@@ -54,6 +54,13 @@ const BAD_ASCII = /[^a-z0-9.\-\u0080-\uffff]/i
 const PLAIN = /^[a-z0-9.-]+$/
 const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/
 
+// An xn-- label must decode to Unicode that encodes back to it. Node 20's domainToASCII refuses one
+// that does not; Node 24's passes it through unchanged ("xn--zz"), as its domainToUnicode does.
+function isPunycodeLabel(label: string): boolean {
+  const unicode = domainToUnicode(label)
+  return unicode !== '' && unicode !== label && domainToASCII(unicode) === label
+}
+
 // WHATWG "ends in a number": such hosts are parsed as IPv4 (127.1, 0x7f000001, 2130706433).
 function endsInNumber(host: string): boolean {
   const labels = host.split('.')
@@ -108,6 +115,7 @@ export function normaliseDomain(input: unknown): string {
   for (const label of labels) {
     if (label.length > MAX_LABEL_LENGTH) throw new DomainError('label_too_long')
     if (!LDH_LABEL.test(label)) throw new DomainError('invalid_characters')
+    if (label.startsWith('xn--') && !isPunycodeLabel(label)) throw new DomainError('invalid_characters')
   }
   if (labels.length < 2) throw new DomainError('single_label')
   return ascii

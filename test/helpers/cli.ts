@@ -6,7 +6,7 @@ import { run } from '../../lib/cli/index.js'
 import { CLI_FILE, ROOT } from './compiled.js'
 import { logLinesOf, recordLogLines, recordOutputOf } from './suite-log.js'
 
-/** The project root: the real command runs from here, as `npx site-status` would. */
+/** The project root: the real command runs from here, as `npm run cli` does. */
 export { ROOT }
 
 export interface CliResult {

@@ -65,6 +65,8 @@ const rejected: Array<{ title: string; input: unknown; code: DomainErrorCode }> 
   { title: 'a wildcard is invalid', input: '*.example.com', code: 'invalid_characters' },
   { title: 'a one-dot leader that UTS-46 rejects is invalid', input: 'a\u2024b.com', code: 'invalid_characters' },
   { title: 'invalid punycode is invalid', input: 'xn--zz.com', code: 'invalid_characters' },
+  { title: 'invalid punycode in an inner label is invalid', input: 'www.xn--zz.example.com', code: 'invalid_characters' },
+  { title: 'punycode that decodes to plain ASCII is invalid', input: 'xn--abc-.com', code: 'invalid_characters' },
   { title: 'a full-width slash is invalid after mapping', input: 'example.com／evil', code: 'invalid_characters' },
   { title: 'a port on a bare host is rejected', input: 'example.com:8080', code: 'port' },
   { title: 'a port on a single-label host is reported as a port', input: 'localhost:8080', code: 'port' },
