@@ -7,6 +7,7 @@ import { eventsPath } from './events.js'
 import { statusHtmlPaths } from './status-html-paths.js'
 import { alertPaths } from './alert-paths.js'
 import { figureBadgePaths } from './badge-paths.js'
+import { heartbeatPaths } from './heartbeat-paths.js'
 import { ref, type Json } from './parts.js'
 
 import { errors, json, keyedErrors, noContent, noKey, ok, scope, scopedErrors } from './operations.js'
@@ -72,6 +73,7 @@ export const paths: Json = {
     }
   },
   ...checkPaths,
+  ...heartbeatPaths,
   '/api/v1/status/{domain}': {
     get: {
       operationId: 'getStatus',
