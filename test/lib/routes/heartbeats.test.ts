@@ -107,6 +107,10 @@ for (const engine of engines()) {
 
     const paused = await call('PATCH', '/api/v1/heartbeats/nightly-backup', manager, { paused: true, grace_s: 60 })
     t.match(paused.body, { state: 'paused', paused: true, grace_s: 60, next_deadline_at: null })
+    clock += 4 * S
+    const metrics = await call('GET', '/metrics', reader)
+    t.match(metrics.body, 'site_status_heartbeat_state{slug="nightly-backup",state="paused"} 1\n', '/metrics: the state')
+    t.match(metrics.body, 'site_status_heartbeat_last_ping_age_seconds{slug="nightly-backup"} 4\n', 'and the last ping age')
 
     for (let i = 0; i < 3; i++)
       await call('POST', '/api/v1/heartbeats', manager, { name: `job ${i}`, schedule: { every_s: 300 }, grace_s: 60 })
