@@ -55,6 +55,23 @@ export class HeartbeatCalls extends OpenCalls {
     return json(this.api.POST('/api/v1/heartbeats/{slug}/token', { params: { path: { slug } }, ...init(options) }))
   }
 
+  /** `GET /api/badge/heartbeat/{slug}`: a heartbeat's badge, SVG text. */
+  getHeartbeatBadge(slug: string, query: T.Query<'getHeartbeatBadge'> = {}, options?: CallOptions): Promise<string> {
+    const params = { path: { slug }, query }
+    return text(
+      this.api.GET('/api/badge/heartbeat/{slug}', { params, ...init(options), headers: { accept: 'image/svg+xml' }, parseAs: 'text' })
+    )
+  }
+
+  /** `GET /api/badge/heartbeat/{slug}/endpoint`: a heartbeat's badge as shields.io endpoint JSON. */
+  getHeartbeatEndpointBadge(
+    slug: string,
+    query: T.Query<'getHeartbeatEndpointBadge'> = {},
+    options?: CallOptions
+  ): Promise<T.EndpointBadge> {
+    return json(this.api.GET('/api/badge/heartbeat/{slug}/endpoint', { params: { path: { slug }, query }, ...init(options) }))
+  }
+
   /** `GET /ping/{token}`: a success; resolves `OK` once recorded. */
   ping(token: string, options?: PingOptions): Promise<string> {
     const params = { path: { token }, query: ridOf(options) }

@@ -33,6 +33,8 @@ const OPEN: ReadonlySet<string> = new Set<PathTemplate>([
   '/status/{slug}/feed.atom',
   '/status/{slug}/events',
   '/ping/{token}',
+  '/api/badge/heartbeat/{slug}',
+  '/api/badge/heartbeat/{slug}/endpoint',
   '/ping/{token}/{signal}'
 ])
 

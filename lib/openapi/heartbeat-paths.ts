@@ -48,6 +48,12 @@ const pingBody: Json = {
   description: 'Kept as the last message (at most 10 KiB; shown to read keys only).',
   content: { 'text/plain': { schema: { type: 'string', maxLength: 10240 } } }
 }
+const badgeHeaders = {
+  ETag: ref('headers', 'ETag'),
+  'Cache-Control': ref('headers', 'Cache-Control'),
+  'Access-Control-Allow-Origin': ref('headers', 'Access-Control-Allow-Origin')
+}
+const badgeErrors = errors('BadRequest', 'NotFound', 'MethodNotAllowed', 'InternalError', 'ServiceUnavailable')
 const PING =
   'No key. Limited per token (120 a minute) and per client address (12,000 a minute) before any query: 429 with Retry-After beyond. A ping answered `OK` is committed. An unknown token is 404. HEAD works as GET.'
 
@@ -136,6 +142,36 @@ export const heartbeatPaths: Json = {
       responses: {
         200: ok('The heartbeat with its new `ping_url`.', ref('schemas', 'HeartbeatWithPingUrl')),
         ...scopedErrors('BadRequest', 'NotFound')
+      }
+    }
+  },
+  '/api/badge/heartbeat/{slug}': {
+    get: {
+      operationId: 'getHeartbeatBadge',
+      tags: ['badge'],
+      summary: "A heartbeat's state as an SVG badge (no key)",
+      description:
+        "Label: the heartbeat's name (`status` over 64 characters) unless `label` replaces it; message: its state, `up` green, `late` yellow, `down` red, `new` and `paused` grey. Cached as the site badges are. A slug that is no heartbeat is a 404.",
+      security: noKey,
+      parameters: [slug, ref('parameters', 'BadgeStyle'), ref('parameters', 'BadgeLabel'), ref('parameters', 'BadgeLogo')],
+      responses: {
+        200: { description: 'The badge.', headers: badgeHeaders, content: { 'image/svg+xml': { schema: { type: 'string' } } } },
+        304: { description: 'Not modified: the If-None-Match ETag is still current.', headers: badgeHeaders },
+        ...badgeErrors
+      }
+    }
+  },
+  '/api/badge/heartbeat/{slug}/endpoint': {
+    get: {
+      operationId: 'getHeartbeatEndpointBadge',
+      tags: ['badge'],
+      summary: "A heartbeat's badge as shields.io endpoint JSON (no key)",
+      security: noKey,
+      parameters: [slug, ref('parameters', 'BadgeStyle'), ref('parameters', 'BadgeLabel'), ref('parameters', 'BadgeLogo')],
+      responses: {
+        200: { description: 'The endpoint badge.', headers: badgeHeaders, content: json(ref('schemas', 'EndpointBadge')) },
+        304: { description: 'Not modified: the If-None-Match ETag is still current.', headers: badgeHeaders },
+        ...badgeErrors
       }
     }
   },

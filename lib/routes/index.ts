@@ -33,6 +33,7 @@ import { forgetStatusPage } from '../pages/status-page.js'
 import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
 import { alertPolicyRoutes } from './alert-policies.js'
 import { heartbeatRoutes } from './heartbeats.js'
+import { heartbeatBadgeRoutes } from './heartbeat-badge.js'
 import { pingRoutes, type PingLimits } from './pings.js'
 import { channelRoutes, type AlertRouteDeps } from './channels.js'
 import type { ChannelHealth } from '../alerts/dispatcher.js'
@@ -128,6 +129,7 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...channelRoutes({ db: deps.db, now: deps.now, ...deps.alerting }),
     ...alertPolicyRoutes({ db: deps.db, now: deps.now, ...deps.alerting }),
     ...heartbeatRoutes(deps),
+    ...heartbeatBadgeRoutes({ db: deps.db, renderer: deps.badges }),
     ...pingRoutes({ ...deps, ...(deps.pingLimits === undefined ? {} : { limits: deps.pingLimits }) }),
     ...metricsRoutes(deps.metrics),
     ...openApiRoutes({ publicUrl: deps.publicUrl }),

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { BADGE_CACHE_CONTROL } from '../../../lib/badge/renderer.js'
 import { sweepDeadlines } from '../../../lib/heartbeats/deadlines.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 import { matchesOpenApi } from '../../helpers/openapi.js'
@@ -155,4 +156,42 @@ t.test('pings are limited per token and per address; a flooded token costs the o
   t.ok(Number(refused.headers['retry-after']) >= 1, 'with Retry-After')
   t.equal((await api.server.inject({ method: 'GET', url: quiet })).statusCode, 200, 'another token is still answered')
   t.equal(Number((await db('heartbeat_pings').count({ n: '*' }))[0]?.n), 121, 'refused pings reach no table')
+})
+
+t.test("a heartbeat's badge, SVG and shields.io JSON, cached as site badges are", async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  const api = await testServer({ db })
+  t.teardown(() => api.server.stop())
+  const manager = await api.issueKey({ limit: 10_000, scopes: 'read,manage' })
+  const created = await api.server.inject({
+    method: 'POST',
+    url: '/api/v1/heartbeats',
+    headers: bearer(manager),
+    payload: { name: 'Billing run', schedule: { every_s: 60 }, grace_s: 30 }
+  })
+  const ping = new URL(JSON.parse(created.payload).ping_url as string).pathname
+  const get = async (url: string, headers: Record<string, string> = {}) => {
+    const res = await api.server.inject({ method: 'GET', url, headers })
+    matchesOpenApi(t, res)
+    return res
+  }
+  const fresh = await get('/api/badge/heartbeat/billing-run')
+  t.equal(fresh.statusCode, 200)
+  t.match(fresh.payload, /Billing run/)
+  t.match(fresh.payload, />new</)
+  await api.server.inject({ method: 'GET', url: ping })
+  const up = await get('/api/badge/heartbeat/billing-run')
+  t.match(up.payload, />up</, 'the state after a ping')
+  t.equal(up.headers['cache-control'], BADGE_CACHE_CONTROL, "the site badges' Cache-Control")
+  t.equal(up.headers['access-control-allow-origin'], '*')
+  t.ok(up.headers.etag, 'an ETag')
+  t.equal(
+    (await get('/api/badge/heartbeat/billing-run', { 'if-none-match': String(up.headers.etag) })).statusCode,
+    304,
+    'and 304 on a match'
+  )
+  const endpoint = await get('/api/badge/heartbeat/billing-run/endpoint')
+  t.match(JSON.parse(endpoint.payload), { schemaVersion: 1, label: 'Billing run', message: 'up', color: 'green' })
+  t.equal((await get('/api/badge/heartbeat/nobody')).statusCode, 404)
+  t.equal((await get('/api/badge/heartbeat/Bad_Slug')).statusCode, 400)
 })
