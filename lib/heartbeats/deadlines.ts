@@ -1,4 +1,5 @@
-import { announced } from '../events/outbox.js'
+import { announced, appendToOutbox } from '../events/outbox.js'
+import type { NewEvent } from '../rules/events.js'
 import type { Db } from '../store/db.js'
 import { lockOverdueHeartbeats } from '../store/heartbeats.js'
 import { clockOf, settleHeartbeat } from './settle.js'
@@ -21,12 +22,10 @@ export async function sweepDeadlines({ db, now }: { db: Db; now: () => Date }): 
     const at = now().getTime()
     const { taken, changed } = await db.transaction(async (trx) => {
       const rows = await lockOverdueHeartbeats({ db: trx, before: new Date(at), limit: BATCH })
-      let steps = 0
-      for (const row of rows) {
-        const settled = await settleHeartbeat({ db: trx, row, clock: clockOf(row), now: at, at })
-        if (settled.step !== 'none') steps++
-      }
-      return { taken: rows.length, changed: steps > 0 }
+      const events: NewEvent[] = []
+      for (const row of rows) events.push(...(await settleHeartbeat({ db: trx, row, clock: clockOf(row), now: at, at })).events)
+      if (events.length > 0) await appendToOutbox({ db: trx, events })
+      return { taken: rows.length, changed: events.length > 0 }
     })
     opened ||= changed
     judged += taken

@@ -69,6 +69,7 @@ export async function changeHeartbeat({
     await writeHeartbeatSettings({ db: trx, row, settings, now })
     const next = { ...row, ...settings, paused: paused ?? row.paused }
     const settled = await settleHeartbeat({ db: trx, row: next, clock: clockOf(next), now: now.getTime(), at: now.getTime() })
+    if (settled.events.length > 0) await appendToOutbox({ db: trx, events: settled.events })
     return { slug, step: settled.step }
   })
   if (changed === null) return null

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { announced } from '../events/outbox.js'
+import { announced, appendToOutbox } from '../events/outbox.js'
 import { applyPing, type PingKind } from '../rules/heartbeat.js'
 import type { Db } from '../store/db.js'
 import { insertPing, lockHeartbeatByToken } from '../store/heartbeats.js'
@@ -31,7 +31,7 @@ export async function recordPing({ db, ping, now }: { db: Db; ping: PingInput; n
     const at = now().getTime()
     const { after, runMs } = applyPing(clockOf(row), { kind: ping.kind, at, rid: ping.rid })
     await insertPing({ db: trx, heartbeatId: row.id, ping: { kind: ping.kind, rid: ping.rid, run_ms: runMs, at: new Date(at) } })
-    return settleHeartbeat({
+    const done = await settleHeartbeat({
       db: trx,
       row: { ...row, last_ping_kind: ping.kind },
       clock: after,
@@ -40,6 +40,8 @@ export async function recordPing({ db, ping, now }: { db: Db; ping: PingInput; n
       ...(ping.message === undefined ? {} : { message: ping.message }),
       ...(runMs === null ? {} : { runMs })
     })
+    if (done.events.length > 0) await appendToOutbox({ db: trx, events: done.events })
+    return done
   })
   if (settled !== null && settled.step !== 'none') announced()
   return settled

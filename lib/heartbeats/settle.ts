@@ -1,4 +1,3 @@
-import { appendToOutbox } from '../events/outbox.js'
 import { heartbeatOutageEvent, type NewEvent } from '../rules/events.js'
 import { deadlines, heartbeatOutageStep, heartbeatState, nextDeadline, type HeartbeatClock, type Window } from '../rules/heartbeat.js'
 import { windowOccurrences } from '../rules/maintenance.js'
@@ -33,16 +32,20 @@ export async function windowsOf(db: Db, row: HeartbeatRow, now: number): Promise
   return stored.flatMap((w) => windowOccurrences(w, from, to)).map((i) => ({ start: i.from, end: i.to }))
 }
 
-/** What settling a heartbeat did: its state, and the outage step taken. */
+/** What settling a heartbeat did: its state, the outage step taken, and the events to append. */
 export interface Settled {
   state: HeartbeatRow['state']
   step: 'open' | 'close' | 'none'
+  /** For the caller to append last in its transaction (`appendToOutbox`), after every other lock. */
+  events: NewEvent[]
 }
 
 /**
  * Writes a heartbeat's state at `now` after `clock` (the row's own, or one a ping changed) inside
  * the caller's transaction, the heartbeat's row locked: down opens its outage, up (or paused)
- * closes it, each announced in the same transaction; the next deadline is stored for the loop.
+ * closes it, its events returned for the caller to append last in the same transaction (the
+ * sequence lock taken before other rows' locks would order instances into a deadlock); the next
+ * deadline is stored for the loop.
  * `at` is the ping's time or the loop's look: an outage closes then, and opens then unless a
  * passed deadline says when it began.
  */
@@ -107,6 +110,5 @@ export async function settleHeartbeat({
       firstPing: row.last_ping_at === null && clock.lastPingAt !== null
     })
   }
-  if (events.length > 0) await appendToOutbox({ db, events })
-  return { state, step }
+  return { state, step, events }
 }
