@@ -3,7 +3,7 @@ import { sweepDeadlines } from '../../../lib/heartbeats/deadlines.js'
 import { addHeartbeat, changeHeartbeat, removeHeartbeat, rotateToken } from '../../../lib/heartbeats/manage.js'
 import { recordPing } from '../../../lib/heartbeats/pings.js'
 import type { Db } from '../../../lib/store/db.js'
-import { findHeartbeat, listPings } from '../../../lib/store/heartbeats.js'
+import { findHeartbeat, listPings, prunePings } from '../../../lib/store/heartbeats.js'
 import { insertMaintenanceWindow } from '../../../lib/store/maintenance.js'
 import { listTrackedSites } from '../../../lib/store/sites.js'
 import { engines, migratedDb } from '../../helpers/db.js'
@@ -130,6 +130,21 @@ for (const engine of engines()) {
       await sweepDeadlines({ db, now })
       t.equal((await findHeartbeat({ db, slug: 'queue' }))?.state, 'paused')
       t.same(await outages(db, row.site_id), [])
+    })
+
+    t.test('pings older than the retention are pruned, newer ones kept', async (t) => {
+      const total = async (): Promise<number> => Number((await db('heartbeat_pings').count({ n: '*' }))[0]?.n)
+      const all = await total()
+      const older = Number(
+        (
+          await db('heartbeat_pings')
+            .where('at', '<', new Date(T0 + 10 * S))
+            .count({ n: '*' })
+        )[0]?.n
+      )
+      t.ok(older > 0 && older < all, 'some pings on each side of the cut')
+      t.equal(await prunePings({ db, before: new Date(T0 + 10 * S) }), older)
+      t.equal(await total(), all - older)
     })
 
     t.test('a rotated token replaces the old; removal ends the outage and frees the slug', async (t) => {
