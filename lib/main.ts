@@ -25,6 +25,7 @@ import { createPost } from './webhooks/post.js'
 import { SecretBox } from './webhooks/secret-box.js'
 import { openCheck } from './monitoring/check-secrets.js'
 import { AlertDispatcher } from './alerts/dispatcher.js'
+import { DeadlineLoop } from './heartbeats/deadlines.js'
 import { createResolver } from './net/resolver.js'
 import { createSmtpSend } from './alerts/smtp.js'
 import { announceToOthers, othersAnnounce } from './sharing/events.js'
@@ -45,6 +46,8 @@ export interface RunningService {
   webhooks: WebhookDispatcher
   /** Turns events into alerts and sends their messages; `wake()` when events arrive. */
   alerts: AlertDispatcher
+  /** Moves heartbeats past their deadlines to late and down; `sweep()` looks at once. */
+  heartbeats: DeadlineLoop
   /** The outbox's reader: subscribe to it to learn of each event committed (the webhook dispatcher does). */
   events: EventFeed
   /** With REDIS_URL: the connections shared state goes through; `available` says whether Redis answers. */
@@ -243,6 +246,14 @@ export async function startService({
     await server.start()
     dispatcher.start()
     await alerting.start()
+    const heartbeats = new DeadlineLoop({
+      db,
+      now: () => new Date(),
+      onError: (err) => {
+        logger.error({ err }, 'heartbeat deadlines not judged; trying again')
+      }
+    })
+    heartbeats.start()
     logger.info({ uri: server.info.uri, locations: config.locations.map((l) => l.label) }, 'listening')
     let stopping: Promise<void> | undefined
     const stop = (): Promise<void> => {
@@ -253,6 +264,7 @@ export async function startService({
         const scheduled = monitoring?.stop()
         const delivering = dispatcher.stop(WEBHOOK_GRACE_MS)
         const stoppingAlerts = alerting.stop(WEBHOOK_GRACE_MS)
+        const stoppingHeartbeats = heartbeats.stop()
         // Event streams never end by themselves: end them, so that the drain does not wait for them.
         streams.close()
         const pagesClosed = pageStreams.close()
@@ -265,6 +277,7 @@ export async function startService({
         await events.stop()
         await delivering
         await stoppingAlerts
+        await stoppingHeartbeats
         await outbound.close()
         if (!(await recorder.flush(FLUSH_TIMEOUT_MS))) logger.warn({ pending: recorder.pending() }, 'checks not recorded at stop')
         recorder.close()
@@ -276,7 +289,7 @@ export async function startService({
       })()
       return stopping
     }
-    return { server, db, monitoring, admission, recorder, webhooks: dispatcher, alerts: alerting, events, redis, stop }
+    return { server, db, monitoring, admission, recorder, webhooks: dispatcher, alerts: alerting, heartbeats, events, redis, stop }
   } catch (err) {
     await webhooks?.stop(0).catch(() => {})
     await alerts?.stop(0).catch(() => {})

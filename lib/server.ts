@@ -28,6 +28,7 @@ import { createPost, type Post } from './webhooks/post.js'
 import { createSmtpSend, type SmtpSend } from './alerts/smtp.js'
 import type { ChannelHealth } from './alerts/dispatcher.js'
 import { userAgent } from './rules/user-agent.js'
+import { heartbeatExposition } from './metrics/heartbeat-series.js'
 
 /** Everything the server needs, passed in so tests can build one around their own database and clock. */
 export interface ServerDeps {
@@ -155,7 +156,11 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
   server.auth.default({ strategy: 'api-key', mode: 'required' })
   if (config.metricsToken !== null) registerMetricsToken(server, config.metricsToken)
   const metrics = deps.metrics ?? new ServiceMetrics({ now })
-  metrics.watch({ states: deps.states, rateLimitRefusals: () => limiter.refused })
+  metrics.watch({
+    states: deps.states,
+    rateLimitRefusals: () => limiter.refused,
+    heartbeats: () => heartbeatExposition({ db, now })
+  })
   await registerPages(server)
   // One onPreResponse step for every response: errors become JSON (HTML on pages), keyed responses
   // get their budget. Budget first: an error replaced while formatting keeps the headers of the one

@@ -14,6 +14,7 @@ import { SITES_HELP, sitesCommand } from './sites.js'
 import { PAGES_HELP, pagesCommand } from './pages.js'
 import { CHANNELS_HELP, channelsCommand } from './channels.js'
 import { ALERTS_HELP, alertsCommand } from './alerts.js'
+import { HEARTBEATS_HELP, heartbeatsCommand } from './heartbeats.js'
 
 const HELP = `site-status: run and operate the Site Status API
 
@@ -29,6 +30,7 @@ commands:
   pages      create, change, list and remove public status pages (site-status pages --help)
   channels   add, test, list and remove alert channels (site-status channels --help)
   alerts     alert policies, and which a site or a page uses (site-status alerts --help)
+  heartbeats add, list, change, pause and remove heartbeats (site-status heartbeats --help)
 
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...): see the README.
 
@@ -41,6 +43,8 @@ ${PAGES_HELP}
 ${CHANNELS_HELP}
 
 ${ALERTS_HELP}
+
+${HEARTBEATS_HELP}
 
 ${AGENT_HELP}`
 
@@ -119,6 +123,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
         return await channelsCommand(args, io, db.open)
       case 'alerts':
         return await alertsCommand(args, io, db.open)
+      case 'heartbeats':
+        return await heartbeatsCommand(args, io, db.open)
       case undefined:
       case '--help':
       case '-h':

@@ -6,7 +6,7 @@
  * wherever fetch does: no Node module, no server module. Rules in docs/decisions.md, "Client".
  */
 import { accept, connect, init, json, none, text, type CallOptions } from './api.js'
-import { OpenCalls } from './open-calls.js'
+import { HeartbeatCalls } from './heartbeat-calls.js'
 import { defaultSleep, type Budget, type Sleep } from './budget.js'
 import { batchCheck, serviceEvents, type BatchCheck } from './streams.js'
 import type * as T from './types.js'
@@ -15,6 +15,7 @@ export { SiteStatusError, type SiteStatusErrorCode } from './errors.js'
 export type { BatchCheck } from './streams.js'
 export type { Sleep } from './budget.js'
 export type { CallOptions } from './api.js'
+export type { PingOptions, PingSignal } from './heartbeat-calls.js'
 export * from './types.js'
 export type { components, operations, paths, webhooks } from './schema.js'
 
@@ -53,7 +54,7 @@ const expectOf = ({ expect, check }: CheckOptions): { expect?: T.CheckExpectatio
 const NDJSON = accept('application/x-ndjson')
 const EVENT_STREAM = accept('text/event-stream')
 
-export class SiteStatusClient extends OpenCalls {
+export class SiteStatusClient extends HeartbeatCalls {
   readonly #budget: Budget
 
   constructor(options: SiteStatusClientOptions) {

@@ -31,7 +31,11 @@ const OPEN: ReadonlySet<string> = new Set<PathTemplate>([
   '/status/{slug}',
   '/status/{slug}.json',
   '/status/{slug}/feed.atom',
-  '/status/{slug}/events'
+  '/status/{slug}/events',
+  '/ping/{token}',
+  '/api/badge/heartbeat/{slug}',
+  '/api/badge/heartbeat/{slug}/endpoint',
+  '/ping/{token}/{signal}'
 ])
 
 /** Keyed routes that cost other than 1 unit; a batch (`/api/v1/checks`) costs by its body (see {@link batchCost}). */

@@ -126,3 +126,8 @@ export type ScheduleHealth = Health['schedule']
 export function isBatchCheckError(line: BatchCheckItem): line is BatchCheckError {
   return 'code' in line
 }
+export type HeartbeatRequest = Body<'addHeartbeat'>
+export type HeartbeatPatch = Body<'changeHeartbeat'>
+export type Heartbeat = Schemas['Heartbeat']
+export type HeartbeatWithPingUrl = Schemas['HeartbeatWithPingUrl']
+export type HeartbeatList = Ok<'listHeartbeats'>

@@ -30,6 +30,8 @@ export interface MetricSources {
   setAside?: () => number
   /** The locations: their agents, and agents' answers that came too late. */
   locations?: { health(): LocationHealth[]; lateAnswers(): number }
+  /** The heartbeats' series as exposition text, read at scrape time. */
+  heartbeats?: () => Promise<string>
 }
 
 const CHECK_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -211,11 +213,16 @@ export class ServiceMetrics {
   stream(): Readable {
     const { registry } = this
     const series = this.#series
+    const heartbeats = this.#sources.heartbeats
     async function* text(): AsyncGenerator<string> {
       yield await registry.metrics()
       if (series !== null) {
         yield '\n'
         yield* series.chunks()
+      }
+      if (heartbeats !== undefined) {
+        const lines = await heartbeats()
+        if (lines !== '') yield `\n${lines}`
       }
     }
     return Readable.from(text(), { objectMode: false })

@@ -2,6 +2,7 @@ import { hostname } from 'node:os'
 import type { Logger } from 'pino'
 import { engineOf, type Db } from '../store/db.js'
 import { pruneChecks } from '../store/checks.js'
+import { prunePings } from '../store/heartbeats.js'
 import { pruneEvents } from '../store/events.js'
 import { scheduleHealth, type ScheduleLoad } from './schedule/schedule-load.js'
 import { LeaseScheduler } from './schedule/lease-scheduler.js'
@@ -148,6 +149,13 @@ export async function startMonitoring({
       if (pruned > 0) logger.info({ pruned }, 'old checks pruned')
     } catch (err) {
       logger.warn({ err }, 'pruning old checks failed')
+    }
+    try {
+      // Heartbeat pings are a heartbeat's checks: kept as long.
+      const pruned = await prunePings({ db, before: new Date(now().getTime() - retentionDays * DAY_MS) })
+      if (pruned > 0) logger.info({ pruned }, 'old heartbeat pings pruned')
+    } catch (err) {
+      logger.warn({ err }, 'pruning old heartbeat pings failed')
     }
     try {
       const pruned = await pruneEvents({ db, before: new Date(now().getTime() - EVENT_RETENTION_DAYS * DAY_MS) })

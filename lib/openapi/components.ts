@@ -18,6 +18,7 @@ import { siteSchemas } from './schemas/sites.js'
 import { statusPageViewSchemas } from './schemas/status-page-view.js'
 import { webhookSchemas } from './schemas/webhooks.js'
 import { alertSchemas } from './schemas/alerts.js'
+import { heartbeatSchemas } from './schemas/heartbeats.js'
 
 const schemas: Json = {
   ...serviceSchemas,
@@ -29,6 +30,7 @@ const schemas: Json = {
   ...pageRecordSchemas,
   ...webhookSchemas,
   ...alertSchemas,
+  ...heartbeatSchemas,
   ...badgeSchemas,
   ...statusPageViewSchemas
 }

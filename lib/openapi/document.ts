@@ -27,6 +27,7 @@ export function openApiDocument({ publicUrl }: { publicUrl: string }): Record<st
       { name: 'api', description: 'Keyed JSON endpoints.' },
       { name: 'webhooks', description: 'Webhooks: events pushed to your URL, signed (Standard Webhooks), with a delivery log.' },
       { name: 'alerts', description: 'Alerts for people: channels (e-mail, chat, pagers, Alertmanager), policies, delivery logs.' },
+      { name: 'heartbeats', description: 'Ping URLs of heartbeats: no key, answered `OK` once recorded.' },
       { name: 'badge', description: 'Status badges: no key, cacheable, embeddable anywhere.' },
       { name: 'pages', description: 'Server-rendered HTML pages.' },
       { name: 'operations', description: 'Health and this document.' }

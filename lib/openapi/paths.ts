@@ -7,6 +7,7 @@ import { eventsPath } from './events.js'
 import { statusHtmlPaths } from './status-html-paths.js'
 import { alertPaths } from './alert-paths.js'
 import { figureBadgePaths } from './badge-paths.js'
+import { heartbeatPaths } from './heartbeat-paths.js'
 import { ref, type Json } from './parts.js'
 
 import { errors, json, keyedErrors, noContent, noKey, ok, scope, scopedErrors } from './operations.js'
@@ -51,7 +52,7 @@ export const paths: Json = {
       tags: ['operations'],
       summary: 'Prometheus metrics in the text exposition format (costs nothing)',
       description:
-        "For Prometheus to scrape, with a key holding `read` or with METRICS_TOKEN. Per tracked site and location, blackbox_exporter's `probe_success`, `probe_duration_seconds`, `probe_http_status_code` and `probe_ssl_earliest_cert_expiry` (labels `domain`, `location`) from the site's newest check while it is fresh; per site `site_status_up` (1 up, 0 down, absent otherwise), `site_status_outage_ongoing` and `site_status_maintenance` (1 during a maintenance window); the service's own `site_status_*` counters, gauges and histograms, and Node's process metrics. Series: at most 4 per site and location plus 3 per site.",
+        "For Prometheus to scrape, with a key holding `read` or with METRICS_TOKEN. Per tracked site and location, blackbox_exporter's `probe_success`, `probe_duration_seconds`, `probe_http_status_code` and `probe_ssl_earliest_cert_expiry` (labels `domain`, `location`) from the site's newest check while it is fresh; per site `site_status_up` (1 up, 0 down, absent otherwise), `site_status_outage_ongoing` and `site_status_maintenance` (1 during a maintenance window); per heartbeat `site_status_heartbeat_state` (labels `slug`, `state`) and `site_status_heartbeat_last_ping_age_seconds`; the service's own `site_status_*` counters, gauges and histograms, and Node's process metrics. Series: at most 4 per site and location plus 3 per site.",
       security: [...scope('read'), { metricsToken: [] }],
       responses: {
         200: {
@@ -72,6 +73,7 @@ export const paths: Json = {
     }
   },
   ...checkPaths,
+  ...heartbeatPaths,
   '/api/v1/status/{domain}': {
     get: {
       operationId: 'getStatus',

@@ -32,6 +32,9 @@ import { statusPageHtmlRoutes } from './status-page.js'
 import { forgetStatusPage } from '../pages/status-page.js'
 import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
 import { alertPolicyRoutes } from './alert-policies.js'
+import { heartbeatRoutes } from './heartbeats.js'
+import { heartbeatBadgeRoutes } from './heartbeat-badge.js'
+import { pingRoutes, type PingLimits } from './pings.js'
 import { channelRoutes, type AlertRouteDeps } from './channels.js'
 import type { ChannelHealth } from '../alerts/dispatcher.js'
 
@@ -77,6 +80,8 @@ export interface RouteDeps {
   alerting: Omit<AlertRouteDeps, 'db' | 'now'>
   /** The alert channels' health for /healthz; without it (no dispatcher), /healthz leaves it out. */
   alertHealth?: () => ChannelHealth[]
+  /** Pings a minute per token and per client address (default PING_LIMITS). */
+  pingLimits?: PingLimits
 }
 
 /**
@@ -125,6 +130,9 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...webhookRoutes({ db: deps.db, now: deps.now, ...deps.webhooks }),
     ...channelRoutes({ db: deps.db, now: deps.now, ...deps.alerting }),
     ...alertPolicyRoutes({ db: deps.db, now: deps.now, ...deps.alerting }),
+    ...heartbeatRoutes(deps),
+    ...heartbeatBadgeRoutes({ db: deps.db, renderer: deps.badges }),
+    ...pingRoutes({ ...deps, ...(deps.pingLimits === undefined ? {} : { limits: deps.pingLimits }) }),
     ...metricsRoutes(deps.metrics),
     ...openApiRoutes({ publicUrl: deps.publicUrl }),
     ...fallbackRoutes()

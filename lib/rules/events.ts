@@ -81,7 +81,8 @@ export interface MaintenanceEventData {
   at: string
 }
 
-export type EventData = OutageEventData | SiteEventData | CertificateEventData | SlowEventData | MaintenanceEventData
+export type EventData =
+  OutageEventData | HeartbeatOutageEventData | SiteEventData | CertificateEventData | SlowEventData | MaintenanceEventData
 
 /** An event to append: what changed, the site it concerns, its payload, when it happened. */
 export interface NewEvent {
@@ -191,4 +192,41 @@ export function maintenanceEvent(
 /** Whether an event type matches a subscription's list; no list means every type. */
 export function wantsType(types: readonly string[] | null, type: string): boolean {
   return types === null || types.includes(type)
+}
+
+/** A heartbeat as its events name it: the monitor's kind and slug, and the heartbeat. */
+export interface HeartbeatOutageEventData {
+  domain: null
+  name: string
+  started_at: string
+  ended_at: string | null
+  duration_seconds: number
+  monitor: { kind: 'heartbeat'; slug: string }
+  heartbeat: { slug: string; name: string }
+}
+
+/**
+ * The event announcing a heartbeat's outage opened or closed: the sites' `outage.opened` and
+ * `outage.closed`, naming the heartbeat (`monitor`, `heartbeat`) where a site's name its site.
+ */
+export function heartbeatOutageEvent(
+  kind: 'open' | 'close',
+  heartbeat: { siteId: number; slug: string; name: string },
+  outage: { started_at: Date; ended_at: Date | null },
+  at: Date
+): NewEvent {
+  return {
+    type: kind === 'open' ? 'outage.opened' : 'outage.closed',
+    siteId: heartbeat.siteId,
+    at,
+    data: {
+      domain: null,
+      name: heartbeat.name,
+      started_at: outage.started_at.toISOString(),
+      ended_at: outage.ended_at?.toISOString() ?? null,
+      duration_seconds: durationSeconds(outage.started_at, outage.ended_at, at),
+      monitor: { kind: 'heartbeat', slug: heartbeat.slug },
+      heartbeat: { slug: heartbeat.slug, name: heartbeat.name }
+    }
+  }
 }

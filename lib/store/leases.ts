@@ -59,7 +59,7 @@ export async function lockDueSites({
   order?: 'asc' | 'desc'
 }): Promise<DueSite[]> {
   if (limit <= 0) return []
-  const query = db('sites').whereNull('removed_at').where('due_at', '<=', before)
+  const query = db('sites').whereNull('removed_at').where('due_at', '<=', before).where('kind', 'http')
   if (after !== undefined) query.where('due_at', '>', after)
   const rows = await query.orderBy('due_at', order).limit(limit).forUpdate().skipLocked().select('id', 'domain', 'interval_s', 'due_at')
   return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain), intervalS: intervalOf(r), dueAt: toDate(r.due_at) as Date }))
@@ -84,7 +84,7 @@ function toDueTime(r: Record<string, unknown>): DueTime {
  * `changedSince` is absent. Indexed (`sites_changed_at`): nothing changed costs one range probe.
  */
 export async function listDueTimes({ db, changedSince }: { db: Db; changedSince?: Date }): Promise<DueTime[]> {
-  const query = db('sites')
+  const query = db('sites').where('kind', 'http')
   if (changedSince === undefined) query.whereNull('removed_at')
   else query.where('changed_at', '>=', changedSince)
   return (await query.select(DUE_TIME_COLUMNS)).map(toDueTime)
@@ -94,7 +94,13 @@ export async function listDueTimes({ db, changedSince }: { db: Db; changedSince?
 export async function lockDueTimes({ db, ids }: { db: Db; ids: readonly number[] }): Promise<DueTime[]> {
   const locked: DueTime[] = []
   for (const part of chunks(ids, ID_CHUNK)) {
-    const rows = await db('sites').whereIn('id', part).whereNull('removed_at').forUpdate().skipLocked().select(DUE_TIME_COLUMNS)
+    const rows = await db('sites')
+      .whereIn('id', part)
+      .whereNull('removed_at')
+      .where('kind', 'http')
+      .forUpdate()
+      .skipLocked()
+      .select(DUE_TIME_COLUMNS)
     for (const r of rows) locked.push(toDueTime(r))
   }
   return locked
@@ -145,7 +151,12 @@ export async function listUnscheduledSites({
   db: Db
   limit: number
 }): Promise<Array<{ id: number; domain: string; intervalS: number | null }>> {
-  const rows = await db('sites').whereNull('removed_at').whereNull('due_at').limit(limit).select('id', 'domain', 'interval_s')
+  const rows = await db('sites')
+    .whereNull('removed_at')
+    .whereNull('due_at')
+    .where('kind', 'http')
+    .limit(limit)
+    .select('id', 'domain', 'interval_s')
   return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain), intervalS: intervalOf(r) }))
 }
 

@@ -28,7 +28,7 @@ function span(r: Record<string, unknown>): OutageSpan {
 export async function loadSiteStates({ db, since, siteIds }: { db: Db; since: Date; siteIds?: number[] }): Promise<StoredSiteState[]> {
   if (siteIds !== undefined && siteIds.length === 0) return []
   const scope = <Q extends { whereIn(col: string, v: number[]): Q }>(q: Q, col: string): Q => (siteIds ? q.whereIn(col, siteIds) : q)
-  const sites = (await scope(db('sites').whereNull('removed_at'), 'id').select('*')).map(toSiteRow)
+  const sites = (await scope(db('sites').whereNull('removed_at').where('kind', 'http'), 'id').select('*')).map(toSiteRow)
   const states = new Map<number, StoredSiteState>(sites.map((site) => [site.id, { site, outages: [], lastOutage: null }]))
   const recent = await scope(db('outages'), 'site_id')
     .where((q) => {
@@ -76,6 +76,7 @@ export interface TrackedId {
 export async function listTrackedIds({ db }: { db: Db }): Promise<TrackedId[]> {
   const rows = await db('sites')
     .whereNull('removed_at')
+    .where('kind', 'http')
     .select('id', 'domain', 'name', 'added_at', 'interval_s', 'expect_status', 'body_contains', 'max_response_ms', 'check_spec')
   return rows.map((r) => ({
     id: Number(r.id),
@@ -119,7 +120,7 @@ export async function listChangedStates({
   since: Date
   except?: string | null
 }): Promise<ChangedState[]> {
-  const query = db('sites').where('state_at', '>=', since).whereNull('removed_at')
+  const query = db('sites').where('state_at', '>=', since).whereNull('removed_at').where('kind', 'http')
   if (except !== null)
     query.where((q) => {
       q.whereNull('state_by').orWhere('state_by', '<>', except)

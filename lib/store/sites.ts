@@ -235,7 +235,7 @@ export async function updateExpiryNotices({ db, notices }: { db: Db; notices: Re
 
 /** A tracked site's row by domain, locked until the caller's transaction `db` ends; null when it is not tracked. */
 export async function lockTrackedSite({ db, domain }: { db: Db; domain: string }): Promise<SiteRow | null> {
-  const row = await forUpdate(db, db('sites').where({ domain }).whereNull('removed_at').first('*'))
+  const row = await forUpdate(db, db('sites').where({ domain, kind: 'http' }).whereNull('removed_at').first('*'))
   return row ? toSiteRow(row) : null
 }
 
@@ -267,7 +267,7 @@ export async function markSiteRemoved({ db, id, now }: { db: Db; id: number; now
 }
 
 export async function listTrackedSites({ db }: { db: Db }): Promise<SiteRow[]> {
-  const rows = await db('sites').whereNull('removed_at').orderBy('domain').select('*')
+  const rows = await db('sites').whereNull('removed_at').where('kind', 'http').orderBy('domain').select('*')
   return rows.map(toSiteRow)
 }
 
