@@ -23,6 +23,8 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly publicUrl: string
+  /** PUBLIC_URL was given: `publicUrl` is the operator's word, not made from HOST and PORT. */
+  readonly publicUrlSet: boolean
   readonly databaseUrl: string
   readonly locations: readonly LocationConfig[]
   readonly checkIntervalS: number
@@ -323,6 +325,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host,
     publicUrl: ((v.PUBLIC_URL as string | undefined) ?? `http://${urlHost}:${port}`).replace(/\/+$/, ''),
+    publicUrlSet: v.PUBLIC_URL !== undefined,
     databaseUrl: v.DATABASE_URL as string,
     locations: Object.freeze(locations.map((l) => Object.freeze({ ...l }))),
     checkIntervalS: v.CHECK_INTERVAL_S as number,

@@ -32,6 +32,7 @@ import { announceToOthers, othersAnnounce } from './sharing/events.js'
 import { SharedRateLimiter } from './sharing/rate-limit.js'
 import { SharedRedis } from './sharing/redis.js'
 import { keepHeapCompact } from './heap-settings.js'
+import { writeServedUrl } from './store/service-urls.js'
 
 export interface RunningService {
   server: Server
@@ -244,6 +245,8 @@ export async function startService({
     })
     const stopAnnouncing = redis ? announceToOthers(redis) : () => {}
     await server.start()
+    // The operator tool prints page links from it, whatever its own environment says (decisions.md).
+    await writeServedUrl({ db, url: config.publicUrlSet || config.port !== 0 ? config.publicUrl : server.info.uri, now: new Date() })
     dispatcher.start()
     await alerting.start()
     const heartbeats = new DeadlineLoop({

@@ -15,6 +15,7 @@ import * as siteSettings from './20261128-13-site-settings.js'
 import * as statusPages from './20261128-14-status-pages.js'
 import * as alerts from './20261129-16-alerts.js'
 import * as heartbeats from './20261129-17-heartbeats.js'
+import * as causes from './20261129-18-causes.js'
 import * as siteChecks from './20261129-19-site-checks.js'
 
 export interface Migration {
@@ -41,5 +42,6 @@ export const migrations: readonly Migration[] = [
   { name: '20261128-14-status-pages', ...statusPages },
   { name: '20261129-16-alerts', ...alerts },
   { name: '20261129-17-heartbeats', ...heartbeats },
+  { name: '20261129-18-causes', ...causes },
   { name: '20261129-19-site-checks', ...siteChecks }
 ]

@@ -31,7 +31,8 @@ const COLORS: Record<CurrentStatus['status'], BadgeContent['color']> = {
   up: 'green',
   down: 'red',
   unconfirmed: 'yellow',
-  unavailable: 'lightgrey'
+  unavailable: 'lightgrey',
+  pending: 'lightgrey'
 }
 
 const NOTES = ['blocked', 'partial', 'slow'] as const

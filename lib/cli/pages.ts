@@ -4,7 +4,17 @@ import { changePage, createPage, noPage, refusalMessage, type PageWrite } from '
 import { pageUrl, parseNewPage, parsePageChange, parseSlug } from '../rules/status-page-fields.js'
 import type { Db } from '../store/db.js'
 import { deleteStatusPage, listStatusPages, type StoredStatusPage } from '../store/status-pages.js'
+import { readServedUrl } from '../store/service-urls.js'
 import { CommandError, UsageError, println, table, type CliIo } from './io.js'
+
+/**
+ * The base of the page links printed: PUBLIC_URL when this process was given it, otherwise the URL
+ * the newest `serve` on this database announced (its PUBLIC_URL, or the address it listens on), and
+ * HOST and PORT's default only when no server has started yet.
+ */
+async function servedUrl(db: Db, config: Config): Promise<string> {
+  return config.publicUrlSet ? config.publicUrl : ((await readServedUrl({ db })) ?? config.publicUrl)
+}
 
 export const PAGES_HELP = `usage:
   site-status pages create SLUG --title TITLE [--description TEXT] [--logo-url URL] [DOMAIN[=NAME]...]
@@ -81,7 +91,7 @@ export async function pagesCommand(args: string[], io: CliIo, open: () => Promis
     const { db, config } = await open()
     const page = written(await createPage({ db, page: parsed.value, now: io.now() }), slug)
     println(io.stderr, `created status page ${slug} with ${page.sites.length} site${page.sites.length === 1 ? '' : 's'}`)
-    println(io.stdout, pageUrl(config.publicUrl, slug))
+    println(io.stdout, pageUrl(await servedUrl(db, config), slug))
     return 0
   }
   if (sub === 'set') {
@@ -109,11 +119,12 @@ export async function pagesCommand(args: string[], io: CliIo, open: () => Promis
     parseArgs({ args: rest, options: {}, strict: true })
     const { db, config } = await open()
     const pages = await listStatusPages({ db })
+    const base = await servedUrl(db, config)
     println(
       io.stdout,
       table(
         ['SLUG', 'TITLE', 'SITES', 'URL'],
-        pages.map((p) => [p.slug, p.title, String(p.sites.length), pageUrl(config.publicUrl, p.slug)])
+        pages.map((p) => [p.slug, p.title, String(p.sites.length), pageUrl(base, p.slug)])
       )
     )
     return 0

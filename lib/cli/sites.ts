@@ -90,7 +90,7 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
       table(
         ['DOMAIN', 'NAME', 'STATUS', 'RESPONSE_MS', 'CHECKED_AT', 'SETTINGS'],
         sites.map((s) => {
-          // The same freshness rule as the status endpoint: no check in three intervals is `unavailable`.
+          // The same freshness rule as the status endpoint: no check in three intervals is `unavailable`, none ever `pending`.
           const v = currentVerdict(s, now, config.checkIntervalS * 1000)
           return [
             s.domain,

@@ -10,7 +10,7 @@ const FAMILIES = {
   probe_duration_seconds: "The newest check's probe from this location, in seconds (redirects and the http fallback included).",
   probe_http_status_code: 'The HTTP status of the last response in the newest check from this location; 0 when none came.',
   probe_ssl_earliest_cert_expiry: "The leaf certificate's expiry seen by the newest https probe from this location, in Unix seconds.",
-  site_status_up: 'The site is up (1) or down (0) by consensus of the locations; absent while unconfirmed or unavailable.',
+  site_status_up: 'The site is up (1) or down (0) by consensus of the locations; absent while unconfirmed, unavailable or pending.',
   site_status_outage_ongoing: 'The site has an outage that has not ended (1) or not (0).',
   site_status_maintenance: 'The site is in a maintenance window (1) or not (0); no outage opens during one.',
   site_status_slow: 'The site is up but slow (1: its last two checks over its max_response_ms) or not (0).'

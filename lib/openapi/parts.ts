@@ -15,6 +15,9 @@ export const timestamp: Json = {
   examples: ['2026-11-22T06:25:07.123Z']
 }
 export const nullable = (schema: Json): Json => ({ oneOf: [schema, { type: 'null' }] })
-export const siteStatus: Json = { type: 'string', enum: ['up', 'down', 'unconfirmed', 'unavailable'] }
+/** A check's verdict across its locations. */
+export const checkStatus: Json = { type: 'string', enum: ['up', 'down', 'unconfirmed', 'unavailable'] }
+/** A tracked site's status: a check's verdict, or `pending` before its first check. */
+export const siteStatus: Json = { type: 'string', enum: ['up', 'down', 'unconfirmed', 'unavailable', 'pending'] }
 export const percent: Json = { type: 'number', minimum: 0, maximum: 100 }
 export const ms: Json = { type: 'number', minimum: 0 }

@@ -134,7 +134,7 @@ export const paths: Json = {
       requestBody: { required: true, content: json(ref('schemas', 'AddSiteRequest')) },
       responses: {
         201: {
-          description: 'Now tracked: its status record (`unavailable` until its first check).',
+          description: 'Now tracked: its status record (`pending` until its first check).',
           headers: {
             ...budgetHeaders(true),
             Location: { description: "The site's status endpoint.", required: true, schema: { type: 'string' } }
@@ -280,7 +280,7 @@ export const paths: Json = {
       tags: ['badge'],
       summary: 'The status badge as SVG (no key)',
       description:
-        "Drawn with shields.io's renderer. Label: the site's name (`status` for a name over 64 characters or an untracked domain); message: the status, with blocked and partial noted; colour: up green, down red, unconfirmed yellow, unavailable grey; during a maintenance window `maintenance` in blue, whatever the status. An untracked domain gets a grey `not tracked` badge with status 200 and `Cache-Control: no-store`, so image proxies show it and keep nothing. Parameters other than `style`, `label` and `logo` are ignored (cache busters).",
+        "Drawn with shields.io's renderer. Label: the site's name (`status` for a name over 64 characters or an untracked domain); message: the status, with blocked and partial noted; colour: up green, down red, unconfirmed yellow, unavailable and pending grey; during a maintenance window `maintenance` in blue, whatever the status. An untracked domain gets a grey `not tracked` badge with status 200 and `Cache-Control: no-store`, so image proxies show it and keep nothing. Parameters other than `style`, `label` and `logo` are ignored (cache busters).",
       security: noKey,
       parameters: [
         ref('parameters', 'Domain'),

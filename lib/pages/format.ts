@@ -1,4 +1,5 @@
 import type { StatusRecord } from '../monitoring/state/status-record.js'
+import type { DownCause } from '../rules/down-cause.js'
 
 /** "3 d 4 h", "2 h 5 min", "4 min 10 s", "45 s": two units at most, enough to compare outages at a glance. */
 export function humanDuration(totalSeconds: number): string {
@@ -41,9 +42,16 @@ export function statusLabel(record: Pick<StatusRecord, 'status' | 'blocked' | 'p
 
 const STATUS_WORDS: Record<StatusRecord['status'], string> = {
   up: 'Up: the monitoring locations reach the site.',
-  down: 'Down: at least two monitoring locations could not reach the site.',
+  down: 'Down: at least two monitoring locations found the site failing (the reason is below).',
   unconfirmed: 'Unconfirmed: only one monitoring location could look, so no second location confirms its result.',
-  unavailable: 'Unavailable: there is no recent check result (the site has not been checked yet, or no location could look).'
+  unavailable: 'Unavailable: there is no recent check result (no location could look lately).',
+  pending: 'Pending: the site is tracked but has not been checked yet; its first check comes within one check interval.'
+}
+
+/** Why a check was not clean, for a page: its words, and each failing location's own error text. */
+export function causeContext(cause: DownCause | null): { summary: string; locations: Array<{ location: string; error: string }> } | null {
+  if (cause === null) return null
+  return { summary: cause.summary, locations: cause.locations.map((l) => ({ location: l.location, error: l.error })) }
 }
 
 /** The status explained in sentences, blocked and partial included. */

@@ -7,7 +7,7 @@ import type { ListedOutage } from '../store/outages.js'
 import type { ResponseTimeBucket } from '../store/response-times.js'
 import { chartModel } from './chart.js'
 import { embedCode, siteBadgeEmbeds } from './embed.js'
-import { humanDuration, humanMs, humanPercent, humanTime, statusExplanation, statusLabel } from './format.js'
+import { causeContext, humanDuration, humanMs, humanPercent, humanTime, statusExplanation, statusLabel } from './format.js'
 
 /** The chart's period and resolution: a day in five-minute buckets, 288 points at most. */
 export const CHART_PERIOD_MS = 24 * 3_600_000
@@ -63,7 +63,8 @@ export function sitePageContext({
       explanation: statusExplanation(record),
       checkedAt: record.checked_at === null ? null : humanTime(record.checked_at),
       checkedAtIso: record.checked_at,
-      responseTime: humanMs(record.response_ms)
+      responseTime: humanMs(record.response_ms),
+      cause: causeContext(record.cause)
     },
     maintenance: maintenanceContext(record.maintenance),
     certificate: certificateContext(record.tls),
@@ -78,7 +79,8 @@ export function sitePageContext({
         startedIso,
         ended: endedIso === null ? null : humanTime(endedIso),
         endedIso,
-        duration: humanDuration(durationSeconds(o.started_at, o.ended_at, now))
+        duration: humanDuration(durationSeconds(o.started_at, o.ended_at, now)),
+        cause: causeContext(o.cause)
       }
     }),
     events: events.map((e) => {
@@ -128,7 +130,7 @@ export function siteListContext({
   page: number
 }): Record<string, unknown> {
   const pages = Math.max(1, Math.ceil(total / SITES_PER_PAGE))
-  const statuses: SiteStatus[] = ['up', 'down', 'unconfirmed', 'unavailable']
+  const statuses: SiteStatus[] = ['up', 'down', 'unconfirmed', 'unavailable', 'pending']
   return {
     title: 'Tracked sites',
     total,

@@ -35,7 +35,7 @@ function entryTitle(i: StatusPageIncident): string {
 }
 
 function entryText(i: StatusPageIncident): string {
-  const site = `${i.name} (${i.domain})`
+  const site = i.domain === null ? i.name : `${i.name} (${i.domain})`
   if (i.ended_at === null) return `${site} has been down since ${humanTime(i.started_at)} (${humanDuration(i.duration_seconds)} so far).`
   return `${site} was down from ${humanTime(i.started_at)} to ${humanTime(i.ended_at)} (${humanDuration(i.duration_seconds)}).`
 }

@@ -3,6 +3,7 @@ import type { SiteStates } from '../monitoring/state/site-state.js'
 import { dailyUptime, firstDayStart, PAGE_DAYS } from '../rules/daily-uptime.js'
 import { durationSecondsMs } from '../rules/outages.js'
 import type { Interval } from '../rules/intervals.js'
+import { publicCause, type PublicCause } from '../rules/down-cause.js'
 import { pageState, type PageSiteState } from '../rules/page-state.js'
 import type { Db } from '../store/db.js'
 import { listMaintenanceWindows, type StoredWindow } from '../store/maintenance.js'
@@ -13,25 +14,29 @@ import { PAGE_INCIDENTS, type StatusPageIncident, type StatusPageSiteView, type 
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
-/** A site the page lists but the in-memory state does not hold yet (added a moment ago): nobody can tell. */
-const UNKNOWN: PageSiteState = { status: 'unavailable', partial: false, slow: false, maintenance: false }
+/** A site the page lists but the in-memory state does not hold yet (added a moment ago): not checked yet. */
+const UNKNOWN: PageSiteState = { status: 'pending', partial: false, slow: false, maintenance: false }
 
 /** The site's current state as the page shows it, and its maintenance in force, from memory. */
 function siteNow(
   states: SiteStates,
   site: StatusPageSite,
   now: Date
-): { state: PageSiteState; name: string; view: Partial<StatusPageSiteView> } {
+): { state: PageSiteState; name: string; view: Partial<StatusPageSiteView>; cause: PublicCause | null } {
   const current = states.current(site.domain, now)
-  if (current === null) return { state: UNKNOWN, name: site.display_name ?? site.name, view: {} }
+  if (current === null) return { state: UNKNOWN, name: site.display_name ?? site.name, view: { uptime_percent: null }, cause: null }
   const state: PageSiteState = {
     status: current.status,
     partial: current.partial,
     slow: current.slow,
     maintenance: current.maintenance === true
   }
-  const maintenance = state.maintenance ? states.statusRecord(site.domain, now)?.maintenance : undefined
-  return { state, name: site.display_name ?? current.name, view: maintenance === undefined ? {} : { maintenance } }
+  const record = states.statusRecord(site.domain, now)
+  const maintenance = state.maintenance ? record?.maintenance : undefined
+  // A site never checked has no uptime yet, not 100 %.
+  const view: Partial<StatusPageSiteView> = { uptime_percent: record && record.checked_at !== null ? record.uptime_percent.month : null }
+  if (maintenance !== undefined) view.maintenance = maintenance
+  return { state, name: site.display_name ?? current.name, view, cause: publicCause(current.cause ?? null) }
 }
 
 /**
@@ -88,14 +93,16 @@ export async function loadStatusPageView({
   const incidents: Array<StatusPageIncident & { started: number }> = []
   let updated = page.changed_at.getTime()
   const sites = page.sites.map((site): StatusPageSiteView => {
-    const { state, name, view } = siteNow(states, site, now)
+    const { state, name, view, cause } = siteNow(states, site, now)
     siteStates.push(state)
+    // A display name stands for the site: its domain is not shown to the public (decisions.md).
+    const domain = site.display_name === null ? site.domain : null
     const own: readonly SiteOutageTimes[] = bySite.get(site.site_id) ?? []
     for (const o of own) {
       updated = Math.max(updated, o.ended ?? o.started)
       incidents.push({
         id: o.id,
-        domain: site.domain,
+        domain,
         name,
         started_at: iso(o.started),
         ended_at: o.ended === null ? null : iso(o.ended),
@@ -104,11 +111,14 @@ export async function loadStatusPageView({
       })
     }
     return {
-      domain: site.domain,
+      anchor: domain ?? `s${site.site_id}`,
+      domain,
       name,
+      uptime_percent: null,
       status: state.status,
       partial: state.partial,
       slow: state.slow,
+      cause,
       ...view,
       days: dailyUptime({
         outages: own,

@@ -1,5 +1,6 @@
 import type { SiteStatus } from '../rules/consensus.js'
 import type { PageState } from '../rules/page-state.js'
+import type { PublicCause } from '../rules/down-cause.js'
 
 /**
  * What a public status page shows, as `GET /status/{slug}.json` answers it; the HTML page, the Atom
@@ -25,14 +26,21 @@ export interface StatusPageView {
 }
 
 export interface StatusPageSiteView {
-  domain: string
+  /** The site's anchor on the HTML page (`#site-ANCHOR`): its domain, or `s` and a number when the page names it by a display name. */
+  anchor: string
+  /** Null when the page names the site by a display name: the domain behind it is not shown. */
+  domain: string | null
   /** The page's display name for the site, or the site's own name. */
   name: string
+  /** Its uptime over the last 30 days (the status record's `uptime_percent.month`); null before it is known here. */
+  uptime_percent: number | null
   status: SiteStatus
   partial: boolean
   slow: boolean
   /** Present only during a maintenance window. */
   maintenance?: { until: string; reason: string | null }
+  /** Why its newest check was not clean, in public words; null when every location saw it up. */
+  cause: PublicCause | null
   /** The last 90 UTC days, oldest first, today (so far) included; a day nothing was monitored has a null uptime. */
   days: StatusPageDay[]
 }
@@ -46,6 +54,8 @@ export interface StatusPageDay {
   down_seconds: number
   /** Outages that were down during the day. */
   outages: number
+  /** Maintenance time inside the day, whole seconds. */
+  maintenance_seconds: number
 }
 
 /** How many incidents a page shows at most: three a week over the 90 days, a long list for people to read. */
@@ -54,7 +64,8 @@ export const PAGE_INCIDENTS = 50
 export interface StatusPageIncident {
   /** The outage's id: stable, the feed's entry ids are made from it. */
   id: number
-  domain: string
+  /** Null when the page names the site by a display name. */
+  domain: string | null
   /** As the page names the site. */
   name: string
   started_at: string

@@ -37,9 +37,11 @@ export function logoOrigin(logoUrl: string | null): string | null {
 
 /**
  * A day's bar colour: `up` from 99.9 %, `dip` from 99 %, `low` from 95 %, `bad` below; `none`
- * when nothing of the day was monitored (no data is not 100 %).
+ * when nothing of the day was monitored (no data is not 100 %). A day with maintenance that would
+ * be `up` or `none` is `maint`: planned work is not a clean day, and an outage's colour outweighs it.
  */
-export function dayClass(uptime: number | null): string {
+export function dayClass(uptime: number | null, maintenanceSeconds = 0): string {
+  if (maintenanceSeconds > 0 && (uptime === null || uptime >= 99.9)) return 'maint'
   if (uptime === null) return 'none'
   if (uptime >= 99.9) return 'up'
   if (uptime >= 99) return 'dip'
@@ -49,10 +51,12 @@ export function dayClass(uptime: number | null): string {
 /** A day's bar in words: its date, uptime and outages ("2026-11-20: 75 % uptime, 1 outage, 6 h down"). */
 export function dayText(day: StatusPageDay, today: boolean): string {
   const date = today ? `${day.date} (today so far)` : day.date
-  if (day.uptime_percent === null) return `${date}: no data`
+  const maintenance = day.maintenance_seconds > 0 ? `, ${humanDuration(day.maintenance_seconds)} maintenance` : ''
+  if (day.uptime_percent === null)
+    return `${date}: ${maintenance === '' ? 'no data' : `maintenance (${humanDuration(day.maintenance_seconds)})`}`
   const outages =
     day.outages === 0 ? 'no outage' : `${day.outages} ${day.outages === 1 ? 'outage' : 'outages'}, ${humanDuration(day.down_seconds)} down`
-  return `${date}: ${humanPercent(day.uptime_percent)} uptime, ${outages}`
+  return `${date}: ${humanPercent(day.uptime_percent)} uptime, ${outages}${maintenance}`
 }
 
 /** A site's state in words (the site page's label), with maintenance and slowness said. */
@@ -74,7 +78,6 @@ const STATE_CLASSES: Record<PageState, string> = {
 function incident(i: StatusPageIncident): Record<string, unknown> {
   return {
     name: i.name,
-    domain: i.domain,
     started: humanTime(i.started_at),
     startedIso: i.started_at,
     ended: i.ended_at === null ? null : humanTime(i.ended_at),
@@ -106,12 +109,18 @@ export function statusPageContext({ view, publicUrl }: { view: StatusPageView; p
     },
     sites: view.sites.map((site) => ({
       name: site.name,
-      domain: site.domain,
+      anchor: site.anchor,
+      uptime: site.uptime_percent === null ? null : humanPercent(site.uptime_percent),
       ...siteState(site),
-      days: site.days.map((day, i) => ({ c: dayClass(day.uptime_percent), t: dayText(day, i === site.days.length - 1) }))
+      cause: site.cause,
+      days: site.days.map((day, i) => ({
+        c: dayClass(day.uptime_percent, day.maintenance_seconds),
+        t: dayText(day, i === site.days.length - 1)
+      }))
     })),
     ongoing: view.incidents.filter((i) => i.ended_at === null).map(incident),
     past: view.incidents.filter((i) => i.ended_at !== null).map(incident),
+    anyIncident: view.incidents.length > 0,
     embed: pageEmbedCode({ publicUrl, slug: view.slug, title: view.title }),
     badges: pageBadgeEmbeds({ publicUrl, slug: view.slug, title: view.title })
   }

@@ -1,5 +1,5 @@
 import { checkDigest, isPlainWebCheck, type CheckSpec } from '../rules/check-spec.js'
-import type { SiteStatus } from '../rules/consensus.js'
+import type { CheckStatus } from '../rules/consensus.js'
 import { sameExpectations, type Expectations, type LocationExpectations } from '../rules/expectations.js'
 import { isSlowCheck } from '../rules/slow.js'
 
@@ -64,7 +64,7 @@ export function ask(
 /** The result's `slow`, present only when the check gave `max_response_ms`: existing answers keep their fields. */
 export function slowField(
   expect: Readonly<Expectations> | null,
-  consensus: { status: SiteStatus; response_ms: number | null }
+  consensus: { status: CheckStatus; response_ms: number | null }
 ): { slow?: boolean } {
   const max = expect?.max_response_ms ?? null
   if (max === null) return {}

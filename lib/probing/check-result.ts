@@ -1,12 +1,12 @@
 import type { CheckSpec } from '../rules/check-spec.js'
-import type { SiteStatus } from '../rules/consensus.js'
+import type { CheckStatus } from '../rules/consensus.js'
 import { TargetPolicyError } from './check-errors.js'
 import type { LocationResult } from './locations/index.js'
 
 /** The check endpoint's answer: the spec's fields first, then what API consumers also want. */
 export interface CheckResult {
   domain: string
-  status: SiteStatus
+  status: CheckStatus
   locations_answered: number
   locations_total: number
   response_ms: number | null

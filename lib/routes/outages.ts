@@ -6,6 +6,7 @@ import { requireScope } from '../auth.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { durationSeconds } from '../rules/outages.js'
 import type { Db } from '../store/db.js'
+import type { DownCause } from '../rules/down-cause.js'
 import { listOutages, type ListedOutage, type OutageCursor } from '../store/outages.js'
 
 const query = Joi.object({
@@ -23,6 +24,8 @@ export interface OutageRecord {
   ended_at: string | null
   /** Whole seconds, to `now` while ongoing. */
   duration_seconds: number
+  /** Why it opened; null when not recorded (outages older than the record of causes). */
+  cause: DownCause | null
 }
 
 export function outageRecord(o: ListedOutage, now: Date): OutageRecord {
@@ -31,7 +34,8 @@ export function outageRecord(o: ListedOutage, now: Date): OutageRecord {
     name: o.name,
     started_at: o.started_at.toISOString(),
     ended_at: o.ended_at?.toISOString() ?? null,
-    duration_seconds: durationSeconds(o.started_at, o.ended_at, now)
+    duration_seconds: durationSeconds(o.started_at, o.ended_at, now),
+    cause: o.cause
   }
 }
 

@@ -79,7 +79,7 @@ export function statusPageDataRoutes({ db, states, now, publicUrl, badges, rende
       const site = states.current(domain, at)
       sites.push(
         site === null
-          ? { status: 'unavailable', partial: false, slow: false, maintenance: false }
+          ? { status: 'pending', partial: false, slow: false, maintenance: false }
           : { status: site.status, partial: site.partial, slow: site.slow, maintenance: site.maintenance === true }
       )
     }

@@ -1,8 +1,14 @@
 /** What one location saw: the site answered (`up`), failed (`down`), refused us (`blocked`), or the probe itself broke (`error`). */
 export type LocationVerdict = 'up' | 'down' | 'blocked' | 'error'
 
-/** The site verdict across locations. */
-export type SiteStatus = 'up' | 'down' | 'unconfirmed' | 'unavailable'
+/**
+ * The site verdict across locations, or `pending`: a tracked site never checked yet (never a
+ * consensus of a check; the status record's freshness rule says it).
+ */
+export type SiteStatus = CheckStatus | 'pending'
+
+/** A check's verdict across its locations. */
+export type CheckStatus = 'up' | 'down' | 'unconfirmed' | 'unavailable'
 
 /** One location's result as fed to {@link decide}. */
 export interface LocationOutcome {
@@ -12,7 +18,7 @@ export interface LocationOutcome {
 
 /** The site verdict and the facts it rests on. */
 export interface Consensus {
-  status: SiteStatus
+  status: CheckStatus
   /** Some location reached the site (up or blocked) while another saw it down. */
   partial: boolean
   /** Some location was refused and none reached the site cleanly. */
@@ -42,7 +48,7 @@ export function decide(results: readonly LocationOutcome[]): Consensus {
   // A refusal is still an answer from the site, so blocked counts as having reached it.
   const reached = up + refused
 
-  let status: SiteStatus
+  let status: CheckStatus
   if (answered.length === 0) status = 'unavailable'
   else if (answered.length === 1) status = 'unconfirmed'
   else if (failed >= 2) status = 'down'

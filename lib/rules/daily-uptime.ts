@@ -28,6 +28,8 @@ export interface DayUptime {
   down_seconds: number
   /** Outages with down time inside the day's monitored time. */
   outages: number
+  /** Maintenance time inside the day, from the site's first check on, whole seconds. */
+  maintenance_seconds: number
 }
 
 /** Midnight UTC of the day holding `at`. */
@@ -96,7 +98,8 @@ export function dailyUptime({
     const start = firstCheckedAt === null ? end : Math.min(end, Math.max(dayStart, firstCheckedAt))
     while (m < maintenance.length && (maintenance[m] as Interval).to <= dayStart) m++
     while (o < outages.length && (outages[o] as OutageMs).ended !== null && ((outages[o] as OutageMs).ended as number) <= dayStart) o++
-    const monitoredMs = end - start - coveredFrom(maintenance, m, start, end)
+    const maintenanceMs = coveredFrom(maintenance, m, start, end)
+    const monitoredMs = end - start - maintenanceMs
     let downMs = 0
     let count = 0
     for (let k = o; k < outages.length; k++) {
@@ -116,7 +119,8 @@ export function dailyUptime({
       date: labels[d] as string,
       uptime_percent: monitoredMs > 0 ? uptimeFigure(downMs, monitoredMs) : null,
       down_seconds: Math.floor(downMs / 1000),
-      outages: count
+      outages: count,
+      maintenance_seconds: Math.floor(maintenanceMs / 1000)
     }
   }
   return result

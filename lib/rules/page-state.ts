@@ -15,13 +15,14 @@ export interface PageSiteState {
 
 /**
  * The page's state (decisions.md, Status pages): a site down makes it `major outage` when at least
- * half the sites are down, else `partial outage`; otherwise a site slow, unconfirmed, unavailable
- * or partial makes it `degraded`; otherwise a site in maintenance makes it `maintenance`; otherwise
+ * half the sites are down, else `partial outage`; otherwise a site slow, unconfirmed, unavailable,
+ * pending or partial makes it `degraded`; otherwise a site in maintenance makes it `maintenance`; otherwise
  * `operational` (a page without sites included: nothing on it is failing).
  *
  * A site inside a maintenance window counts as in maintenance whatever its checks say: a site taken
  * down for its planned work is what the window announced, not an outage (no outage opens for it
- * either). `unavailable` (no location could tell) is `degraded`: the page cannot say it is up.
+ * either). `unavailable` (no location could tell) and `pending` (not checked yet) are `degraded`: the page
+ * cannot say it is up.
  */
 export function pageState(sites: readonly PageSiteState[]): PageState {
   let down = 0

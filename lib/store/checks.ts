@@ -3,6 +3,7 @@ import { toDate, type Db } from './db.js'
 import type { SiteStatus } from './tables.js'
 import type { SiteCertificate } from '../rules/certificates.js'
 import type { SlowState } from '../rules/slow.js'
+import { causeText, downCause } from '../rules/down-cause.js'
 
 /** A merged check, ready to store. */
 export interface CheckRecord {
@@ -126,7 +127,8 @@ export async function updateSiteStates({
     ['response_ms', (c) => c.responseMs],
     ['checked_at', (c) => c.checkedAt],
     ['tls_expires_at', (c) => c.tls?.expiresAt ?? null],
-    ['tls_issuer', (c) => c.tls?.issuer ?? null]
+    ['tls_issuer', (c) => c.tls?.issuer ?? null],
+    ['cause', (c) => causeText(downCause(c.locations))]
   ]
   if (slow) {
     columns.push(['slow', (c) => slow.get(c.siteId)?.slow ?? false], ['slow_streak', (c) => slow.get(c.siteId)?.streak ?? 0])

@@ -1,5 +1,6 @@
 import { chunks, ID_CHUNK } from './checks.js'
 import { toDate, type Db } from './db.js'
+import { parseCause, type DownCause } from '../rules/down-cause.js'
 
 /** An outage's row. */
 export interface OutageRow {
@@ -15,6 +16,8 @@ export interface ListedOutage {
   name: string
   started_at: Date
   ended_at: Date | null
+  /** Why it opened: the opening check's failing locations (lib/rules/down-cause.ts); null when not recorded. */
+  cause: DownCause | null
 }
 
 /** Where the previous page ended: keyset pagination on (started_at, id), never OFFSET. */
@@ -49,7 +52,7 @@ export async function listOutages({
   // Outages are ordered and cut to the page on their own first, then joined to their sites: joined
   // first, MySQL reads every site, joins all their outages and sorts them.
   const page = db('outages')
-    .select('id', 'site_id', 'started_at', 'ended_at')
+    .select('id', 'site_id', 'started_at', 'ended_at', 'cause')
     .orderBy([
       { column: 'started_at', order: 'desc' },
       { column: 'id', order: 'desc' }
@@ -69,7 +72,7 @@ export async function listOutages({
   const q = db
     .from(page.as('o'))
     .join('sites as s', 's.id', 'o.site_id')
-    .select('o.id', 'o.started_at', 'o.ended_at', 's.domain', 's.name')
+    .select('o.id', 'o.started_at', 'o.ended_at', 'o.cause', 's.domain', 's.name')
     .orderBy([
       { column: 'o.started_at', order: 'desc' },
       { column: 'o.id', order: 'desc' }
@@ -80,7 +83,8 @@ export async function listOutages({
     domain: String(r.domain),
     name: String(r.name),
     started_at: toDate(r.started_at) as Date,
-    ended_at: toDate(r.ended_at)
+    ended_at: toDate(r.ended_at),
+    cause: parseCause(r.cause)
   }))
   const last = shown[shown.length - 1]
   const next = rows.length > limit && last ? { startedAt: (toDate(last.started_at) as Date).getTime(), id: Number(last.id) } : null
@@ -104,8 +108,19 @@ export async function listOpenOutages({ db, siteIds }: { db: Db; siteIds: readon
 }
 
 /** Opens an outage of the site at `startedAt`; returns its id. A site has one open outage at most (unique `open_site_id`). */
-export async function insertOutage({ db, siteId, startedAt }: { db: Db; siteId: number; startedAt: Date }): Promise<number> {
-  const [id] = await db('outages').insert({ site_id: siteId, started_at: startedAt, open_site_id: siteId })
+export async function insertOutage({
+  db,
+  siteId,
+  startedAt,
+  cause = null
+}: {
+  db: Db
+  siteId: number
+  startedAt: Date
+  /** Why it opened, as `causeText` stores it. */
+  cause?: string | null
+}): Promise<number> {
+  const [id] = await db('outages').insert({ site_id: siteId, started_at: startedAt, open_site_id: siteId, cause })
   return Number(id)
 }
 

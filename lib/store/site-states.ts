@@ -2,6 +2,7 @@ import { toDate, type Db } from './db.js'
 import { checkOf, expectOf, toSiteRow } from './sites.js'
 import type { Expectations } from '../rules/expectations.js'
 import type { SiteRow } from './tables.js'
+import { parseCause } from '../rules/down-cause.js'
 
 /** An outage's span of time, open-ended while ongoing. */
 export interface OutageSpan {
@@ -98,6 +99,7 @@ export interface ChangedState {
   response_ms: number | null
   checked_at: Date | null
   slow: boolean
+  cause: SiteRow['cause']
   state_at: Date
 }
 
@@ -125,7 +127,7 @@ export async function listChangedStates({
     query.where((q) => {
       q.whereNull('state_by').orWhere('state_by', '<>', except)
     })
-  const rows = await query.select('id', 'status', 'blocked', 'partial', 'response_ms', 'checked_at', 'slow', 'state_at')
+  const rows = await query.select('id', 'status', 'blocked', 'partial', 'response_ms', 'checked_at', 'slow', 'cause', 'state_at')
   return rows.map((r) => ({
     id: Number(r.id),
     status: String(r.status) as SiteRow['status'],
@@ -134,6 +136,7 @@ export async function listChangedStates({
     response_ms: r.response_ms === null ? null : Number(r.response_ms),
     checked_at: toDate(r.checked_at),
     slow: Boolean(r.slow),
+    cause: parseCause(r.cause),
     state_at: toDate(r.state_at) as Date
   }))
 }

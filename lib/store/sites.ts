@@ -1,3 +1,4 @@
+import { parseCause } from '../rules/down-cause.js'
 import { chunks, ID_CHUNK } from './checks.js'
 import { toDate, type Db } from './db.js'
 import type { SiteRow, SiteStatus } from './tables.js'
@@ -24,7 +25,8 @@ export function toSiteRow(r: Record<string, unknown>): SiteRow {
     interval_s: r.interval_s === null || r.interval_s === undefined ? null : Number(r.interval_s),
     expect: expectOf(r),
     check: checkOf(r),
-    slow: Boolean(r.slow)
+    slow: Boolean(r.slow),
+    cause: parseCause(r.cause)
   }
 }
 

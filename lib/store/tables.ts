@@ -1,4 +1,5 @@
 import type { Expectations } from '../rules/expectations.js'
+import type { DownCause } from '../rules/down-cause.js'
 
 /** Row shapes as the store hands them out (timestamps already Dates). */
 
@@ -39,4 +40,6 @@ export interface SiteRow {
   check: string | null
   /** The slow rule's state: whether the site is slow now (see lib/rules/slow.ts). */
   slow: boolean
+  /** Why its newest check was not clean (lib/rules/down-cause.ts); null when every location saw it up. */
+  cause: DownCause | null
 }

@@ -45,6 +45,8 @@ export async function storePage(
 
 export interface SeededPage extends TrackedServer {
   slug: string
+  /** The sites' ids by domain. */
+  ids: Map<string, number>
 }
 
 /**
@@ -96,5 +98,5 @@ export async function seededPage(t: Test, engine: 'sqlite' | 'mysql'): Promise<S
   api.states.changed()
   await api.states.refresh(api.db, new Date(NOW))
   api.clock.now = NOW
-  return { ...api, slug: 'acme' }
+  return { ...api, slug: 'acme', ids }
 }

@@ -9,6 +9,7 @@ import { closeOutage, findOutageAt, insertOutage, listOpenOutages } from '../../
 import { lockSites, updateExpiryNotices, type LockedSite } from '../../store/sites.js'
 import { listMaintenanceWindows, updateMaintenanceUntil } from '../../store/maintenance.js'
 import { MaintenanceSteps } from './maintenance-steps.js'
+import { causeText, downCause } from '../../rules/down-cause.js'
 import type { RecordedCheck } from '../state/recorded-check.js'
 
 export type { RecordedCheck } from '../state/recorded-check.js'
@@ -169,7 +170,7 @@ async function applyChecks(
     slowStates.set(check.siteId, slow.state)
     const spell = { slow: slow.state.slow, slowEvent: slow.event }
     if (change.kind === 'open') {
-      const id = await insertOutage({ db: trx, siteId: check.siteId, startedAt: change.at })
+      const id = await insertOutage({ db: trx, siteId: check.siteId, startedAt: change.at, cause: causeText(downCause(check.locations)) })
       openIds.set(check.siteId, id)
       results.set(check, { current: true, step: 'open', outage: { id, started_at: change.at, ended_at: null }, ...spell })
     } else if (change.kind === 'close') {

@@ -6,6 +6,7 @@ import { siteIntervalMs } from '../../rules/site-interval.js'
 import { settingsView, type SettingsView } from '../../rules/site-settings.js'
 import { uptimeSummary, type OutageSpan, type UptimeWindows } from '../../rules/uptime.js'
 import type { SiteMaintenance } from './site-maintenance.js'
+import type { DownCause } from '../../rules/down-cause.js'
 
 /** The status endpoint's record (spec 2.1). */
 export interface StatusRecord {
@@ -24,6 +25,11 @@ export interface StatusRecord {
   slow: boolean
   /** The site's own settings: only what is set. */
   settings: SettingsView
+  /**
+   * Why the newest check was not clean: its failing locations' errors, codes and HTTP statuses, and
+   * the words they add up to; null when every location saw the site up, or the verdict is stale.
+   */
+  cause: DownCause | null
   url: string
   /** Present only during a maintenance window: when the maintenance ends, and why. */
   maintenance?: { until: string; reason: string | null }
@@ -38,6 +44,8 @@ export interface CurrentStatus {
   slow: boolean
   /** In a maintenance window now. */
   maintenance?: boolean
+  /** Why the newest check was not clean, while it is fresh (see {@link StatusRecord.cause}). */
+  cause?: DownCause | null
 }
 
 /** What uptime figures over any window up to the horizon are made of (`SiteStates.uptimeSource`). */
@@ -56,7 +64,7 @@ export function uptimeSource({ site, outages }: StoredSiteState, maintenance: Si
   return { id: site.id, firstCheckedAt: site.first_checked_at, outages, maintenance }
 }
 
-/** A newest check older than this many of the site's intervals means nobody knows: `unavailable`. */
+/** A newest check older than this many of the site's intervals means nobody knows: `unavailable` (`pending`: none yet). */
 const FRESH_INTERVALS = 3
 
 /** A site's stored verdict, as its row keeps it. */
@@ -73,13 +81,14 @@ export interface StoredVerdict {
 /**
  * The verdict to show for a site now: the stored one while its newest check is at most three of its
  * intervals old (its own, or `intervalMs`, CHECK_INTERVAL_S, when it has none), otherwise
- * `unavailable` with `blocked`, `partial` false and no response time. The status endpoint, badges,
+ * `unavailable` with `blocked`, `partial` false and no response time; `pending` so while the site was
+ * never checked. The status endpoint, badges,
  * pages and the operator tool all show sites through this rule.
  */
 export function currentVerdict(site: StoredVerdict, now: Date, intervalMs: number): Omit<StoredVerdict, 'checked_at' | 'interval_s'> {
   return isFresh(site, now, intervalMs)
     ? { status: site.status, blocked: site.blocked, partial: site.partial, response_ms: site.response_ms }
-    : { status: 'unavailable', blocked: false, partial: false, response_ms: null }
+    : { status: site.checked_at === null ? 'pending' : 'unavailable', blocked: false, partial: false, response_ms: null }
 }
 
 /** Whether the site's newest check is recent enough for its verdict to stand (see {@link currentVerdict}). */
@@ -127,6 +136,7 @@ export function statusRecord(
           },
     slow: site.slow && verdict.status === 'up',
     settings: settingsView(site),
+    cause: isFresh(site, now, intervalMs) ? site.cause : null,
     url: `${publicUrl}/sites/${site.domain}`,
     ...(inForce === null ? {} : { maintenance: { until: new Date(inForce.until).toISOString(), reason: inForce.reason } })
   }

@@ -1,4 +1,4 @@
-import { ms, nullable, ref, siteStatus, timestamp, type Json } from '../parts.js'
+import { checkStatus, ms, nullable, ref, timestamp, type Json } from '../parts.js'
 
 /** On-demand checks: the request, and the result with each location's part and timings. */
 export const checkSchemas: Json = {
@@ -106,7 +106,7 @@ export const checkSchemas: Json = {
     ],
     properties: {
       domain: { type: 'string', description: 'The normalised domain (lower case, punycode).' },
-      status: siteStatus,
+      status: checkStatus,
       locations_answered: { type: 'integer', minimum: 0 },
       locations_total: { type: 'integer', minimum: 1 },
       response_ms: { ...nullable(ms), description: 'Median of the answering locations; null when none answered.' },

@@ -23,6 +23,7 @@ export const siteSchemas: Json = {
       'tls',
       'slow',
       'settings',
+      'cause',
       'url'
     ],
     properties: {
@@ -50,6 +51,10 @@ export const siteSchemas: Json = {
           "Up, but slow: the site's last two checks' response_ms over its `max_response_ms` (and not yet two at or under it). False when no threshold is set or the status is not up."
       },
       settings: ref('schemas', 'SiteSettings'),
+      cause: {
+        oneOf: [ref('schemas', 'DownCause'), { type: 'null' }],
+        description: 'Why the newest check was not clean; null when every location saw the site up, or the verdict is stale.'
+      },
       url: { type: 'string', format: 'uri', description: "The site's HTML page on this service." },
       maintenance: { ...ref('schemas', 'Maintenance'), description: 'Present only during a maintenance window.' }
     },
@@ -67,6 +72,39 @@ export const siteSchemas: Json = {
     },
     additionalProperties: false
   },
+  DownCause: {
+    type: 'object',
+    description:
+      "A check's failing locations and the words they add up to: the most common failure and how many of the check's locations reported it.",
+    required: ['summary', 'locations'],
+    properties: {
+      summary: { type: 'string', maxLength: 200, examples: ['HTTP 500 from 3 of 3 locations', 'connection refused from 2 of 3 locations'] },
+      locations: {
+        type: 'array',
+        maxItems: 8,
+        items: {
+          type: 'object',
+          required: ['location', 'status', 'code', 'error', 'http_code'],
+          properties: {
+            location: { type: 'string', maxLength: 100 },
+            status: {
+              type: 'string',
+              enum: ['down', 'blocked', 'error'],
+              description: '`error`: the location itself failed (its resolver, its egress): no vote on the site.'
+            },
+            code: {
+              ...nullable({ type: 'string', maxLength: 40 }),
+              description: "The probe's stable code (`http_5xx`, `connect_refused`, `dns_nxdomain` ...)."
+            },
+            error: { type: 'string', maxLength: 160, examples: ['http: 500', 'connect: ECONNREFUSED'] },
+            http_code: { type: 'integer', minimum: 0, maximum: 999, description: 'The last HTTP status the location got; 0 when none.' }
+          },
+          additionalProperties: false
+        }
+      }
+    },
+    additionalProperties: false
+  },
   Outage: {
     type: 'object',
     required: ['domain', 'name', 'started_at', 'ended_at', 'duration_seconds'],
@@ -75,7 +113,12 @@ export const siteSchemas: Json = {
       name: { type: 'string' },
       started_at: timestamp,
       ended_at: { ...nullable(timestamp), description: 'null while the outage is ongoing.' },
-      duration_seconds: { type: 'integer', minimum: 0, description: 'To the end, or to now while ongoing.' }
+      duration_seconds: { type: 'integer', minimum: 0, description: 'To the end, or to now while ongoing.' },
+      cause: {
+        oneOf: [ref('schemas', 'DownCause'), { type: 'null' }],
+        description:
+          "Why it opened: the opening check's failing locations; null for outages recorded before causes were kept. Always present on the outages list; absent from an SLA report's outages."
+      }
     },
     additionalProperties: false
   },

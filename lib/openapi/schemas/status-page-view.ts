@@ -10,11 +10,11 @@ export const statusPageViewSchemas: Json = {
     type: 'string',
     enum: PAGE_STATES,
     description:
-      'Any site down: `major outage` when at least half the sites are down, else `partial outage`; otherwise any site slow, unconfirmed, unavailable or partial: `degraded`; otherwise any in a maintenance window: `maintenance`; otherwise `operational`. A site in a maintenance window counts as in maintenance whatever its checks say.'
+      'Any site down: `major outage` when at least half the sites are down, else `partial outage`; otherwise any site slow, unconfirmed, unavailable, pending or partial: `degraded`; otherwise any in a maintenance window: `maintenance`; otherwise `operational`. A site in a maintenance window counts as in maintenance whatever its checks say.'
   },
   StatusPageDay: {
     type: 'object',
-    required: ['date', 'uptime_percent', 'down_seconds', 'outages'],
+    required: ['date', 'uptime_percent', 'down_seconds', 'outages', 'maintenance_seconds'],
     properties: {
       date: { type: 'string', format: 'date', description: 'The UTC day.', examples: ['2026-11-20'] },
       uptime_percent: {
@@ -23,19 +23,49 @@ export const statusPageViewSchemas: Json = {
           "The day's uptime by the status record's rule: monitored from the site's first check, maintenance neither monitored nor down; today so far. Null when nothing of the day was monitored (no data, not 100)."
       },
       down_seconds: { type: 'integer', minimum: 0, description: 'Outage time inside the monitored part of the day.' },
-      outages: { type: 'integer', minimum: 0, description: 'Outages that were down during the day.' }
+      outages: { type: 'integer', minimum: 0, description: 'Outages that were down during the day.' },
+      maintenance_seconds: {
+        type: 'integer',
+        minimum: 0,
+        description: 'Maintenance time inside the day (from the first check on): neither monitored nor down; its bar has its own colour.'
+      }
     },
     additionalProperties: false
   },
   StatusPageSite: {
     type: 'object',
-    required: ['domain', 'name', 'status', 'partial', 'slow', 'days'],
+    required: ['anchor', 'domain', 'name', 'uptime_percent', 'status', 'partial', 'slow', 'cause', 'days'],
     properties: {
-      domain: { type: 'string' },
+      anchor: {
+        type: 'string',
+        description:
+          "The site's anchor on the HTML page (`#site-ANCHOR`): its domain, or `s` and a number when the page names it by a display name."
+      },
+      domain: {
+        ...nullable({ type: 'string' }),
+        description: 'Null when the page names the site by a display name: the domain behind the name is not shown.'
+      },
+      uptime_percent: { ...nullable(percent), description: "Uptime over the last 30 days (the status record's `uptime_percent.month`)." },
       name: { type: 'string', description: "The page's display name for the site, or the site's own name." },
       status: siteStatus,
       partial: { type: 'boolean', description: 'Some location reached it while another saw it down.' },
       slow: { type: 'boolean' },
+      cause: {
+        description:
+          "Why the site's newest check was not clean: the words, and the failing locations' distinct error texts where those are plain (`http: 500`); null when every location saw it up.",
+        oneOf: [
+          {
+            type: 'object',
+            required: ['summary', 'errors'],
+            properties: {
+              summary: { type: 'string', examples: ['HTTP 500 from 3 of 3 locations'] },
+              errors: { type: 'array', maxItems: 8, items: { type: 'string' } }
+            },
+            additionalProperties: false
+          },
+          { type: 'null' }
+        ]
+      },
       maintenance: {
         type: 'object',
         description: 'Present only during a maintenance window.',
@@ -58,7 +88,7 @@ export const statusPageViewSchemas: Json = {
     required: ['id', 'domain', 'name', 'started_at', 'ended_at', 'duration_seconds'],
     properties: {
       id: { type: 'integer', minimum: 1, description: "The outage's id; the feed's entry ids are made from it." },
-      domain: { type: 'string' },
+      domain: { ...nullable({ type: 'string' }), description: 'Null when the page names the site by a display name.' },
       name: { type: 'string', description: 'As the page names the site.' },
       started_at: timestamp,
       ended_at: { ...nullable(timestamp), description: 'Null while ongoing.' },

@@ -51,11 +51,12 @@ function update (next) {
   if (ids(document) !== ids(next)) swap(next, 'sites')
   else {
     for (const site of next.querySelectorAll('#sites > .site')) {
-      const domain = site.id.slice('site-'.length)
-      swap(next, `state-${domain}`)
+      const key = site.id.slice('site-'.length)
+      // The state, uptime and cause lines: a cause line comes and goes, so their holder is swapped.
+      swap(next, `head-${key}`)
       // Each bar updated in place, so that a bar with the keyboard focus keeps it.
-      const bars = document.getElementById(`days-${domain}`).children
-      const fresh = next.getElementById(`days-${domain}`).children
+      const bars = document.getElementById(`days-${key}`).children
+      const fresh = next.getElementById(`days-${key}`).children
       for (let i = 0; i < fresh.length && i < bars.length; i++) {
         if (bars[i].className !== fresh[i].className) bars[i].className = fresh[i].className
         if (bars[i].textContent !== fresh[i].textContent) bars[i].firstChild.textContent = fresh[i].textContent

@@ -107,7 +107,7 @@ for (const engine of engines()) {
 
       const resumed = await runCli(['sites', 'add', BOOKS], { env })
       t.same([resumed.code, resumed.stderr], [0, 'tracking again\n'], 'adding it again resumes tracking')
-      t.same((await listed())[1], [BOOKS, 'Books', 'unavailable', '-', '-', '-'], 'listed again, unchecked in its new tracking period')
+      t.same((await listed())[1], [BOOKS, 'Books', 'pending', '-', '-', '-'], 'listed again, unchecked in its new tracking period')
       const row = await siteRow(BOOKS)
       t.equal(row?.removed_at, null, 'removed_at is cleared')
       t.ok((toDate(row?.added_at)?.getTime() ?? 0) >= (toDate(removed?.removed_at)?.getTime() ?? Infinity), 'the tracking period restarts')
@@ -221,7 +221,7 @@ for (const engine of engines()) {
     t.same(
       await list('60'),
       [
-        ['never.example.com', 'Never', 'unavailable', '-', '-', '-'],
+        ['never.example.com', 'Never', 'pending', '-', '-', '-'],
         ['stale.example.com', 'Stale', 'down (blocked) (partial)', '80', checkedAt.toISOString(), '-']
       ],
       'checked 150 s ago with a 60 s interval: still fresh'
@@ -229,7 +229,7 @@ for (const engine of engines()) {
     t.same(
       await list('30'),
       [
-        ['never.example.com', 'Never', 'unavailable', '-', '-', '-'],
+        ['never.example.com', 'Never', 'pending', '-', '-', '-'],
         ['stale.example.com', 'Stale', 'unavailable', '-', checkedAt.toISOString(), '-']
       ],
       'with a 30 s interval that is over three intervals ago: unavailable, and when it was last checked'

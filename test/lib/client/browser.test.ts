@@ -91,7 +91,10 @@ t.test('a page in Chromium gets a site status and streams a batch through the bu
   )
   t.match(seen.agent, /HeadlessChrome/, 'the calls ran in Chromium')
   t.match(seen.status, { domain: 'tracked.example.com', name: 'Tracked', url: `${tracked.config.publicUrl}/sites/tracked.example.com` })
-  t.ok(['up', 'down', 'unconfirmed', 'unavailable'].includes(seen.status.status), `a status of the document's (${seen.status.status})`)
+  t.ok(
+    ['up', 'down', 'unconfirmed', 'unavailable', 'pending'].includes(seen.status.status),
+    `a status of the document's (${seen.status.status})`
+  )
   t.same(seen.missing, { own: true, status: 404, code: 'not_found' }, "a refusal is the client's own error, in the page too")
   t.same(seen.lines.sort(), [
     ['not a domain', 'invalid_domain'],

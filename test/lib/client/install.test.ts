@@ -31,7 +31,7 @@ const client = new SiteStatusClient({ baseUrl: 'https://status.example.net', key
 
 export async function statusOf(domain: string): Promise<SiteStatus> {
   const record: StatusRecord = await client.getStatus(domain)
-  const known: 'up' | 'down' | 'unconfirmed' | 'unavailable' = record.status
+  const known: 'up' | 'down' | 'unconfirmed' | 'unavailable' | 'pending' = record.status
   return known
 }
 

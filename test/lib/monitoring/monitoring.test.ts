@@ -63,7 +63,7 @@ for (const engine of engines()) {
         body: {
           domain: 'shop.example.com',
           name: 'The Shop',
-          status: 'unavailable',
+          status: 'pending',
           blocked: false,
           partial: false,
           response_ms: null,
@@ -73,10 +73,11 @@ for (const engine of engines()) {
           tls: null,
           slow: false,
           settings: {},
+          cause: null,
           url: 'https://status.example.net/sites/shop.example.com'
         }
       },
-      'a tracked site never checked is unavailable'
+      'a tracked site never checked is pending'
     )
 
     await feed('up', T0)
@@ -149,7 +150,7 @@ t.test('a database error while recording is retried, logged, and never becomes d
   recorder.record(result('retry.example.com', 'up', T0 + MIN), 'schedule')
   t.ok(await holds(() => /recording a check failed; retrying/.test(logs.lines.join('\n')), 5000), 'the failed write is logged')
   t.equal(recorder.pending(), 2, 'both checks wait while writes fail')
-  t.equal(states.statusRecord('retry.example.com', new Date(T0 + MIN))?.status, 'unavailable', 'nothing is shown as down meanwhile')
+  t.equal(states.statusRecord('retry.example.com', new Date(T0 + MIN))?.status, 'pending', 'nothing is shown as down meanwhile')
   t.notMatch(logs.lines.join('\n'), /insert into|checks_away/, 'the log has no SQL')
   await db.schema.renameTable('checks_away', 'checks')
   t.ok(await recorder.flush(5000), 'recorded once the database works again')

@@ -37,6 +37,7 @@ t.test('statuses in words, blocked and partial explained', async (t) => {
   t.match(statusExplanation({ status: 'down', blocked: false, partial: false }), [/^Down: at least two/])
   t.match(statusExplanation({ status: 'unconfirmed', blocked: false, partial: false }), [/only one monitoring location/])
   t.match(statusExplanation({ status: 'unavailable', blocked: false, partial: false }), [/no recent check result/])
+  t.match(statusExplanation({ status: 'pending', blocked: false, partial: false }), [/has not been checked yet/])
   t.match(statusExplanation({ status: 'up', blocked: true, partial: false }), [/^Up/, /refused the automated check.*not count as downtime/])
   const partial = statusExplanation({ status: 'down', blocked: false, partial: true })
   t.equal(partial.length, 2)

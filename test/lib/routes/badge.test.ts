@@ -35,7 +35,7 @@ for (const engine of engines()) {
       ['up.example.com', 'Up Shop', 'up', 'green'],
       ['down.example.com', 'Down Shop', 'down', 'red'],
       ['lonely.example.com', 'Lonely', 'unconfirmed', 'yellow'],
-      ['never.example.com', 'Never', 'unavailable', 'lightgrey'],
+      ['never.example.com', 'Never', 'pending', 'lightgrey'],
       ['blocked.example.com', 'Blocked', 'up (blocked)', 'green'],
       ['partial.example.com', 'Partial', 'down (partial)', 'red'],
       ['untracked.example.com', 'status', 'not tracked', 'lightgrey']
@@ -212,7 +212,7 @@ t.test("the endpoint form: shields.io's JSON", async (t) => {
     ['up.example.com', { label: 'Up Shop', message: 'up', color: 'green' }],
     ['down.example.com', { label: 'Down Shop', message: 'down', color: 'red' }],
     ['lonely.example.com', { label: 'Lonely', message: 'unconfirmed', color: 'yellow' }],
-    ['never.example.com', { label: 'Never', message: 'unavailable', color: 'lightgrey' }],
+    ['never.example.com', { label: 'Never', message: 'pending', color: 'lightgrey' }],
     ['blocked.example.com', { label: 'Blocked', message: 'up (blocked)', color: 'green' }],
     ['untracked.example.com', { label: 'status', message: 'not tracked', color: 'lightgrey' }]
   ]

@@ -47,27 +47,37 @@ for (const engine of engines()) {
       all.body,
       {
         outages: [
-          { domain: 'blog.example.com', name: 'Blog', started_at: '2026-11-01T15:00:00.000Z', ended_at: null, duration_seconds: 6000 },
+          {
+            domain: 'blog.example.com',
+            name: 'Blog',
+            started_at: '2026-11-01T15:00:00.000Z',
+            ended_at: null,
+            duration_seconds: 6000,
+            cause: null
+          },
           {
             domain: 'shop.example.com',
             name: 'Shop',
             started_at: '2026-11-01T00:20:00.000Z',
             ended_at: '2026-11-01T00:25:00.000Z',
-            duration_seconds: 300
+            duration_seconds: 300,
+            cause: null
           },
           {
             domain: 'blog.example.com',
             name: 'Blog',
             started_at: '2026-11-01T00:20:00.000Z',
             ended_at: '2026-11-01T00:21:00.000Z',
-            duration_seconds: 60
+            duration_seconds: 60,
+            cause: null
           },
           {
             domain: 'shop.example.com',
             name: 'Shop',
             started_at: '2026-11-01T00:10:00.123Z',
             ended_at: '2026-11-01T00:12:00.623Z',
-            duration_seconds: 120
+            duration_seconds: 120,
+            cause: null
           }
         ],
         next_cursor: null

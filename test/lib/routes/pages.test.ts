@@ -57,7 +57,7 @@ for (const engine of engines()) {
     const html = res.payload
     t.match(html, /<h1 class="site-name">The Shop<\/h1>/)
     t.match(html, /<span id="status" class="status status-down">down \(partial\)<\/span>/)
-    t.match(html, /Down: at least two monitoring locations could not reach the site/)
+    t.match(html, /Down: at least two monitoring locations found the site failing/)
     t.match(html, /Partial: some locations reached the site while others could not/, 'partial explained in words')
     const record = JSON.parse(
       (await s.server.inject({ url: '/api/v1/status/shop.example.com', headers: { authorization: `Bearer ${await s.issueKey()}` } }))
@@ -79,7 +79,11 @@ for (const engine of engines()) {
     t.match(html, /<text class="tick"[^>]*>\d+ ms<\/text>/, 'a labelled y axis')
     t.match(html, /<text class="tick"[^>]*>\d\d:00 UTC<\/text>/, 'a labelled time axis')
 
-    const rows = [...html.matchAll(/<tr><td><time datetime="([^"]+)">[^<]+<\/time><\/td><td>(.*?)<\/td><td>([^<]+)<\/td><\/tr>/g)]
+    const rows = [
+      ...html.matchAll(
+        /<tr><td><time datetime="([^"]+)">[^<]+<\/time><\/td><td>(.*?)<\/td><td>([^<]+)<\/td><td class="outage-cause">[^<]*<\/td><\/tr>/g
+      )
+    ]
     t.equal(rows.length, 2, 'two outages')
     t.same(
       rows.map((r) => [r[1], r[3]]),
@@ -135,7 +139,7 @@ t.test('blocked, unconfirmed and never-checked sites are explained', async (t) =
   t.match(a, /Blocked: the site answered but refused the automated check/)
   t.match((await s.server.inject('/sites/b.example.com')).payload, /Unconfirmed: only one monitoring location could look/)
   const c = (await s.server.inject('/sites/c.example.com')).payload
-  t.match(c, /Unavailable: there is no recent check result/)
+  t.match(c, /Pending: the site is tracked but has not been checked yet/)
   t.match(c, /<dt>Last checked<\/dt><dd>never<\/dd>/)
   t.match(c, /No outage recorded\./)
   t.match(c, /No check answered in this period\./)

@@ -89,7 +89,7 @@ for (const engine of engines()) {
     t.equal(added.statusCode, 201)
     matchesOpenApi(t, added)
     t.same(JSON.parse(added.payload), JSON.parse((await status('new.example.com')).payload), 'the body is the status record')
-    t.match(JSON.parse(added.payload), { domain: 'new.example.com', name: 'New', status: 'unavailable', checked_at: null })
+    t.match(JSON.parse(added.payload), { domain: 'new.example.com', name: 'New', status: 'pending', checked_at: null, cause: null })
 
     const again = await post({ domain: 'new.example.com', name: 'Renamed' })
     t.equal(again.statusCode, 409, 'an already tracked site is 409')
@@ -113,7 +113,11 @@ for (const engine of engines()) {
 
     const readded = await post({ domain: 'new.example.com' })
     t.equal(readded.statusCode, 201, 'a removed site added again is 201')
-    t.match(JSON.parse(readded.payload), { domain: 'new.example.com', name: 'New', status: 'unavailable' }, 'its history and name kept')
+    t.match(
+      JSON.parse(readded.payload),
+      { domain: 'new.example.com', name: 'New', status: 'pending' },
+      'its history and name kept, not checked in its new tracking period'
+    )
     t.equal(Number((await api.db('sites').where({ domain: 'new.example.com' }).count({ n: '*' }))[0]?.n), 1, 'in its own row')
 
     for (const [what, request, code] of [

@@ -67,12 +67,19 @@ for (const engine of engines()) {
     t.match(html, '<link rel="alternate" type="application/atom+xml" href="/status/acme/feed.atom"')
     t.match(html, '<script src="/static/status-page.js" defer></script>')
     t.match(html, />All systems operational</)
-    t.match(html, /<h3>Web shop<\/h3><span class="status status-up" id="state-shop.example.com">up<\/span>/)
+    const shop = `s${api.id('shop.example.com')}`
+    t.match(html, `<h3>Web shop</h3><span class="status status-up" id="state-${shop}">up</span>`, 'a display name, anchored by a number')
+    t.notMatch(html, /shop\.example\.com/, 'the domain behind a display name is nowhere on the page')
     t.match(html, /<h3>Blog<\/h3>/)
-    for (const domain of ['shop.example.com', 'blog.example.com']) {
-      const bars = new RegExp(`<ol class="days" id="days-${domain.replace(/\./g, '\\.')}"[^>]*>(.*?)</ol>`).exec(html)?.[1] ?? ''
-      t.equal(bars.match(/<li class=[a-z]+ tabindex=0><span>[^<]+<\/span>/g)?.length, 90, `${domain}: 90 focusable bars`)
+    t.match(html, /id="uptime-blog\.example\.com">100 % uptime, last 30 days</, 'each site its uptime')
+    for (const anchor of [shop, 'blog.example.com']) {
+      const bars = new RegExp(`<ol class="days" id="days-${anchor.replace(/\./g, '\\.')}"[^>]*>(.*?)</ol>`).exec(html)?.[1] ?? ''
+      t.equal(bars.match(/<li class=[a-z]+ tabindex=0><span>[^<]+<\/span>/g)?.length, 90, `${anchor}: 90 focusable bars`)
     }
+    t.match(html, /<ul class="legend"[^>]*>.*<li class="maint">maintenance<\/li>/, 'a legend, maintenance with its own colour')
+    t.match(html, /<details class="embed-code">\n<summary>Embed this page's badges<\/summary>/, 'embed code offered, folded away')
+    t.notMatch(html, /<details open/)
+    t.match(html, 'No incident in the last 90 days.')
     t.match(html, '/api/badge/page/acme', 'the page badge embed code')
     t.notMatch(html, /secret|Secret internal|later\.example/, 'no other site')
     t.notMatch(html, /<script>|<script [^s]/, 'no inline script')
@@ -129,7 +136,7 @@ for (const engine of engines()) {
     )
     const after = await api.get('/status/acme')
     t.match(after.payload, />Major outage</, 'the render kept a moment ago was forgotten before the event was sent')
-    t.match(after.payload, /id="state-shop.example.com">down</)
+    t.match(after.payload, `id="state-s${api.id('shop.example.com')}">down<`)
 
     await api.db.transaction((trx) =>
       updateStatusPage({

@@ -3,7 +3,7 @@ import type { SiteStatus } from '../../../lib/rules/consensus.js'
 import { pageState, type PageSiteState, type PageState } from '../../../lib/rules/page-state.js'
 
 /**
- * A site by letter: `U` up, `D` down, `C` unconfirmed, `N` unavailable, `P` up and partial,
+ * A site by letter: `U` up, `D` down, `C` unconfirmed, `N` unavailable, `W` pending, `P` up and partial,
  * `S` up and slow, `M` up in maintenance, `X` down in maintenance.
  */
 function site(letter: string): PageSiteState {
@@ -12,6 +12,7 @@ function site(letter: string): PageSiteState {
     D: 'down',
     C: 'unconfirmed',
     N: 'unavailable',
+    W: 'pending',
     P: 'up',
     S: 'up',
     M: 'up',
@@ -33,6 +34,7 @@ t.test('a page state from its sites, by the rule of decisions.md', async (t) => 
     ['one slow site', 'SUUUU', 'degraded'],
     ['one unconfirmed site', 'CUUUU', 'degraded'],
     ['one unavailable site', 'NUUUU', 'degraded'],
+    ['one site not checked yet', 'WUUUU', 'degraded'],
     ['one partial site', 'PUUUU', 'degraded'],
     ['degraded outranks maintenance', 'SMUUU', 'degraded'],
     ['one site in maintenance', 'MUUUU', 'maintenance'],

@@ -39,7 +39,11 @@ for (const engine of engines()) {
     )
     await closeOutage({ db, id: first, endedAt: new Date(T0 + 5 * MIN) })
     t.same([...(await listOpenOutages({ db, siteIds: [a, b] })).keys()], [b], 'a closed outage is no longer open')
-    const again = await insertOutage({ db, siteId: a, startedAt: new Date(T0 + 6 * MIN) })
+    const cause = {
+      summary: 'HTTP 500 from 3 of 3 locations',
+      locations: [{ location: 'L1', status: 'down' as const, code: 'http_5xx', error: 'http: 500', http_code: 500 }]
+    }
+    const again = await insertOutage({ db, siteId: a, startedAt: new Date(T0 + 6 * MIN), cause: JSON.stringify(cause) })
     t.ok(again > first, 'and the site may open another')
 
     const closed = { id: first, site_id: a, started_at: new Date(T0), ended_at: new Date(T0 + 5 * MIN) }
@@ -52,11 +56,11 @@ for (const engine of engines()) {
     t.same(
       listed.outages,
       [
-        { domain: 'a.example.com', name: 'A', started_at: new Date(T0 + 6 * MIN), ended_at: null },
-        { domain: 'b.example.com', name: 'B', started_at: new Date(T0 + MIN), ended_at: null },
-        { domain: 'a.example.com', name: 'A', started_at: new Date(T0), ended_at: new Date(T0 + 5 * MIN) }
+        { domain: 'a.example.com', name: 'A', started_at: new Date(T0 + 6 * MIN), ended_at: null, cause },
+        { domain: 'b.example.com', name: 'B', started_at: new Date(T0 + MIN), ended_at: null, cause: null },
+        { domain: 'a.example.com', name: 'A', started_at: new Date(T0), ended_at: new Date(T0 + 5 * MIN), cause: null }
       ],
-      'listed newest first, as dates'
+      'listed newest first, as dates, with the cause each opened with'
     )
   })
 }

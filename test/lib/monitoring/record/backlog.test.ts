@@ -1,6 +1,6 @@
 import t from 'tap'
 import { outageTransitions, RecordingBacklog } from '../../../../lib/monitoring/record/backlog.js'
-import type { SiteStatus } from '../../../../lib/rules/consensus.js'
+import type { CheckStatus as SiteStatus } from '../../../../lib/rules/consensus.js'
 import type { OutageSnapshot } from '../../../../lib/rules/outages.js'
 import type { CheckRecord } from '../../../../lib/store/checks.js'
 

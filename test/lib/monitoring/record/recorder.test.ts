@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { SiteStatus } from '../../../../lib/rules/consensus.js'
+import type { CheckStatus as SiteStatus } from '../../../../lib/rules/consensus.js'
 import { CheckRecorder, droppable } from '../../../../lib/monitoring/record/recorder.js'
 import { SiteStates } from '../../../../lib/monitoring/state/site-state.js'
 import type { CheckResult } from '../../../../lib/probing/supervisor.js'
