@@ -15,10 +15,18 @@ import { setExpectations, sameSettings } from '../../rules/site-settings.js'
 import { locationProbes, type LocationProbe, type SiteMetrics } from './location-probes.js'
 import { MaintenanceWindows } from './site-maintenance.js'
 import { downCause } from '../../rules/down-cause.js'
-
 export type { LocationProbe, SiteMetrics } from './location-probes.js'
 import { SerialisedRecords } from './serialised-records.js'
-import { currentVerdict, isFresh, statusRecord, uptimeSource, type CurrentStatus, type StatusRecord } from './status-record.js'
+import { indexAfter } from './sorted-keys.js'
+import {
+  currentVerdict,
+  isFresh,
+  statusRecord,
+  uptimeSource,
+  verdictStatus,
+  type CurrentStatus,
+  type StatusRecord
+} from './status-record.js'
 
 /** A tracked site as the scheduler gets it: its own interval in seconds, null for CHECK_INTERVAL_S. */
 export interface TrackedSite {
@@ -158,10 +166,7 @@ export class SiteStates {
     return this.#tracked
   }
 
-  /**
-   * Says this process changed the tracked sites (the sites API): the next refresh reads them in full
-   * even if the version did not move, as it may not when two changes share a millisecond.
-   */
+  /** This process changed the tracked sites: the next refresh reads them in full (two changes may share a millisecond). */
   changed(): void {
     this.#stale = true
   }
@@ -277,14 +282,13 @@ export class SiteStates {
   }
 
   /**
-   * Calls `visit` for every tracked site with what `/metrics` shows of it, read at scrape time so a
-   * removed site is gone from the next scrape. The probes of a check past the freshness rule are
-   * left out, as its verdict is: a stale value must not look like a current one.
+   * Calls `visit` for every tracked site with what `/metrics` shows of it, read at scrape time. The
+   * probes of a stale check are left out, as its verdict is: a stale value must not look current.
    */
   eachForMetrics(now: Date, visit: (site: SiteMetrics) => void): void {
     for (const [id, { site, lastOutage }] of this.#byId) {
       const fresh = isFresh(site, now, this.#intervalMs)
-      const status = currentVerdict(site, now, this.#intervalMs).status
+      const status = verdictStatus(site, now, this.#intervalMs)
       visit({
         domain: site.domain,
         status,
@@ -345,13 +349,11 @@ export class SiteStates {
     const total = this.#sorted.length
     const records = this.#sorted.slice((page - 1) * size, page * size).map((domain) => this.statusRecord(domain, now) as StatusRecord)
     const counts: Record<SiteStatus, number> = { up: 0, down: 0, unconfirmed: 0, unavailable: 0, pending: 0 }
-    // Every tracked site, at each render of a page of the list: no object per site (`currentVerdict`
-    // here was a measurable share of the main thread's allocations), and a turn of the event loop
-    // between slices, so that the requests arriving meanwhile do not wait behind one long pass. A
-    // Map's iterator survives sites added or removed meanwhile.
+    // Every site at each render: no object per site (`currentVerdict` here was a measurable share of
+    // the main thread's allocations) and a turn of the event loop between slices.
     let seen = 0
     for (const { site } of this.#byId.values()) {
-      counts[currentVerdict(site, now, this.#intervalMs).status]++
+      counts[verdictStatus(site, now, this.#intervalMs)]++
       if (++seen % COUNT_SLICE === 0) await nextTurn()
     }
     return { total, counts, records }
@@ -364,13 +366,7 @@ export class SiteStates {
   pageAfter(after: string | undefined, limit: number, now: Date): { records: StatusRecord[]; more: boolean } {
     this.#sorted ??= [...this.#byDomain.keys()].sort()
     const sorted = this.#sorted
-    let lo = 0
-    let hi = sorted.length
-    while (after !== undefined && lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if ((sorted[mid] as string) <= after) lo = mid + 1
-      else hi = mid
-    }
+    const lo = after === undefined ? 0 : indexAfter(sorted, after)
     const records = sorted.slice(lo, lo + limit).map((domain) => this.statusRecord(domain, now) as StatusRecord)
     return { records, more: lo + limit < sorted.length }
   }

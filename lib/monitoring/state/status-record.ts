@@ -88,7 +88,13 @@ export interface StoredVerdict {
 export function currentVerdict(site: StoredVerdict, now: Date, intervalMs: number): Omit<StoredVerdict, 'checked_at' | 'interval_s'> {
   return isFresh(site, now, intervalMs)
     ? { status: site.status, blocked: site.blocked, partial: site.partial, response_ms: site.response_ms }
-    : { status: site.checked_at === null ? 'pending' : 'unavailable', blocked: false, partial: false, response_ms: null }
+    : { status: verdictStatus(site, now, intervalMs), blocked: false, partial: false, response_ms: null }
+}
+
+/** The current verdict's status alone, with no object made: counted for every site at each list render. */
+export function verdictStatus(site: StoredVerdict, now: Date, intervalMs: number): SiteStatus {
+  if (site.checked_at === null) return 'pending'
+  return isFresh(site, now, intervalMs) ? site.status : 'unavailable'
 }
 
 /** Whether the site's newest check is recent enough for its verdict to stand (see {@link currentVerdict}). */

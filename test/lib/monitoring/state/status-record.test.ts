@@ -1,5 +1,5 @@
 import t from 'tap'
-import { currentVerdict, isFresh, type StoredVerdict } from '../../../../lib/monitoring/state/status-record.js'
+import { currentVerdict, verdictStatus, isFresh, type StoredVerdict } from '../../../../lib/monitoring/state/status-record.js'
 
 const T0 = Date.parse('2026-11-28T06:00:00.000Z')
 const SEC = 1000
@@ -28,12 +28,15 @@ t.test("a site's verdict stands for three of its own intervals, the service's wh
   ]
   for (const [title, stored, fresh] of rows) {
     t.equal(isFresh(stored, new Date(T0), DEFAULT_MS), fresh, title)
+    // Never checked is `pending`; checked, but too long ago, `unavailable`.
+    const stale = stored.checked_at === null ? 'pending' : 'unavailable'
     t.same(
       currentVerdict(stored, new Date(T0), DEFAULT_MS),
       fresh
         ? { status: 'down', blocked: true, partial: true, response_ms: 12 }
-        : { status: 'unavailable', blocked: false, partial: false, response_ms: null },
-      `${title}: ${fresh ? 'the stored verdict' : 'unavailable'}`
+        : { status: stale, blocked: false, partial: false, response_ms: null },
+      `${title}: ${fresh ? 'the stored verdict' : stale}`
     )
+    t.equal(verdictStatus(stored, new Date(T0), DEFAULT_MS), fresh ? 'down' : stale, `${title}: the status alone agrees`)
   }
 })

@@ -1,0 +1,11 @@
+/** The index of the first of `sorted` that sorts after `after` (a binary search). */
+export function indexAfter(sorted: readonly string[], after: string): number {
+  let lo = 0
+  let hi = sorted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((sorted[mid] as string) <= after) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
