@@ -14,6 +14,7 @@ import * as stateWriter from './20261124-12-state-writer.js'
 import * as siteSettings from './20261128-13-site-settings.js'
 import * as statusPages from './20261128-14-status-pages.js'
 import * as alerts from './20261129-16-alerts.js'
+import * as managedBy from './20261129-20-managed-by.js'
 
 export interface Migration {
   readonly name: string
@@ -37,5 +38,6 @@ export const migrations: readonly Migration[] = [
   { name: '20261124-12-state-writer', ...stateWriter },
   { name: '20261128-13-site-settings', ...siteSettings },
   { name: '20261128-14-status-pages', ...statusPages },
-  { name: '20261129-16-alerts', ...alerts }
+  { name: '20261129-16-alerts', ...alerts },
+  { name: '20261129-20-managed-by', ...managedBy }
 ]

@@ -7,8 +7,7 @@ import { removeSite } from '../monitoring/remove-site.js'
 import type { SiteStates } from '../monitoring/state/site-state.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { parseSiteName, SiteNameError } from '../rules/site-name.js'
-import { expectSchema } from '../rules/expectations.js'
-import { applySettings, intervalSchema, NO_SETTINGS, type SettingsPatch } from '../rules/site-settings.js'
+import { applySettings, NO_SETTINGS, siteFieldKeys, type SettingsPatch } from '../rules/site-settings.js'
 import { isDuplicateKey, type Db } from '../store/db.js'
 import { changeSite } from '../monitoring/change-site.js'
 import { pageLimit } from './paging.js'
@@ -18,8 +17,7 @@ const listQuery = Joi.object({
   cursor: Joi.string().max(400)
 }).unknown(false)
 
-// Empty strings are let through to the shared rules, so the API says what the operator tool says.
-const settingsKeys = { name: Joi.string().allow(''), interval_s: intervalSchema, expect: expectSchema.allow(null) }
+const settingsKeys = siteFieldKeys
 
 const addBody = Joi.object({ domain: Joi.string().allow('').required(), ...settingsKeys })
   .required()
