@@ -18,6 +18,7 @@ import { siteSchemas } from './schemas/sites.js'
 import { statusPageViewSchemas } from './schemas/status-page-view.js'
 import { webhookSchemas } from './schemas/webhooks.js'
 import { alertSchemas } from './schemas/alerts.js'
+import { configSchemas } from './schemas/config.js'
 
 const schemas: Json = {
   ...serviceSchemas,
@@ -27,6 +28,7 @@ const schemas: Json = {
   ...settingsSchemas,
   ...maintenanceSchemas,
   ...pageRecordSchemas,
+  ...configSchemas,
   ...webhookSchemas,
   ...alertSchemas,
   ...badgeSchemas,

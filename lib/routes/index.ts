@@ -32,6 +32,7 @@ import { statusPageHtmlRoutes } from './status-page.js'
 import { forgetStatusPage } from '../pages/status-page.js'
 import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
 import { alertPolicyRoutes } from './alert-policies.js'
+import { configRoutes } from './config.js'
 import { channelRoutes, type AlertRouteDeps } from './channels.js'
 import type { ChannelHealth } from '../alerts/dispatcher.js'
 
@@ -99,6 +100,15 @@ export function routes(deps: RouteDeps): ServerRoute[] {
       forget: (slug) => {
         forgetStatusPage(deps.statusPageRenders, slug)
         deps.pageDirectory.changed(slug)
+      }
+    }),
+    ...configRoutes({
+      ...deps,
+      pagesChanged: (slugs) => {
+        for (const slug of slugs) {
+          forgetStatusPage(deps.statusPageRenders, slug)
+          deps.pageDirectory.changed(slug)
+        }
       }
     }),
     ...slaRoutes(deps),
