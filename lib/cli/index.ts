@@ -14,6 +14,7 @@ import { SITES_HELP, sitesCommand } from './sites.js'
 import { PAGES_HELP, pagesCommand } from './pages.js'
 import { CHANNELS_HELP, channelsCommand } from './channels.js'
 import { ALERTS_HELP, alertsCommand } from './alerts.js'
+import { CONFIG_HELP, configCommand } from './config-file.js'
 
 const HELP = `site-status: run and operate the Site Status API
 
@@ -29,6 +30,9 @@ commands:
   pages      create, change, list and remove public status pages (site-status pages --help)
   channels   add, test, list and remove alert channels (site-status channels --help)
   alerts     alert policies, and which a site or a page uses (site-status alerts --help)
+  plan       what applying a configuration file would change (site-status plan --help)
+  apply      apply a configuration file in one transaction
+  export     today's sites and pages as a configuration file
 
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...): see the README.
 
@@ -41,6 +45,8 @@ ${PAGES_HELP}
 ${CHANNELS_HELP}
 
 ${ALERTS_HELP}
+
+${CONFIG_HELP}
 
 ${AGENT_HELP}`
 
@@ -119,6 +125,10 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
         return await channelsCommand(args, io, db.open)
       case 'alerts':
         return await alertsCommand(args, io, db.open)
+      case 'plan':
+      case 'apply':
+      case 'export':
+        return await configCommand(command, args, io, db.open)
       case undefined:
       case '--help':
       case '-h':
