@@ -17,6 +17,7 @@ import * as alerts from './20261129-16-alerts.js'
 import * as heartbeats from './20261129-17-heartbeats.js'
 import * as causes from './20261129-18-causes.js'
 import * as siteChecks from './20261129-19-site-checks.js'
+import * as managedBy from './20261129-20-managed-by.js'
 
 export interface Migration {
   readonly name: string
@@ -43,5 +44,6 @@ export const migrations: readonly Migration[] = [
   { name: '20261129-16-alerts', ...alerts },
   { name: '20261129-17-heartbeats', ...heartbeats },
   { name: '20261129-18-causes', ...causes },
-  { name: '20261129-19-site-checks', ...siteChecks }
+  { name: '20261129-19-site-checks', ...siteChecks },
+  { name: '20261129-20-managed-by', ...managedBy }
 ]

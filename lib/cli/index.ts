@@ -15,6 +15,7 @@ import { PAGES_HELP, pagesCommand } from './pages.js'
 import { CHANNELS_HELP, channelsCommand } from './channels.js'
 import { ALERTS_HELP, alertsCommand } from './alerts.js'
 import { HEARTBEATS_HELP, heartbeatsCommand } from './heartbeats.js'
+import { CONFIG_HELP, configCommand } from './config-file.js'
 
 const HELP = `site-status: run and operate the Site Status API
 
@@ -31,6 +32,9 @@ commands:
   channels   add, test, list and remove alert channels (site-status channels --help)
   alerts     alert policies, and which a site or a page uses (site-status alerts --help)
   heartbeats add, list, change, pause and remove heartbeats (site-status heartbeats --help)
+  plan       what applying a configuration file would change (site-status plan --help)
+  apply      apply a configuration file in one transaction
+  export     today's sites and pages as a configuration file
 
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...): see the README.
 
@@ -45,6 +49,7 @@ ${CHANNELS_HELP}
 ${ALERTS_HELP}
 
 ${HEARTBEATS_HELP}
+${CONFIG_HELP}
 
 ${AGENT_HELP}`
 
@@ -125,6 +130,10 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
         return await alertsCommand(args, io, db.open)
       case 'heartbeats':
         return await heartbeatsCommand(args, io, db.open)
+      case 'plan':
+      case 'apply':
+      case 'export':
+        return await configCommand(command, args, io, db.open)
       case undefined:
       case '--help':
       case '-h':

@@ -54,6 +54,13 @@ const expectOf = ({ expect, check }: CheckOptions): { expect?: T.CheckExpectatio
 const NDJSON = accept('application/x-ndjson')
 const EVENT_STREAM = accept('text/event-stream')
 
+/** A configuration file sent as it is written: its text, not JSON of it. */
+const yamlBody = (file: string) => ({
+  body: file,
+  bodySerializer: (b: unknown) => (typeof b === 'string' ? b : JSON.stringify(b)),
+  headers: { 'content-type': 'application/yaml' }
+})
+
 export class SiteStatusClient extends HeartbeatCalls {
   readonly #budget: Budget
 
@@ -190,6 +197,16 @@ export class SiteStatusClient extends HeartbeatCalls {
   /** `DELETE /api/v1/pages/{slug}`: deletes a status page; its sites stay tracked (scope `manage`). */
   deletePage(slug: string, options?: CallOptions): Promise<void> {
     return none(this.api.DELETE('/api/v1/pages/{slug}', { params: { path: { slug } }, ...init(options) }))
+  }
+
+  /** `POST /api/v1/config/plan`: what applying a configuration file's text (YAML or JSON) would do, field by field (scope `manage`). */
+  plan(file: string, query: T.Query<'plan'> = {}, options?: CallOptions): Promise<T.ConfigPlan> {
+    return json(this.api.POST('/api/v1/config/plan', { params: { query }, ...yamlBody(file), ...init(options) }))
+  }
+
+  /** `POST /api/v1/config/apply`: applies a configuration file in one transaction; 409 while another apply runs (scope `manage`). */
+  apply(file: string, query: T.Query<'apply'> = {}, options?: CallOptions): Promise<T.ConfigPlan> {
+    return json(this.api.POST('/api/v1/config/apply', { params: { query }, ...yamlBody(file), ...init(options) }))
   }
 
   /** `POST /api/v1/webhooks`: registers a webhook; the answer holds its secret, shown only here. */

@@ -114,6 +114,11 @@ export class OpenCalls {
     return json(this.api.GET('/api/v1/openapi.json', init(options)))
   }
 
+  /** `GET /api/v1/config.schema.json`: the configuration file's JSON Schema (monitoring as code). */
+  getConfigSchema(options?: CallOptions): Promise<Record<string, unknown>> {
+    return json(this.api.GET('/api/v1/config.schema.json', init(options)))
+  }
+
   /** `GET /`: the HTML list of tracked sites. */
   siteListPage(query: T.Query<'siteListPage'> = {}, options?: CallOptions): Promise<string> {
     return text(this.api.GET('/', { params: { query }, ...init(options), ...accept('text/html'), parseAs: 'text' }))

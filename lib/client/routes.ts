@@ -13,6 +13,7 @@ export const CHECK_COST = 5
 const OPEN: ReadonlySet<string> = new Set<PathTemplate>([
   '/healthz',
   '/api/v1/openapi.json',
+  '/api/v1/config.schema.json',
   '/api/badge/{domain}',
   '/api/badge/{domain}/endpoint',
   '/api/badge/page/{slug}',

@@ -78,6 +78,7 @@ export type PageAlerting = Ok<'getPageAlerting'>
 export type EndpointBadge = Ok<'getEndpointBadge'>
 export type StatusPage = Ok<'getStatusPage'>
 export type OpenApiDocument = Ok<'getOpenApi'>
+export type ConfigPlan = Ok<'plan'>
 
 /** A webhook's delivery body, as the document's `webhooks` describe it per event type. */
 type Delivered<E extends keyof webhooks> = webhooks[E]['post'] extends { requestBody: { content: { 'application/json': infer B } } }

@@ -12,24 +12,30 @@ import { removeSiteFromPages } from '../store/status-pages.js'
  * and then `site.removed`. Returns false when the site was not tracked.
  */
 export async function removeSite({ db, domain, now }: { db: Db; domain: string; now: Date }): Promise<boolean> {
-  const removed = await db.transaction(async (trx) => {
-    // The row lock orders this against a check being recorded for the site at the same moment.
-    const site = await lockTrackedSite({ db: trx, domain })
-    if (!site) return false
-    await markSiteRemoved({ db: trx, id: site.id, now })
-    await removeSiteFromPages({ db: trx, siteId: site.id, now })
-    const open = (await listOpenOutages({ db: trx, siteIds: [site.id] })).get(site.id) ?? null
-    const end = outageEndOnRemoval(open, now)
-    const named = { id: site.id, domain, name: site.name }
-    const events: NewEvent[] = []
-    if (open && end) {
-      await closeOutage({ db: trx, id: open.id, endedAt: end })
-      events.push(outageEvent('close', named, { started_at: open.started_at, ended_at: end }, now))
-    }
-    events.push(siteEvent('removed', named, now))
-    await appendToOutbox({ db: trx, events })
-    return true
-  })
+  const removed = await db.transaction((trx) => removeSiteIn({ db: trx, domain, now }))
   if (removed) announced()
   return removed
+}
+
+/**
+ * {@link removeSite} inside the caller's transaction `db` (an apply removes many in one); the
+ * caller calls `announced()` after its commit.
+ */
+export async function removeSiteIn({ db, domain, now }: { db: Db; domain: string; now: Date }): Promise<boolean> {
+  // The row lock orders this against a check being recorded for the site at the same moment.
+  const site = await lockTrackedSite({ db, domain })
+  if (!site) return false
+  await markSiteRemoved({ db, id: site.id, now })
+  await removeSiteFromPages({ db, siteId: site.id, now })
+  const open = (await listOpenOutages({ db, siteIds: [site.id] })).get(site.id) ?? null
+  const end = outageEndOnRemoval(open, now)
+  const named = { id: site.id, domain, name: site.name }
+  const events: NewEvent[] = []
+  if (open && end) {
+    await closeOutage({ db, id: open.id, endedAt: end })
+    events.push(outageEvent('close', named, { started_at: open.started_at, ended_at: end }, now))
+  }
+  events.push(siteEvent('removed', named, now))
+  await appendToOutbox({ db, events })
+  return true
 }

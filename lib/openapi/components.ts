@@ -19,6 +19,7 @@ import { statusPageViewSchemas } from './schemas/status-page-view.js'
 import { webhookSchemas } from './schemas/webhooks.js'
 import { alertSchemas } from './schemas/alerts.js'
 import { heartbeatSchemas } from './schemas/heartbeats.js'
+import { configSchemas } from './schemas/config.js'
 
 const schemas: Json = {
   ...serviceSchemas,
@@ -28,6 +29,7 @@ const schemas: Json = {
   ...settingsSchemas,
   ...maintenanceSchemas,
   ...pageRecordSchemas,
+  ...configSchemas,
   ...webhookSchemas,
   ...alertSchemas,
   ...heartbeatSchemas,

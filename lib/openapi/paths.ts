@@ -6,6 +6,7 @@ import { statusPagePaths } from './status-page-paths.js'
 import { eventsPath } from './events.js'
 import { statusHtmlPaths } from './status-html-paths.js'
 import { alertPaths } from './alert-paths.js'
+import { configPaths } from './config-paths.js'
 import { figureBadgePaths } from './badge-paths.js'
 import { heartbeatPaths } from './heartbeat-paths.js'
 import { ref, type Json } from './parts.js'
@@ -273,6 +274,7 @@ export const paths: Json = {
     }
   },
   ...alertPaths,
+  ...configPaths,
   '/api/v1/events': eventsPath,
   '/api/badge/{domain}': {
     get: {

@@ -35,6 +35,7 @@ import { alertPolicyRoutes } from './alert-policies.js'
 import { heartbeatRoutes } from './heartbeats.js'
 import { heartbeatBadgeRoutes } from './heartbeat-badge.js'
 import { pingRoutes, type PingLimits } from './pings.js'
+import { configRoutes } from './config.js'
 import { channelRoutes, type AlertRouteDeps } from './channels.js'
 import type { ChannelHealth } from '../alerts/dispatcher.js'
 
@@ -106,6 +107,15 @@ export function routes(deps: RouteDeps): ServerRoute[] {
       forget: (slug) => {
         forgetStatusPage(deps.statusPageRenders, slug)
         deps.pageDirectory.changed(slug)
+      }
+    }),
+    ...configRoutes({
+      ...deps,
+      pagesChanged: (slugs) => {
+        for (const slug of slugs) {
+          forgetStatusPage(deps.statusPageRenders, slug)
+          deps.pageDirectory.changed(slug)
+        }
       }
     }),
     ...slaRoutes(deps),

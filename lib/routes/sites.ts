@@ -7,8 +7,7 @@ import { removeSite } from '../monitoring/remove-site.js'
 import type { SiteStates } from '../monitoring/state/site-state.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import { parseSiteName, SiteNameError } from '../rules/site-name.js'
-import { expectSchema } from '../rules/expectations.js'
-import { applySettings, intervalSchema, NO_SETTINGS, type SettingsPatch } from '../rules/site-settings.js'
+import { applySettings, NO_SETTINGS, siteFieldKeys, type SettingsPatch } from '../rules/site-settings.js'
 import { isDuplicateKey, type Db } from '../store/db.js'
 import { changeSite } from '../monitoring/change-site.js'
 import { pageLimit } from './paging.js'
@@ -24,12 +23,7 @@ const listQuery = Joi.object({
 }).unknown(false)
 
 // Empty strings are let through to the shared rules, so the API says what the operator tool says.
-const settingsKeys = {
-  name: Joi.string().allow(''),
-  interval_s: intervalSchema,
-  expect: expectSchema.allow(null),
-  check: checkSchema.allow(null)
-}
+const settingsKeys = { ...siteFieldKeys, check: checkSchema.allow(null) }
 
 const addBody = Joi.object({ domain: Joi.string().allow('').required(), ...settingsKeys })
   .required()

@@ -1,6 +1,7 @@
 import Joi from 'joi'
 import {
   applyExpectations,
+  expectSchema,
   NO_EXPECTATIONS,
   sameExpectations,
   type Expectations,
@@ -56,6 +57,12 @@ export const intervalSchema = Joi.number()
     'number.max': INTERVAL_MESSAGE,
     'number.unsafe': INTERVAL_MESSAGE
   })
+
+/**
+ * A site's name and settings as the sites API, the operator tool and a configuration file take
+ * them. Empty strings are let through to the name rule, so every door says the same words.
+ */
+export const siteFieldKeys = { name: Joi.string().allow(''), interval_s: intervalSchema, expect: expectSchema.allow(null) }
 
 /** The settings after a change. */
 export function applySettings(current: Readonly<SiteSettings>, patch: SettingsPatch): SiteSettings {

@@ -7,6 +7,9 @@ import type { Expectations, StatusEntry } from '../rules/expectations.js'
 import type { SlowState } from '../rules/slow.js'
 import type { SiteSettings } from '../rules/site-settings.js'
 
+/** Settings to write; without `check`, a site's check is left as stored (a configuration file does not manage it). */
+export type SettingsToWrite = Omit<SiteSettings, 'check'> & { check?: string | null }
+
 export function toSiteRow(r: Record<string, unknown>): SiteRow {
   return {
     id: Number(r.id),
@@ -57,12 +60,16 @@ export interface SiteEntry {
   domain: string
   name: string | null
   /** Settings to store with a new site or one tracked again (absent: none, or its old ones); a tracked one keeps its own. */
-  settings?: SiteSettings
+  settings?: SettingsToWrite
 }
 
 /** The columns that store a site's settings. */
-export function settingsColumns(settings: Readonly<SiteSettings>): Record<string, unknown> {
-  return { interval_s: settings.interval_s, ...expectColumns(settings.expect), check_spec: settings.check }
+export function settingsColumns(settings: Readonly<SettingsToWrite>): Record<string, unknown> {
+  return {
+    interval_s: settings.interval_s,
+    ...expectColumns(settings.expect),
+    ...(settings.check === undefined ? {} : { check_spec: settings.check })
+  }
 }
 export type AddOutcome = 'added' | 'resumed' | 'already'
 
@@ -254,7 +261,7 @@ export async function writeSiteSettings({
 }: {
   db: Db
   id: number
-  settings: SiteSettings
+  settings: SettingsToWrite
   name: string | null
   now: Date
 }): Promise<void> {
