@@ -1,3 +1,5 @@
+import { Cron } from 'croner'
+
 /**
  * A heartbeat is due by its schedule after its last success; it is `late` from then until the
  * grace has passed and `down` after, or at once on a failure, or when a started run outlives
@@ -15,12 +17,46 @@ export const MAX_RUNTIME_MAX_S = 7 * 86_400
 /** Started runs remembered at once (by `rid`); the oldest is forgotten past this. */
 export const OPEN_RUNS_MAX = 10
 
+/** The longest cron expression taken, in characters. */
+export const CRON_MAX_LENGTH = 100
+/** The least gap between two cron occurrences, as for `every_s`. */
+export const CRON_MIN_GAP_S = EVERY_MIN_S
+/** Occurrences looked at to find a gap shorter than {@link CRON_MIN_GAP_S}. */
+const CRON_PROBE = 64
+
 /**
- * How often a heartbeat is due: every N seconds after its last success. Cron schedules in a zone
- * wait for a maintained cron library in the offline package cache (docs/decisions.md, Heartbeats).
+ * How often a heartbeat is due: every N seconds after its last success, or at the first occurrence
+ * of a cron expression in an IANA zone after it (healthchecks.io's cron schedules; croner computes
+ * the occurrences, DST gaps and overlaps as docs/decisions.md, Heartbeats, writes down).
  */
-export interface HeartbeatSchedule {
-  every_s: number
+export type HeartbeatSchedule = { every_s: number } | { cron: string; zone: string }
+
+/** True when the zone is an IANA zone this runtime knows. */
+export function knownZone(zone: string): boolean {
+  if (zone.length === 0 || zone.length > 64) return false
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Why a cron expression in a zone is refused (naming the field), or null when it is valid. */
+export function cronProblem(cron: string, zone: string, now = Date.now()): string | null {
+  if (!knownZone(zone)) return '"schedule.zone" must be an IANA time zone such as "Europe/Berlin"'
+  if (cron.length === 0 || cron.length > CRON_MAX_LENGTH) return `"schedule.cron" must be 1 to ${CRON_MAX_LENGTH} characters`
+  let runs: Date[]
+  try {
+    runs = new Cron(cron, { timezone: zone }).nextRuns(CRON_PROBE, new Date(now))
+  } catch {
+    return '"schedule.cron" must be a cron expression such as "0 3 * * *"'
+  }
+  if (runs.length === 0) return '"schedule.cron" never fires'
+  const times = runs.map((d) => d.getTime())
+  if (times.some((t, i) => i > 0 && t - (times[i - 1] ?? t) < CRON_MIN_GAP_S * 1000))
+    return `"schedule.cron" must not fire more often than every ${CRON_MIN_GAP_S} s`
+  return null
 }
 
 export type HeartbeatState = 'new' | 'up' | 'late' | 'down' | 'paused'
@@ -56,16 +92,24 @@ export interface HeartbeatClock {
 }
 
 /** Why a schedule is refused, or null when it is valid. */
-export function scheduleProblem(schedule: HeartbeatSchedule): string | null {
+export function scheduleProblem(schedule: HeartbeatSchedule, now = Date.now()): string | null {
+  if ('cron' in schedule) return cronProblem(schedule.cron, schedule.zone, now)
   const s = schedule.every_s
   if (!Number.isInteger(s) || s < EVERY_MIN_S || s > EVERY_MAX_S)
     return `every_s must be a whole number from ${EVERY_MIN_S} to ${EVERY_MAX_S}`
   return null
 }
 
-/** The first time the schedule expects a ping after `after`. */
+/**
+ * The first time the schedule expects a ping after `after`: N seconds on, or the first cron
+ * occurrence strictly after it in the zone. A cron heartbeat pinged at 03:00:05 for its 03:00 run
+ * is next due at tomorrow's 03:00; a cron that fires no more (a year
+ * field past) is never due: `Infinity`, and {@link deadlines} sets none.
+ */
 export function nextDue(schedule: HeartbeatSchedule, after: number): number {
-  return after + schedule.every_s * 1000
+  if ('every_s' in schedule) return after + schedule.every_s * 1000
+  const next = new Cron(schedule.cron, { timezone: schedule.zone }).nextRun(new Date(after))
+  return next === null ? Number.POSITIVE_INFINITY : next.getTime()
 }
 
 /** `at` pushed to the end of any window it falls in, windows chained end to start. */
@@ -96,9 +140,12 @@ export function deadlines(hb: HeartbeatClock, windows: readonly Window[] = []): 
   let downAt: number | null = null
   if (hb.lastSuccessAt !== null || hb.openRuns.length === 0) {
     const from = hb.lastSuccessAt ?? hb.lastPingAt
-    const due = afterWindows(nextDue(hb.schedule, from), windows)
-    lateAt = due
-    downAt = afterWindows(due + hb.graceS * 1000, windows)
+    const next = nextDue(hb.schedule, from)
+    if (Number.isFinite(next)) {
+      const due = afterWindows(next, windows)
+      lateAt = due
+      downAt = afterWindows(due + hb.graceS * 1000, windows)
+    }
   }
   if (hb.maxRuntimeS !== null && hb.openRuns.length > 0) {
     const oldest = Math.min(...hb.openRuns.map((r) => r.at))
