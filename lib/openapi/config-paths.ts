@@ -40,7 +40,8 @@ export const configPaths: Json = {
         200: {
           description: 'A JSON Schema (draft 2020-12).',
           content: { 'application/schema+json': { schema: { type: 'object', additionalProperties: true } } }
-        }
+        },
+        ...errors('MethodNotAllowed', 'InternalError')
       }
     }
   },

@@ -61,6 +61,7 @@ t.test('an empty environment gives the documented defaults', async (t) => {
       port: 3000,
       host: '127.0.0.1',
       publicUrl: 'http://127.0.0.1:3000',
+      publicUrlSet: false,
       databaseUrl: 'sqlite:data/site-status.sqlite',
       locations: [direct('Local 1, Local'), direct('Local 2, Local'), direct('Local 3, Local')],
       checkIntervalS: 60,

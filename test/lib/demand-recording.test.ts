@@ -27,7 +27,7 @@ for (const engine of engines()) {
       service.db('checks').where({ source: 'demand' }).orderBy('checked_at').select('status', 'checked_at', 'locations_answered')
     const status = () => api('/api/v1/status/tracked.example.com')
 
-    t.equal((await status()).status, 'unavailable', 'never checked yet')
+    t.equal((await status()).status, 'pending', 'never checked yet: pending')
 
     const first = await check('TRACKED.example.com')
     t.equal(first.status, 'up')

@@ -132,7 +132,8 @@ for (const engine of engines()) {
       blocked: false,
       partial: false,
       slow: false,
-      maintenance: false
+      maintenance: false,
+      cause: null
     })
   })
 }

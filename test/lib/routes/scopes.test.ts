@@ -76,6 +76,8 @@ for (const engine of engines()) {
         'GET /api/v1/heartbeats': 'read',
         'GET /api/v1/heartbeats/{slug}': 'read',
         'POST /api/v1/heartbeats': 'manage',
+        'POST /api/v1/config/plan': 'manage',
+        'POST /api/v1/config/apply': 'manage',
         'POST /api/v1/heartbeats/{slug}/token': 'manage',
         'PATCH /api/v1/heartbeats/{slug}': 'manage',
         'DELETE /api/v1/heartbeats/{slug}': 'manage',
