@@ -133,7 +133,8 @@ t.test('a start that fails for another reason (its port taken) exits 1 with its 
   const s = serve(t, file, { PORT: String(port), NATS_URL: `nats://127.0.0.1:${await closedPort()}`, LOG_LEVEL: 'silent' })
   const { code, at } = await s.exited
   t.equal(code, 1, 'exit 1')
-  t.ok(at - since < 10_000, `without hanging (${Math.round(at - since)} ms: the 5 s wait for NATS, then the listen)`)
+  // Hanging was for ever; the bound leaves room for a process start on a loaded 2-core box (18 s seen).
+  t.ok(at - since < 30_000, `without hanging (${Math.round(at - since)} ms: the 5 s wait for NATS, then the listen)`)
   const lines = s
     .output()
     .split('\n')
