@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import type { Config } from '../../config/index.js'
-import { addHeartbeat, changeHeartbeat, removeHeartbeat } from '../heartbeats/manage.js'
+import { addHeartbeat, changedSettings, changeHeartbeat, removeHeartbeat } from '../heartbeats/manage.js'
 import { heartbeatBody, heartbeatPatch, slugFromName } from '../rules/heartbeat-fields.js'
 import { isDuplicateKey, type Db } from '../store/db.js'
 import { listAllHeartbeats } from '../store/heartbeats.js'
@@ -111,13 +111,7 @@ export async function heartbeatsCommand(args: string[], io: CliIo, open: () => P
             ...(maxRuntime === undefined ? {} : { max_runtime_s: maxRuntime })
           }
     const body = judged(heartbeatPatch, raw)
-    const patch = {
-      ...(body.name === undefined ? {} : { name: body.name }),
-      ...(body.schedule === undefined ? {} : { every_s: body.schedule.every_s }),
-      ...(body.grace_s === undefined ? {} : { grace_s: body.grace_s }),
-      ...(body.max_runtime_s === undefined ? {} : { max_runtime_s: body.max_runtime_s }),
-      ...(body.paused === undefined ? {} : { paused: body.paused })
-    }
+    const patch = changedSettings(body)
     const { db } = await open()
     const row = await changeHeartbeat({ db, slug, patch, now: io.now() })
     if (row === null) throw new CommandError(`no heartbeat ${slug}`)

@@ -40,6 +40,26 @@ export async function addHeartbeat({
   return { row, token }
 }
 
+/** A change as the API and the operator tool take it (heartbeatPatch, judged): its schedule nested. */
+export interface HeartbeatChange {
+  name?: string
+  schedule?: { every_s: number }
+  grace_s?: number
+  max_runtime_s?: number | null
+  paused?: boolean
+}
+
+/** The stored settings a change sets: the keys it gives, the schedule flattened. */
+export function changedSettings(change: HeartbeatChange): Partial<HeartbeatSettings> & { paused?: boolean } {
+  return {
+    ...(change.name === undefined ? {} : { name: change.name }),
+    ...(change.schedule === undefined ? {} : { every_s: change.schedule.every_s }),
+    ...(change.grace_s === undefined ? {} : { grace_s: change.grace_s }),
+    ...(change.max_runtime_s === undefined ? {} : { max_runtime_s: change.max_runtime_s }),
+    ...(change.paused === undefined ? {} : { paused: change.paused })
+  }
+}
+
 /**
  * Changes a heartbeat's settings and, when `paused` is given, pauses or resumes it, then settles
  * its state by the new settings (a shorter schedule may make it late at once; pausing closes its

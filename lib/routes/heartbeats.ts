@@ -2,7 +2,7 @@ import Boom from '@hapi/boom'
 import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
 import { requireScope } from '../auth.js'
-import { addHeartbeat, changeHeartbeat, removeHeartbeat, rotateToken } from '../heartbeats/manage.js'
+import { addHeartbeat, changedSettings, changeHeartbeat, removeHeartbeat, rotateToken } from '../heartbeats/manage.js'
 import { heartbeatBody, heartbeatPatch, slugFromName } from '../rules/heartbeat-fields.js'
 import { durationSeconds } from '../rules/outages.js'
 import { isDuplicateKey, type Db } from '../store/db.js'
@@ -129,13 +129,7 @@ export function heartbeatRoutes({ db, now, publicUrl }: { db: Db; now: () => Dat
       options: { auth: requireScope('manage'), payload, validate: { params: slugParam, payload: heartbeatPatch } },
       handler: async (request) => {
         const body = request.payload as Patch
-        const patch = {
-          ...(body.name === undefined ? {} : { name: body.name }),
-          ...(body.schedule === undefined ? {} : { every_s: body.schedule.every_s }),
-          ...(body.grace_s === undefined ? {} : { grace_s: body.grace_s }),
-          ...(body.max_runtime_s === undefined ? {} : { max_runtime_s: body.max_runtime_s }),
-          ...(body.paused === undefined ? {} : { paused: body.paused })
-        }
+        const patch = changedSettings(body)
         const row = await changeHeartbeat({ db, slug: request.params.slug as string, patch, now: now() })
         if (row === null) throw Boom.notFound('no heartbeat has this slug')
         return record(row)
