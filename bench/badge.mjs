@@ -2,8 +2,9 @@
 // serving the same bytes with the same headers from memory, in the same run, driven by wrk
 // (bench/wrk.mjs), pinned (servers on CPU 0, wrk on CPU 1) and unpinned. Each badge the service
 // has: the status badges of sites and pages (`GET /api/badge/{domain}`, `GET /api/badge/page/{slug}`),
-// their uptime and response-time badges (SVG and shields.io JSON), the page state's JSON and a site's
-// chart, where the build has those routes (pages made through `POST /api/v1/pages`). Every site has
+// their uptime and response-time badges (SVG and shields.io JSON), the page state's JSON, a site's
+// chart, and a heartbeat's state and uptime badges, where the build has those routes (pages and
+// heartbeats made through the API, each heartbeat pinged once). Every site has
 // 40 days of monitoring and a week of hourly response times, so every figure is worked out.
 //   npm run bench:badge     (builds first; about 17 minutes; loopback and a temporary SQLite file only)
 // Knobs: BENCH_SITES (100), BENCH_PAGES (10, of BENCH_SITES / BENCH_PAGES sites each), BENCH_ROUNDS
@@ -149,6 +150,21 @@ try {
     slugs.push(`page-${p}`)
   }
 
+  // Heartbeats made through the API, each pinged once: their badges read the heartbeat once a second.
+  const HEARTBEATS = Math.max(1, Math.floor(SITES / 10))
+  const heartbeats = []
+  for (let i = 0; i < HEARTBEATS; i++) {
+    const res = await fetch(`${ours.uri}/api/v1/heartbeats`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${manageKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ slug: `job-${i}`, name: `Job ${i}`, schedule: { every_s: 86_400 }, grace_s: 3600 })
+    })
+    if (res.status !== 201) throw new Error(`POST /api/v1/heartbeats: ${res.status} ${await res.text()}`)
+    const pinged = await fetch(new URL(new URL((await res.json()).ping_url).pathname, ours.uri))
+    if (pinged.status !== 200) throw new Error(`ping: ${pinged.status}`)
+    heartbeats.push(`job-${i}`)
+  }
+
   const site = (name, suffix, query = '') => ({
     name,
     route: `/api/badge/{domain}${suffix}`,
@@ -163,6 +179,13 @@ try {
     paths: slugs.map((slug) => `/api/badge/page/${slug}${suffix}${query}`),
     probe: 0
   })
+  const heartbeat = (name, suffix, query = '') => ({
+    name,
+    route: `/api/badge/heartbeat/{slug}${suffix}`,
+    label: `\`GET /api/badge/heartbeat/{slug}${suffix}${query}\``,
+    paths: heartbeats.map((slug) => `/api/badge/heartbeat/${slug}${suffix}${query}`),
+    probe: 0
+  })
   const endpoints = [
     site('site badge', ''),
     site('site uptime', '/uptime', '?window=30d'),
@@ -175,7 +198,9 @@ try {
     page('page uptime', '/uptime', '?window=30d'),
     page('page uptime JSON', '/uptime/endpoint', '?window=30d'),
     page('page response time', '/response-time'),
-    page('page response time JSON', '/response-time/endpoint')
+    page('page response time JSON', '/response-time/endpoint'),
+    heartbeat('heartbeat badge', ''),
+    heartbeat('heartbeat uptime', '/uptime', '?window=30d')
   ].filter((e) => ONLY === null || ONLY.includes(e.name))
   const missing = []
   for (const e of endpoints) {

@@ -4,7 +4,8 @@
 // a small object when none is given. For badges, BARE_BADGES: a JSON list of
 // { path, body, headers } taken from one of the service's own answers (bench/badge), each served
 // from memory with the same headers, ETag included (hapi answers a matching If-None-Match with 304
-// here too); without it, a constant SVG badge drawn once at start on `/api/badge/{domain}`.
+// here too); without it, a constant SVG badge drawn once at start on `/api/badge/{domain}`. For
+// pings, `OK` as text on `/ping/{token}`.
 import Hapi from '@hapi/hapi'
 import { makeBadge } from 'badge-maker'
 
@@ -37,5 +38,11 @@ for (const { path, body, headers } of badges) {
     }
   })
 }
+// A heartbeat's ping as the service answers one, without its transaction (bench/heartbeats).
+server.route({
+  method: 'GET',
+  path: '/ping/{token}',
+  handler: (_request, h) => h.response('OK').type('text/plain; charset=utf-8').header('cache-control', 'no-store')
+})
 await server.start()
 process.send({ ready: server.info.uri })

@@ -193,11 +193,12 @@ const middle = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
  * Drives several servers in turn with wrk, in the same run: one unmeasured warm-up round each,
  * then `rounds` rounds, each running every system back to back. Pinned: every server on CPU 0
  * (they take turns, so the one measured has it to itself) and wrk on CPU 1; unpinned: servers
- * and wrk free to use every core. Each system: { name, uri, pid, headers }.
+ * and wrk free to use every core. Each system: { name, uri, pid, headers }; `script` is wrk Lua of
+ * the caller's own (with no `paths`, it may define init() and request() to vary each request).
  * Resolves to { pinned, systems: [{ name, rps[], p50Ms[], p99Ms[], cpuUs[], non2xx, socketErrors,
  * median: { rps, p50Ms, p99Ms, cpuUs } }], perRound: [[rps of each system] per round] }.
  */
-export async function compareServers({ systems, paths, pinned, rounds = 5, seconds = 5, connections = 64, log = console.error }) {
+export async function compareServers({ systems, paths, script, pinned, rounds = 5, seconds = 5, connections = 64, log = console.error }) {
   const cores = os.availableParallelism?.() ?? os.cpus().length
   let pinnedOk = pinned
   for (const s of systems) {
@@ -207,7 +208,7 @@ export async function compareServers({ systems, paths, pinned, rounds = 5, secon
   const wrkCpu = pinned && pinnedOk ? 1 : null
   const one = async (s) => {
     const before = cpuSeconds(s.pid)
-    const r = await runWrk({ url: s.uri, paths, connections, seconds, cpu: wrkCpu, headers: s.headers ?? {} })
+    const r = await runWrk({ url: s.uri, paths, script, connections, seconds, cpu: wrkCpu, headers: s.headers ?? {} })
     return { ...r, cpuUs: ((cpuSeconds(s.pid) - before) * 1e6) / Math.max(1, r.requests) }
   }
   for (const s of systems) await one(s)

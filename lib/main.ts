@@ -121,7 +121,8 @@ export async function startService({
         recorder.record(result, source)
       },
       siteExpect: (domain) => states.expectations(domain),
-      siteCheck: (domain) => states.siteCheck(domain)
+      siteCheck: (domain) => states.siteCheck(domain),
+      siteTarget: (domain) => states.siteTarget(domain)
     })
     const { admission, checks } = probing
     locations = probing.locations

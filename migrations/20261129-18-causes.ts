@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { dropPlainColumns } from '../lib/store/drop-columns.js'
 
 // Why a site is not clean: its newest check's failing locations (error text, code, HTTP status)
 // on its row, and the same as it stood when each outage opened. JSON text written by
@@ -21,10 +22,6 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable('service_urls')
-  await knex.schema.alterTable('outages', (t) => {
-    t.dropColumn('cause')
-  })
-  await knex.schema.alterTable('sites', (t) => {
-    t.dropColumn('cause')
-  })
+  await dropPlainColumns(knex, 'outages', ['cause'])
+  await dropPlainColumns(knex, 'sites', ['cause'])
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { dropPlainColumns } from '../lib/store/drop-columns.js'
 
 // A tracked site's own request and assertions (lib/rules/check-spec.ts, http only: the seed's routes
 // by domain answer for the web check): the JSON of its normal form, the values of its secret headers
@@ -11,7 +12,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.schema.alterTable('sites', (t) => {
-    t.dropColumn('check_spec')
-  })
+  await dropPlainColumns(knex, 'sites', ['check_spec'])
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { dropPlainColumns } from '../lib/store/drop-columns.js'
 
 // Monitoring as code: `managed_by` names what made a site or a status page (null: made by hand,
 // by the API or the operator tool; 'config': made by applying a file), so that `apply --prune`
@@ -22,10 +23,6 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable('config_lock')
-  await knex.schema.alterTable('status_pages', (t) => {
-    t.dropColumn('managed_by')
-  })
-  await knex.schema.alterTable('sites', (t) => {
-    t.dropColumn('managed_by')
-  })
+  await dropPlainColumns(knex, 'status_pages', ['managed_by'])
+  await dropPlainColumns(knex, 'sites', ['managed_by'])
 }

@@ -18,6 +18,9 @@ import * as heartbeats from './20261129-17-heartbeats.js'
 import * as causes from './20261129-18-causes.js'
 import * as siteChecks from './20261129-19-site-checks.js'
 import * as managedBy from './20261129-20-managed-by.js'
+import * as heartbeatCron from './20261129-21-heartbeat-cron.js'
+import * as monitors from './20261129-22-monitors.js'
+import * as managedByMore from './20261129-23-managed-by-more.js'
 
 export interface Migration {
   readonly name: string
@@ -45,5 +48,8 @@ export const migrations: readonly Migration[] = [
   { name: '20261129-17-heartbeats', ...heartbeats },
   { name: '20261129-18-causes', ...causes },
   { name: '20261129-19-site-checks', ...siteChecks },
-  { name: '20261129-20-managed-by', ...managedBy }
+  { name: '20261129-20-managed-by', ...managedBy },
+  { name: '20261129-21-heartbeat-cron', ...heartbeatCron },
+  { name: '20261129-22-monitors', ...monitors },
+  { name: '20261129-23-managed-by-more', ...managedByMore }
 ]

@@ -8,6 +8,8 @@ import { LOGOS, type LogoName } from './logos.js'
 /** A rendered badge, ready to send as it is on every hit until the site's state changes. */
 export interface RenderedBadge {
   body: string
+  /** The body's UTF-8 bytes, encoded once: a hit writes them as they are. */
+  bytes: Buffer
   /** The body gzipped once, for the many clients that accept gzip. */
   gzip: Buffer
   /** Strong validator (unquoted): a hash of the body. */
@@ -15,6 +17,11 @@ export interface RenderedBadge {
   /** The header values, quoted once: `etag` for the body, and with `-gzip` for the gzipped body. */
   etagHeader: string
   gzipEtagHeader: string
+  /**
+   * The hit's headers (ETag included), one object per coding, built on first use and then copied
+   * into every answer at once: hapi's `header()` would lower-case, check and append each per hit.
+   */
+  headers?: { identity: Readonly<Record<string, string>>; gzip: Readonly<Record<string, string>> }
 }
 
 /**
@@ -50,7 +57,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g
 /** A body ready to send on every hit: gzipped once, its validators made once. */
 export function renderedBody(body: string): RenderedBadge {
   const etag = createHash('sha256').update(body).digest('base64url').slice(0, 32)
-  return { body, gzip: gzipSync(body), etag, etagHeader: `"${etag}"`, gzipEtagHeader: `"${etag}-gzip"` }
+  return { body, bytes: Buffer.from(body), gzip: gzipSync(body), etag, etagHeader: `"${etag}"`, gzipEtagHeader: `"${etag}-gzip"` }
 }
 
 /**

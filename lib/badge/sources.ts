@@ -108,7 +108,7 @@ export class SiteFigures implements FigureSource<UptimeSource> {
   }
 }
 
-/** Status pages, named by slug: each figure is the mean of the page's sites' (decisions.md, "Figure badges"). */
+/** Status pages, named by slug: each figure is the mean of the page's web sites', monitors and heartbeats left out (decisions.md, "Figure badges"). */
 export class PageFigures implements FigureSource<PageSites> {
   readonly #directory: PageDirectory
   readonly #states: SiteStates

@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { Config } from '../../config/index.js'
-import { applyFile, ConfigLockedError, ConfigRefusedError, planFile } from '../as-code/apply.js'
+import { applyFile, ConfigLockedError, ConfigRefusedError, opener, planFile } from '../as-code/apply.js'
 import { exportConfigText } from '../as-code/export.js'
 import { SCHEMA_PATH } from '../as-code/schema.js'
 import type { ConfigFile } from '../rules/config-file.js'
 import { MAX_FILE_BYTES, parseConfigText, problemText } from '../rules/config-parse.js'
 import { planText } from '../rules/config-plan.js'
 import type { Db } from '../store/db.js'
+import { SecretBox } from '../webhooks/secret-box.js'
 import { CommandError, UsageError, println, type CliIo } from './io.js'
 
 export const CONFIG_HELP = `usage:
@@ -16,7 +17,8 @@ export const CONFIG_HELP = `usage:
   site-status apply -f FILE [--prune]          apply FILE in one transaction, all or nothing; --prune also
                                                removes what an earlier apply made that FILE leaves out
                                                (never what was made by hand)
-  site-status export                           today's sites and pages as such a file, on stdout
+  site-status export                           today's sites, monitors, pages, heartbeats, webhooks, channels
+                                               and alert policies as such a file, on stdout (secrets as \${NAME})
 A value written \${NAME} in FILE is NAME's value from the environment; secrets are never written out.`
 
 /** Reads and checks the file named by -f; every problem is one line `FILE:LINE: FIELD: message`. */
@@ -60,17 +62,19 @@ export async function configCommand(command: 'plan' | 'apply' | 'export', args: 
   if (command === 'export') {
     if (args.length > 0) throw new UsageError(`unexpected argument "${args[0]}"`)
     const { db, config } = await open()
-    io.stdout.write(await exportConfigText({ db, schemaUrl: `${config.publicUrl}${SCHEMA_PATH}` }))
+    const box = new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile })
+    io.stdout.write(await exportConfigText({ db, schemaUrl: `${config.publicUrl}${SCHEMA_PATH}`, open: opener(box) }))
     return 0
   }
   const { file: path, prune } = options(args)
   const file = fileFrom(path, io)
-  const { db } = await open()
+  const { db, config } = await open()
+  const box = new SecretBox({ key: config.webhookKey, keyFile: config.webhookKeyFile })
   if (command === 'plan') {
-    println(io.stdout, planText(await planFile({ db, file, prune }).catch(refused)))
+    println(io.stdout, planText(await planFile({ db, file, prune, box }).catch(refused)))
     return 0
   }
-  const applied = await applyFile({ db, file, prune, now: io.now }).catch(refused)
+  const applied = await applyFile({ db, file, prune, now: io.now, box }).catch(refused)
   println(io.stdout, planText(applied.plan, { applied: true }))
   return 0
 }

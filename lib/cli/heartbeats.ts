@@ -1,18 +1,22 @@
 import { parseArgs } from 'node:util'
 import type { Config } from '../../config/index.js'
 import { addHeartbeat, changedSettings, changeHeartbeat, removeHeartbeat } from '../heartbeats/manage.js'
+import type { HeartbeatSchedule } from '../rules/heartbeat.js'
 import { heartbeatBody, heartbeatPatch, slugFromName } from '../rules/heartbeat-fields.js'
 import { isDuplicateKey, type Db } from '../store/db.js'
 import { listAllHeartbeats } from '../store/heartbeats.js'
 import { CommandError, UsageError, println, table, type CliIo } from './io.js'
 
 export const HEARTBEATS_HELP = `usage:
-  site-status heartbeats add NAME --every S --grace S [--slug SLUG] [--max-runtime S]
+  site-status heartbeats add NAME (--every S | --cron EXPR --zone ZONE) --grace S [--slug SLUG]
+                                 [--max-runtime S]
                                  a heartbeat due every S seconds (30 to a year) after its last
-                                 success, down after the grace (5 s at least); prints its ping URL,
-                                 shown only now
-  site-status heartbeats list    every heartbeat: slug, name, state, every, grace, last ping
-  site-status heartbeats set SLUG [--name NAME] [--every S] [--grace S] [--max-runtime S|none]
+                                 success, or at the next time the cron expression fires in the
+                                 IANA zone ('0 3 * * *' Europe/Berlin); down after the grace (5 s
+                                 at least); prints its ping URL, shown only now
+  site-status heartbeats list    every heartbeat: slug, name, state, schedule, grace, last ping
+  site-status heartbeats set SLUG [--name NAME] [--every S | --cron EXPR --zone ZONE] [--grace S]
+                                 [--max-runtime S|none]
                                  change a heartbeat's settings
   site-status heartbeats pause SLUG [--resume]
                                  pause a heartbeat (no deadlines, its outage closed); a ping or
@@ -22,6 +26,8 @@ export const HEARTBEATS_HELP = `usage:
 
 const options = {
   every: { type: 'string' },
+  cron: { type: 'string' },
+  zone: { type: 'string' },
   grace: { type: 'string' },
   slug: { type: 'string' },
   name: { type: 'string' },
@@ -35,10 +41,24 @@ function seconds(text: string | undefined, flag: string): number | undefined {
   return Number(text)
 }
 
+/** The schedule the flags give, for the API's rules to judge; none when no schedule flag is given. */
+function scheduleFlags(values: { every?: string; cron?: string; zone?: string }): { schedule?: Record<string, unknown> } {
+  if (values.every === undefined && values.cron === undefined && values.zone === undefined) return {}
+  if (values.every !== undefined && (values.cron !== undefined || values.zone !== undefined))
+    throw new UsageError('give --every, or --cron with --zone, not both')
+  if (values.every !== undefined) return { schedule: { every_s: seconds(values.every, 'every') } }
+  if (values.cron === undefined || values.zone === undefined) throw new UsageError('--cron and --zone go together')
+  return { schedule: { cron: values.cron, zone: values.zone } }
+}
+
+/** A schedule as the list shows it: `86400s`, or the expression and its zone. */
+const scheduleText = (schedule: HeartbeatSchedule): string =>
+  'cron' in schedule ? `${schedule.cron} (${schedule.zone})` : `${schedule.every_s}s`
+
 interface Judged {
   name?: string
   slug?: string
-  schedule?: { every_s: number }
+  schedule?: HeartbeatSchedule
   grace_s?: number
   max_runtime_s?: number | null
   paused?: boolean
@@ -69,14 +89,14 @@ export async function heartbeatsCommand(args: string[], io: CliIo, open: () => P
     const body = judged(heartbeatBody, {
       name,
       ...(values.slug === undefined ? {} : { slug: values.slug }),
-      ...(values.every === undefined ? {} : { schedule: { every_s: seconds(values.every, 'every') } }),
+      ...scheduleFlags(values),
       ...(values.grace === undefined ? {} : { grace_s: seconds(values.grace, 'grace') }),
       ...(maxRuntime === undefined ? {} : { max_runtime_s: maxRuntime })
     }) as Required<Pick<Judged, 'name' | 'schedule' | 'grace_s'>> & Judged
     const slug = body.slug ?? slugFromName(body.name)
     if (slug === '') throw new UsageError('--slug is needed when the name has no letters or digits')
     const { db, config } = await open()
-    const settings = { name: body.name, every_s: body.schedule.every_s, grace_s: body.grace_s, max_runtime_s: body.max_runtime_s ?? null }
+    const settings = { name: body.name, schedule: body.schedule, grace_s: body.grace_s, max_runtime_s: body.max_runtime_s ?? null }
     const added = await addHeartbeat({ db, slug, settings, now: io.now() }).catch((err: unknown) => {
       if (isDuplicateKey(err)) throw new CommandError(`a heartbeat named ${slug} exists`)
       throw err
@@ -92,11 +112,11 @@ export async function heartbeatsCommand(args: string[], io: CliIo, open: () => P
       h.slug,
       h.name,
       h.state,
-      `${h.every_s}s`,
+      scheduleText(h.schedule),
       `${h.grace_s}s`,
       h.last_ping_at?.toISOString() ?? 'never'
     ])
-    println(io.stdout, table(['SLUG', 'NAME', 'STATE', 'EVERY', 'GRACE', 'LAST PING'], rows))
+    println(io.stdout, table(['SLUG', 'NAME', 'STATE', 'SCHEDULE', 'GRACE', 'LAST PING'], rows))
     return 0
   }
   if (sub === 'set' || sub === 'pause') {
@@ -106,7 +126,7 @@ export async function heartbeatsCommand(args: string[], io: CliIo, open: () => P
         ? { paused: values.resume !== true }
         : {
             ...(values.name === undefined ? {} : { name: values.name }),
-            ...(values.every === undefined ? {} : { schedule: { every_s: seconds(values.every, 'every') } }),
+            ...scheduleFlags(values),
             ...(values.grace === undefined ? {} : { grace_s: seconds(values.grace, 'grace') }),
             ...(maxRuntime === undefined ? {} : { max_runtime_s: maxRuntime })
           }

@@ -15,6 +15,7 @@ import { PAGES_HELP, pagesCommand } from './pages.js'
 import { CHANNELS_HELP, channelsCommand } from './channels.js'
 import { ALERTS_HELP, alertsCommand } from './alerts.js'
 import { HEARTBEATS_HELP, heartbeatsCommand } from './heartbeats.js'
+import { MONITORS_HELP, monitorsCommand } from './monitors.js'
 import { CONFIG_HELP, configCommand } from './config-file.js'
 
 const HELP = `site-status: run and operate the Site Status API
@@ -32,9 +33,10 @@ commands:
   channels   add, test, list and remove alert channels (site-status channels --help)
   alerts     alert policies, and which a site or a page uses (site-status alerts --help)
   heartbeats add, list, change, pause and remove heartbeats (site-status heartbeats --help)
+  monitors   add, list and remove tcp, tls and dns monitors (site-status monitors --help)
   plan       what applying a configuration file would change (site-status plan --help)
   apply      apply a configuration file in one transaction
-  export     today's sites and pages as a configuration file
+  export     today's monitoring (sites, pages, heartbeats, webhooks, alerting) as a configuration file
 
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...): see the README.
 
@@ -49,6 +51,9 @@ ${CHANNELS_HELP}
 ${ALERTS_HELP}
 
 ${HEARTBEATS_HELP}
+
+${MONITORS_HELP}
+
 ${CONFIG_HELP}
 
 ${AGENT_HELP}`
@@ -130,6 +135,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
         return await alertsCommand(args, io, db.open)
       case 'heartbeats':
         return await heartbeatsCommand(args, io, db.open)
+      case 'monitors':
+        return await monitorsCommand(args, io, db.open)
       case 'plan':
       case 'apply':
       case 'export':

@@ -18,18 +18,29 @@ async function servedUrl(db: Db, config: Config): Promise<string> {
 
 export const PAGES_HELP = `usage:
   site-status pages create SLUG --title TITLE [--description TEXT] [--logo-url URL] [DOMAIN[=NAME]...]
+                        [--monitor SLUG[=NAME]]... [--heartbeat SLUG[=NAME]]...
                                                a public status page at /status/SLUG listing tracked sites
                                                in the order given, NAME the one the page shows (default:
-                                               the site's own); prints the page's URL
+                                               the site's own), then monitors (tcp, tls, dns) and
+                                               heartbeats; prints the page's URL
   site-status pages set SLUG [--title TITLE] [--description TEXT] [--logo-url URL] [--clear FIELD]
-                        [DOMAIN[=NAME]...]     change a page; DOMAINs given replace its whole list;
-                                               --clear description, logo-url or sites (repeatable)
+                        [DOMAIN[=NAME]...] [--monitor SLUG[=NAME]]... [--heartbeat SLUG[=NAME]]...
+                                               change a page; DOMAINs given replace its list of sites,
+                                               --monitor its list of monitors, --heartbeat its list of
+                                               heartbeats; --clear description, logo-url, sites,
+                                               monitors or heartbeats (repeatable)
   site-status pages list                       every page: slug, title, number of sites, URL
   site-status pages remove SLUG                delete a page (its sites stay tracked)`
 
 const text = { type: 'string' } as const
-const FIELD_OPTIONS = { title: text, description: text, 'logo-url': text } as const
-const CLEARABLE = ['description', 'logo-url', 'sites'] as const
+const FIELD_OPTIONS = {
+  title: text,
+  description: text,
+  'logo-url': text,
+  heartbeat: { type: 'string', multiple: true },
+  monitor: { type: 'string', multiple: true }
+} as const
+const CLEARABLE = ['description', 'logo-url', 'sites', 'monitors', 'heartbeats'] as const
 
 /** The rules' messages name the API's fields; here they name the options. */
 const OPTION_NAMES: ReadonlyArray<[string, string]> = [
@@ -46,6 +57,12 @@ function usage(error: string): UsageError {
 function siteOf(arg: string): { domain: string; name?: string } {
   const eq = arg.indexOf('=')
   return eq === -1 ? { domain: arg } : { domain: arg.slice(0, eq), name: arg.slice(eq + 1) }
+}
+
+/** `SLUG[=NAME]` (a heartbeat's or a monitor's) as the API's `{"slug", "name"}`: slugs hold no `=`. */
+function slugEntryOf(arg: string): { slug: string; name?: string } {
+  const eq = arg.indexOf('=')
+  return eq === -1 ? { slug: arg } : { slug: arg.slice(0, eq), name: arg.slice(eq + 1) }
 }
 
 function slugOf(arg: string | undefined, command: string): string {
@@ -86,7 +103,9 @@ export async function pagesCommand(args: string[], io: CliIo, open: () => Promis
     const [slugArg, ...sites] = positionals
     const slug = slugOf(slugArg, 'create')
     if (values.title === undefined) throw new UsageError('pages create needs --title')
-    const parsed = parseNewPage({ slug, ...fieldsOf(values, new Set()), sites: sites.map(siteOf) })
+    const heartbeats = (values.heartbeat ?? []).map(slugEntryOf)
+    const monitors = (values.monitor ?? []).map(slugEntryOf)
+    const parsed = parseNewPage({ slug, ...fieldsOf(values, new Set()), sites: sites.map(siteOf), heartbeats, monitors })
     if (!parsed.ok) throw usage(parsed.error)
     const { db, config } = await open()
     const page = written(await createPage({ db, page: parsed.value, now: io.now() }), slug)
@@ -107,7 +126,15 @@ export async function pagesCommand(args: string[], io: CliIo, open: () => Promis
     if (clear.has('sites') && sites.length > 0) throw new UsageError('pages set takes DOMAINs or --clear sites, not both')
     const body = fieldsOf(values, clear)
     if (sites.length > 0 || clear.has('sites')) body.sites = sites.map(siteOf)
-    if (Object.keys(body).length === 0) throw new UsageError('pages set needs --title, --description, --logo-url, --clear or DOMAINs')
+    const heartbeats = values.heartbeat ?? []
+    if (clear.has('heartbeats') && heartbeats.length > 0)
+      throw new UsageError('pages set takes --heartbeat or --clear heartbeats, not both')
+    if (heartbeats.length > 0 || clear.has('heartbeats')) body.heartbeats = heartbeats.map(slugEntryOf)
+    const monitors = values.monitor ?? []
+    if (clear.has('monitors') && monitors.length > 0) throw new UsageError('pages set takes --monitor or --clear monitors, not both')
+    if (monitors.length > 0 || clear.has('monitors')) body.monitors = monitors.map(slugEntryOf)
+    if (Object.keys(body).length === 0)
+      throw new UsageError('pages set needs --title, --description, --logo-url, --monitor, --heartbeat, --clear or DOMAINs')
     const parsed = parsePageChange(body)
     if (!parsed.ok) throw usage(parsed.error)
     const { db } = await open()

@@ -15,10 +15,13 @@ import { SETTINGS_HELP, SETTINGS_OPTIONS, settingsCell, settingsPatchOf } from '
 import { checkOfFlags, storedCheck } from './site-checks.js'
 import { CommandError, UsageError, println, table, type CliIo } from './io.js'
 import { MAINTENANCE_HELP, maintenanceCommand } from './maintenance.js'
+import { addMonitorCommand } from './monitors.js'
 
 export const SITES_HELP = `usage:
   site-status sites add DOMAIN [--name NAME] [settings]
                                                start tracking a domain; prints the normalised domain
+  site-status sites add --kind tcp|tls|dns HOST [monitor flags]
+                                               a monitor of one host (site-status monitors --help)
   site-status sites set DOMAIN [--name NAME] [settings]
                                                change a tracked site's name or settings
   site-status sites remove DOMAIN              stop tracking (history kept)
@@ -28,6 +31,15 @@ export const SITES_HELP = `usage:
                                                FILE - reads standard input; exits 3 if any line was rejected
 ${MAINTENANCE_HELP}
 ${SETTINGS_HELP}`
+
+/** `--kind K` or `--kind=K` among `sites add`'s arguments: where, and how many arguments it takes. */
+function kindOf(args: readonly string[]): { value: string; at: number; width: number } | undefined {
+  const at = args.findIndex((a) => a === '--kind' || a.startsWith('--kind='))
+  if (at === -1) return undefined
+  const arg = args[at] as string
+  if (arg !== '--kind') return { value: arg.slice('--kind='.length), at, width: 1 }
+  return { value: args[at + 1] ?? '', at, width: 2 }
+}
 
 /** How many sites one import transaction writes: small enough to show progress, large enough to be fast. */
 const IMPORT_BATCH = 500
@@ -49,6 +61,9 @@ export async function sitesCommand(args: string[], io: CliIo, open: () => Promis
     println(sub === undefined ? io.stderr : io.stdout, SITES_HELP)
     return sub === undefined ? 2 : 0
   }
+  const kind = sub === 'add' ? kindOf(rest) : undefined
+  if (kind !== undefined && kind.value !== 'http') return addMonitorCommand(rest, io, open)
+  if (kind !== undefined) rest.splice(kind.at, kind.width)
   if (sub === 'add' || sub === 'set') {
     const { values, positionals } = parseArgs({ args: rest, options: SETTINGS_OPTIONS, strict: true, allowPositionals: true })
     const domain = domainArg(positionals, sub)

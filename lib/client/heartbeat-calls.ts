@@ -72,6 +72,28 @@ export class HeartbeatCalls extends OpenCalls {
     return json(this.api.GET('/api/badge/heartbeat/{slug}/endpoint', { params: { path: { slug }, query }, ...init(options) }))
   }
 
+  /** `GET /api/badge/heartbeat/{slug}/uptime`: a heartbeat's uptime badge, SVG text. */
+  getHeartbeatUptimeBadge(slug: string, query: T.Query<'getHeartbeatUptimeBadge'> = {}, options?: CallOptions): Promise<string> {
+    const params = { path: { slug }, query }
+    return text(
+      this.api.GET('/api/badge/heartbeat/{slug}/uptime', {
+        params,
+        ...init(options),
+        headers: { accept: 'image/svg+xml' },
+        parseAs: 'text'
+      })
+    )
+  }
+
+  /** `GET /api/badge/heartbeat/{slug}/uptime/endpoint`: a heartbeat's uptime badge as shields.io endpoint JSON. */
+  getHeartbeatUptimeEndpointBadge(
+    slug: string,
+    query: T.Query<'getHeartbeatUptimeEndpointBadge'> = {},
+    options?: CallOptions
+  ): Promise<T.EndpointBadge> {
+    return json(this.api.GET('/api/badge/heartbeat/{slug}/uptime/endpoint', { params: { path: { slug }, query }, ...init(options) }))
+  }
+
   /** `GET /ping/{token}`: a success; resolves `OK` once recorded. */
   ping(token: string, options?: PingOptions): Promise<string> {
     const params = { path: { token }, query: ridOf(options) }

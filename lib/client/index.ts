@@ -6,7 +6,7 @@
  * wherever fetch does: no Node module, no server module. Rules in docs/decisions.md, "Client".
  */
 import { accept, connect, init, json, none, text, type CallOptions } from './api.js'
-import { HeartbeatCalls } from './heartbeat-calls.js'
+import { MonitorCalls } from './monitor-calls.js'
 import { defaultSleep, type Budget, type Sleep } from './budget.js'
 import { batchCheck, serviceEvents, type BatchCheck } from './streams.js'
 import type * as T from './types.js'
@@ -61,7 +61,7 @@ const yamlBody = (file: string) => ({
   headers: { 'content-type': 'application/yaml' }
 })
 
-export class SiteStatusClient extends HeartbeatCalls {
+export class SiteStatusClient extends MonitorCalls {
   readonly #budget: Budget
 
   constructor(options: SiteStatusClientOptions) {

@@ -36,6 +36,10 @@ const OPEN: ReadonlySet<string> = new Set<PathTemplate>([
   '/ping/{token}',
   '/api/badge/heartbeat/{slug}',
   '/api/badge/heartbeat/{slug}/endpoint',
+  '/api/badge/heartbeat/{slug}/uptime',
+  '/api/badge/heartbeat/{slug}/uptime/endpoint',
+  '/api/badge/monitor/{slug}',
+  '/api/badge/monitor/{slug}/endpoint',
   '/ping/{token}/{signal}'
 ])
 

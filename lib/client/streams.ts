@@ -51,8 +51,8 @@ export function statusPageEvents(open: OpenStream, signal: AbortSignal | undefin
   return streamed(open, signal, async function* (body, status) {
     for await (const message of readEvents(body)) {
       const data = eventData(message, status)
-      if (typeof data.domain !== 'string' || typeof data.at !== 'string')
-        throw malformed(status, `event ${message.event} lacks its domain or time`)
+      if (typeof data.name !== 'string' || (typeof data.domain !== 'string' && data.domain !== null) || typeof data.at !== 'string')
+        throw malformed(status, `event ${message.event} lacks its site's name, domain or time`)
       yield { type: message.event, data } as StatusPageEvent
     }
   })

@@ -93,7 +93,7 @@ export type ServiceEvent = {
   [E in EventType]: { id: number; type: E; data: Delivered<E> extends { data: infer D } ? D : never }
 }[EventType]
 
-/** An event of `GET /status/{slug}/events`: what changed, the site's domain and when. */
+/** An event of `GET /status/{slug}/events`: what changed, the site as the page names it (no domain behind a display name) and when. */
 export interface StatusPageEvent {
   type: Schemas['StatusPageEventType']
   data: Schemas['StatusPageEventData']
@@ -132,3 +132,11 @@ export type HeartbeatPatch = Body<'changeHeartbeat'>
 export type Heartbeat = Schemas['Heartbeat']
 export type HeartbeatWithPingUrl = Schemas['HeartbeatWithPingUrl']
 export type HeartbeatList = Ok<'listHeartbeats'>
+/** A heartbeat's schedule: every N seconds, or a cron expression in a time zone. */
+export type HeartbeatSchedule = Schemas['HeartbeatEvery'] | Schemas['HeartbeatCron']
+export type MonitorRequest = Body<'addMonitor'>
+export type MonitorPatch = Body<'changeMonitor'>
+export type Monitor = Schemas['Monitor']
+export type MonitorStatus = Schemas['MonitorStatus']
+export type MonitorList = Ok<'listMonitors'>
+export type MonitorRef = Schemas['MonitorRef']

@@ -21,12 +21,13 @@ const MAX_BUFFERED_BYTES = 64 << 10
 export const PAGE_EVENT_TYPES: ReadonlySet<string> = new Set(PAGE_TYPES)
 
 /**
- * An event as a page stream frames it: its type, and only the site's domain and the time. The
- * stored payload may hold what a page never shows (a slow event's threshold); a page's script only
- * needs to know that something changed, and fetches the page again.
+ * An event as a page stream frames it: its type, the site as the page names it, and the time. A
+ * site the page shows under a display name goes without its domain (`null`), as on the page, its
+ * JSON and its feed. The stored payload may hold what a page never shows (a slow event's
+ * threshold); a page's script only needs to know that something changed, and fetches the page again.
  */
-export function pageEventFrame(event: EventRow, domain: string): string {
-  return `event: ${event.type}\ndata: ${JSON.stringify({ domain, at: event.created_at.toISOString() })}\n\n`
+export function pageEventFrame(event: EventRow, site: { name: string; domain: string | null }): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify({ name: site.name, domain: site.domain, at: event.created_at.toISOString() })}\n\n`
 }
 
 interface PageStream {
@@ -148,7 +149,7 @@ export class PageStreams {
   }
 
   async #deliver(batch: readonly EventRow[]): Promise<void> {
-    let pages: Array<{ site_id: number; slug: string }>
+    let pages: Awaited<ReturnType<typeof listPagesOfSites>>
     try {
       pages = await listPagesOfSites({ db: this.#db, siteIds: batch.map((e) => e.site_id ?? 0) })
     } catch (err) {
@@ -156,14 +157,14 @@ export class PageStreams {
       this.#logger.warn({ err, events: batch.length }, 'matching events to status pages failed; their streams miss them')
       return
     }
-    const slugsOf = new Map<number, string[]>()
-    for (const p of pages) slugsOf.set(p.site_id, [...(slugsOf.get(p.site_id) ?? []), p.slug])
+    const listingsOf = new Map<number, typeof pages>()
+    for (const p of pages) listingsOf.set(p.site_id, [...(listingsOf.get(p.site_id) ?? []), p])
     const touched = new Set(pages.map((p) => p.slug))
     for (const slug of touched) this.#forget(slug)
     for (const event of batch) {
-      const domain = eventDomain(event)
-      for (const slug of slugsOf.get(event.site_id ?? 0) ?? []) {
-        for (const stream of this.#bySlug.get(slug) ?? []) this.#write(stream, pageEventFrame(event, domain))
+      for (const listing of listingsOf.get(event.site_id ?? 0) ?? []) {
+        const frame = pageEventFrame(event, listing)
+        for (const stream of this.#bySlug.get(listing.slug) ?? []) this.#write(stream, frame)
       }
     }
   }
@@ -190,15 +191,5 @@ export class PageStreams {
       for (const streams of this.#bySlug.values()) for (const stream of streams) this.#write(stream, ':\n\n')
     }, this.#heartbeatMs)
     this.#heartbeat.unref()
-  }
-}
-
-/** The site's domain as the event's payload names it (every page event's payload names its site). */
-function eventDomain(event: EventRow): string {
-  try {
-    const data = JSON.parse(event.data) as { site?: { domain?: unknown } }
-    return typeof data.site?.domain === 'string' ? data.site.domain : ''
-  } catch {
-    return ''
   }
 }

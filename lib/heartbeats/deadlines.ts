@@ -2,7 +2,9 @@ import { announced, appendToOutbox } from '../events/outbox.js'
 import type { NewEvent } from '../rules/events.js'
 import type { Db } from '../store/db.js'
 import { lockOverdueHeartbeats } from '../store/heartbeats.js'
-import { clockOf, settleHeartbeat } from './settle.js'
+import { listMaintenanceWindows } from '../store/maintenance.js'
+import { listOpenOutages } from '../store/outages.js'
+import { clockOf, judgeHeartbeat, writeSettled, type HeartbeatWrite } from './settle.js'
 
 /** Heartbeats judged per transaction. */
 const BATCH = 200
@@ -22,8 +24,18 @@ export async function sweepDeadlines({ db, now }: { db: Db; now: () => Date }): 
     const at = now().getTime()
     const { taken, changed } = await db.transaction(async (trx) => {
       const rows = await lockOverdueHeartbeats({ db: trx, before: new Date(at), limit: BATCH })
+      const siteIds = rows.map((r) => r.site_id)
+      const windows = await listMaintenanceWindows({ db: trx, siteIds })
+      const open = await listOpenOutages({ db: trx, siteIds })
       const events: NewEvent[] = []
-      for (const row of rows) events.push(...(await settleHeartbeat({ db: trx, row, clock: clockOf(row), now: at, at })).events)
+      const writes: HeartbeatWrite[] = []
+      for (const row of rows) {
+        const known = { windows: windows.get(row.site_id) ?? [], open: open.get(row.site_id) ?? null }
+        const { settled, write } = await judgeHeartbeat({ db: trx, row, clock: clockOf(row), now: at, at, known })
+        events.push(...settled.events)
+        writes.push(write)
+      }
+      await writeSettled({ db: trx, writes, now: new Date(at) })
       if (events.length > 0) await appendToOutbox({ db: trx, events })
       return { taken: rows.length, changed: events.length > 0 }
     })

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { announced, appendToOutbox } from '../events/outbox.js'
 import { heartbeatOutageEvent } from '../rules/events.js'
+import type { HeartbeatSchedule } from '../rules/heartbeat.js'
 import { outageEndOnRemoval } from '../rules/outages.js'
 import type { Db } from '../store/db.js'
 import {
@@ -43,17 +44,17 @@ export async function addHeartbeat({
 /** A change as the API and the operator tool take it (heartbeatPatch, judged): its schedule nested. */
 export interface HeartbeatChange {
   name?: string
-  schedule?: { every_s: number }
+  schedule?: HeartbeatSchedule
   grace_s?: number
   max_runtime_s?: number | null
   paused?: boolean
 }
 
-/** The stored settings a change sets: the keys it gives, the schedule flattened. */
+/** The stored settings a change sets: the keys it gives. */
 export function changedSettings(change: HeartbeatChange): Partial<HeartbeatSettings> & { paused?: boolean } {
   return {
     ...(change.name === undefined ? {} : { name: change.name }),
-    ...(change.schedule === undefined ? {} : { every_s: change.schedule.every_s }),
+    ...(change.schedule === undefined ? {} : { schedule: change.schedule }),
     ...(change.grace_s === undefined ? {} : { grace_s: change.grace_s }),
     ...(change.max_runtime_s === undefined ? {} : { max_runtime_s: change.max_runtime_s }),
     ...(change.paused === undefined ? {} : { paused: change.paused })
@@ -82,7 +83,7 @@ export async function changeHeartbeat({
     const { paused, ...rest } = patch
     const settings: HeartbeatSettings = {
       name: rest.name ?? row.name,
-      every_s: rest.every_s ?? row.every_s,
+      schedule: rest.schedule ?? row.schedule,
       grace_s: rest.grace_s ?? row.grace_s,
       max_runtime_s: rest.max_runtime_s === undefined ? row.max_runtime_s : rest.max_runtime_s
     }

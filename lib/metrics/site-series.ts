@@ -10,6 +10,7 @@ const FAMILIES = {
   probe_duration_seconds: "The newest check's probe from this location, in seconds (redirects and the http fallback included).",
   probe_http_status_code: 'The HTTP status of the last response in the newest check from this location; 0 when none came.',
   probe_ssl_earliest_cert_expiry: "The leaf certificate's expiry seen by the newest https probe from this location, in Unix seconds.",
+  probe_dns_lookup_time_seconds: "A dns monitor's newest lookup from this location, in seconds (the location's resolvers asked).",
   site_status_up: 'The site is up (1) or down (0) by consensus of the locations; absent while unconfirmed, unavailable or pending.',
   site_status_outage_ongoing: 'The site has an outage that has not ended (1) or not (0).',
   site_status_maintenance: 'The site is in a maintenance window (1) or not (0); no outage opens during one.',
@@ -25,10 +26,17 @@ function escapeLabel(value: string): string {
   return /[\\"\n]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value
 }
 
-/** A site as one scrape writes it: its label text escaped once, for all the families. */
+/**
+ * A site as one scrape writes it: its labels' text escaped once, for all the families: `domain` for
+ * a web site; `monitor` and `kind` for a monitor of kind tcp, tls or dns (its slug: no escaping).
+ */
 interface Row {
-  domain: string
+  labels: string
   site: SiteMetrics
+}
+
+function labelsOf(site: SiteMetrics): string {
+  return site.monitor === null ? `domain="${escapeLabel(site.domain)}"` : `monitor="${site.monitor.slug}",kind="${site.monitor.kind}"`
 }
 
 /** One probe's sample line of a `probe_*` family, or null when the probe has no value for it. */
@@ -37,7 +45,15 @@ const PROBE_LINES: Partial<Record<Family, ProbeLine>> = {
   probe_success: (labels, p) => `probe_success${labels} ${p.success ? 1 : 0}\n`,
   probe_duration_seconds: (labels, p) => `probe_duration_seconds${labels} ${p.durationS}\n`,
   probe_http_status_code: (labels, p) => `probe_http_status_code${labels} ${p.httpCode}\n`,
+  probe_dns_lookup_time_seconds: (labels, p) => `probe_dns_lookup_time_seconds${labels} ${p.durationS}\n`,
   probe_ssl_earliest_cert_expiry: (labels, p) => (p.tlsExpiry === null ? null : `probe_ssl_earliest_cert_expiry${labels} ${p.tlsExpiry}\n`)
+}
+
+/** Whether a family has a value for the site's kind: an HTTP status for a web site, a lookup time for a dns monitor. */
+function probedBy(family: Family, site: SiteMetrics): boolean {
+  if (family === 'probe_http_status_code') return site.monitor === null
+  if (family === 'probe_dns_lookup_time_seconds') return site.monitor?.kind === 'dns'
+  return true
 }
 
 /**
@@ -63,7 +79,7 @@ export class SiteSeries {
   async *chunks(): AsyncGenerator<string> {
     const rows: Row[] = []
     this.#states.eachForMetrics(this.#now(), (site) => {
-      rows.push({ domain: escapeLabel(site.domain), site })
+      rows.push({ labels: labelsOf(site), site })
     })
     const locations = new Map<string, string>()
     const locationLabel = (location: string): string => {
@@ -78,21 +94,21 @@ export class SiteSeries {
       let chunk = `# HELP ${family} ${help}\n# TYPE ${family} gauge\n`
       const probeLine = PROBE_LINES[family]
       for (let start = 0; start < rows.length; start += SITES_PER_CHUNK) {
-        for (const { domain, site } of rows.slice(start, start + SITES_PER_CHUNK)) {
+        for (const { labels, site } of rows.slice(start, start + SITES_PER_CHUNK)) {
           if (probeLine !== undefined) {
+            if (!probedBy(family, site)) continue
             for (const p of site.probes) {
-              const line = probeLine(`{domain="${domain}",location="${locationLabel(p.location)}"}`, p)
+              const line = probeLine(`{${labels},location="${locationLabel(p.location)}"}`, p)
               if (line !== null) chunk += line
             }
           } else if (family === 'site_status_up') {
-            if (site.status === 'up' || site.status === 'down')
-              chunk += `site_status_up{domain="${domain}"} ${site.status === 'up' ? 1 : 0}\n`
+            if (site.status === 'up' || site.status === 'down') chunk += `site_status_up{${labels}} ${site.status === 'up' ? 1 : 0}\n`
           } else if (family === 'site_status_outage_ongoing') {
-            chunk += `site_status_outage_ongoing{domain="${domain}"} ${site.outageOngoing ? 1 : 0}\n`
+            chunk += `site_status_outage_ongoing{${labels}} ${site.outageOngoing ? 1 : 0}\n`
           } else if (family === 'site_status_maintenance') {
-            chunk += `site_status_maintenance{domain="${domain}"} ${site.maintenance ? 1 : 0}\n`
+            chunk += `site_status_maintenance{${labels}} ${site.maintenance ? 1 : 0}\n`
           } else {
-            chunk += `site_status_slow{domain="${domain}"} ${site.slow ? 1 : 0}\n`
+            chunk += `site_status_slow{${labels}} ${site.slow ? 1 : 0}\n`
           }
         }
         yield chunk

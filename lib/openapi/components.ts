@@ -19,6 +19,7 @@ import { statusPageViewSchemas } from './schemas/status-page-view.js'
 import { webhookSchemas } from './schemas/webhooks.js'
 import { alertSchemas } from './schemas/alerts.js'
 import { heartbeatSchemas } from './schemas/heartbeats.js'
+import { monitorSchemas } from './schemas/monitors.js'
 import { configSchemas } from './schemas/config.js'
 
 const schemas: Json = {
@@ -33,6 +34,7 @@ const schemas: Json = {
   ...webhookSchemas,
   ...alertSchemas,
   ...heartbeatSchemas,
+  ...monitorSchemas,
   ...badgeSchemas,
   ...statusPageViewSchemas
 }

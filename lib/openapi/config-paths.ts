@@ -6,7 +6,7 @@ const prune: Json = {
   name: 'prune',
   in: 'query',
   required: false,
-  description: 'Also remove the sites and pages an earlier apply made that the file no longer names (never those made by hand).',
+  description: 'Also remove what an earlier apply made that the file no longer names (never what was made by hand).',
   schema: { type: 'boolean', default: false }
 }
 

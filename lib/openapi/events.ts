@@ -14,6 +14,21 @@ const eventSite: Json = {
   additionalProperties: false
 }
 
+const eventMonitor: Json = {
+  type: 'object',
+  required: ['kind', 'slug'],
+  properties: { kind: { const: 'heartbeat' }, slug: { type: 'string' } },
+  additionalProperties: false
+}
+const eventHeartbeat: Json = {
+  type: 'object',
+  required: ['slug', 'name'],
+  properties: { slug: { type: 'string' }, name: { type: 'string' } },
+  additionalProperties: false
+}
+/** A monitor's events name it (tcp, tls, dns); its `site.domain` is then its identity, `monitor:<slug>`. */
+const monitor: Json = { $ref: '#/components/schemas/MonitorRef' }
+
 export const eventSchemas: Json = {
   OutageEventData: {
     type: 'object',
@@ -26,7 +41,8 @@ export const eventSchemas: Json = {
       started_at: timestamp,
       ended_at: { oneOf: [timestamp, { type: 'null' }] },
       duration_seconds: { type: 'integer', minimum: 0 },
-      site: eventSite
+      site: eventSite,
+      monitor
     },
     additionalProperties: false
   },
@@ -41,7 +57,8 @@ export const eventSchemas: Json = {
       days_remaining: { type: 'integer', description: 'Whole days left at the check, rounded down.' },
       threshold_days: { type: 'integer', enum: [14, 7, 1] },
       issuer: { oneOf: [{ type: 'string' }, { type: 'null' }] },
-      at: { ...timestamp, description: 'When the check ran.' }
+      at: { ...timestamp, description: 'When the check ran.' },
+      monitor
     },
     additionalProperties: false
   },
@@ -54,7 +71,8 @@ export const eventSchemas: Json = {
       site: eventSite,
       response_ms: { oneOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
       max_response_ms: { oneOf: [{ type: 'integer', minimum: 1 }, { type: 'null' }] },
-      at: { ...timestamp, description: 'When the check ran.' }
+      at: { ...timestamp, description: 'When the check ran.' },
+      monitor
     },
     additionalProperties: false
   },
@@ -67,7 +85,44 @@ export const eventSchemas: Json = {
       site: eventSite,
       until: timestamp,
       reason: { oneOf: [{ type: 'string' }, { type: 'null' }] },
-      at: { ...timestamp, description: 'When the check ran.' }
+      at: { ...timestamp, description: 'When the check ran.' },
+      monitor
+    },
+    additionalProperties: false
+  },
+  HeartbeatOutageEventData: {
+    type: 'object',
+    description:
+      "The data of `outage.opened` and `outage.closed` for a heartbeat: the outage record, `domain` null, the heartbeat named by `monitor` and `heartbeat` where a site's event names its `site`.",
+    required: ['domain', 'name', 'started_at', 'ended_at', 'duration_seconds', 'monitor', 'heartbeat'],
+    properties: {
+      domain: { type: 'null' },
+      name: { type: 'string' },
+      started_at: timestamp,
+      ended_at: { oneOf: [timestamp, { type: 'null' }] },
+      duration_seconds: { type: 'integer', minimum: 0 },
+      monitor: eventMonitor,
+      heartbeat: eventHeartbeat
+    },
+    additionalProperties: false
+  },
+  HeartbeatLateEventData: {
+    type: 'object',
+    description:
+      'The data of `heartbeat.late` (past due, within grace: when it was due and when it goes down without a ping) and `heartbeat.late_ended` (`state` says what ended it: `up`, a ping within grace; `down`, the grace passed or a failure, with `outage.opened` after it; `paused`). A heartbeat found already past its grace goes down without being late.',
+    required: ['domain', 'name', 'monitor', 'heartbeat', 'state', 'due_at', 'down_at', 'at'],
+    properties: {
+      domain: { type: 'null' },
+      name: { type: 'string' },
+      monitor: eventMonitor,
+      heartbeat: eventHeartbeat,
+      state: { type: 'string', enum: ['late', 'up', 'down', 'paused'] },
+      due_at: { oneOf: [timestamp, { type: 'null' }], description: 'When the ping was due (`heartbeat.late`); null otherwise.' },
+      down_at: {
+        oneOf: [timestamp, { type: 'null' }],
+        description: 'When it goes down without a ping (`heartbeat.late`); null otherwise.'
+      },
+      at: { ...timestamp, description: 'When it became late, or stopped being late.' }
     },
     additionalProperties: false
   },
@@ -75,7 +130,7 @@ export const eventSchemas: Json = {
     type: 'object',
     description: 'The data of `site.added` (tracked, or tracked again after a removal) and `site.removed`: the site and when.',
     required: ['site', 'at'],
-    properties: { site: eventSite, at: timestamp },
+    properties: { site: eventSite, at: timestamp, monitor },
     additionalProperties: false
   },
   StatusPageEventType: {
@@ -85,9 +140,10 @@ export const eventSchemas: Json = {
   },
   StatusPageEventData: {
     type: 'object',
-    description: "The `data:` of a status page stream's event: only the site's domain and when; the page fetches itself again.",
-    required: ['domain', 'at'],
-    properties: { domain: { type: 'string' }, at: timestamp },
+    description:
+      "The `data:` of a status page stream's event: the site as the page names it and when; the page fetches itself again. `domain` is null when the page shows the site under a display name, as on the page, and for a heartbeat or a monitor.",
+    required: ['name', 'domain', 'at'],
+    properties: { name: { type: 'string' }, domain: { oneOf: [{ type: 'string' }, { type: 'null' }] }, at: timestamp },
     additionalProperties: false
   }
 }
@@ -96,11 +152,14 @@ const DATA_SCHEMAS: Record<string, string> = {
   outage: 'OutageEventData',
   certificate: 'CertificateEventData',
   maintenance: 'MaintenanceEventData',
+  heartbeat: 'HeartbeatLateEventData',
   'site.slow': 'SlowEventData'
 }
 
 const dataSchema = (type: string): Json =>
-  ref('schemas', DATA_SCHEMAS[type.split('.')[0] as string] ?? DATA_SCHEMAS[type.replace(/_ended$/, '')] ?? 'SiteEventData')
+  type.startsWith('outage.')
+    ? { oneOf: [ref('schemas', 'OutageEventData'), ref('schemas', 'HeartbeatOutageEventData')] }
+    : ref('schemas', DATA_SCHEMAS[type.split('.')[0] as string] ?? DATA_SCHEMAS[type.replace(/_ended$/, '')] ?? 'SiteEventData')
 
 /** `GET /api/v1/events`, the path item. */
 export const eventsPath: Json = {
@@ -110,9 +169,9 @@ export const eventsPath: Json = {
     // The key must hold the read scope (see the bearerAuth scheme); the route table declares the same.
     security: [{ bearerAuth: ['read'] }],
     summary:
-      'Server-Sent Events: every outage, site change, certificate warning, slow spell and maintenance as it commits (costs 1 when opened)',
+      'Server-Sent Events: every outage, site change, certificate warning, slow spell, maintenance and late heartbeat as it commits (costs 1 when opened)',
     description: [
-      'A `text/event-stream` that stays open. Each event is `id: <id>`, `event: <type>` and `data: <JSON>` followed by a blank line; ids increase strictly without gaps. Types: `outage.opened`, `outage.closed` (data: OutageEventData), `site.added`, `site.removed` (data: SiteEventData), `certificate.expiring` (data: CertificateEventData), `site.slow`, `site.slow_ended` (data: SlowEventData), `maintenance.started`, `maintenance.ended` (data: MaintenanceEventData).',
+      'A `text/event-stream` that stays open. Each event is `id: <id>`, `event: <type>` and `data: <JSON>` followed by a blank line; ids increase strictly without gaps. Types: `outage.opened`, `outage.closed` (data: OutageEventData, or HeartbeatOutageEventData for a heartbeat), `site.added`, `site.removed` (data: SiteEventData), `certificate.expiring` (data: CertificateEventData), `site.slow`, `site.slow_ended` (data: SlowEventData), `maintenance.started`, `maintenance.ended` (data: MaintenanceEventData), `heartbeat.late`, `heartbeat.late_ended` (data: HeartbeatLateEventData).',
       'With `Last-Event-ID` (what EventSource sends when it reconnects) or `since`, the events after that id are replayed from the stored log, then the stream goes on live, with nothing missed or repeated. The header wins over `since`. Events are kept 7 days: an id older than the oldest kept replays from the oldest, and the first comment says which ids were pruned. Without either, the stream starts with the events after the newest one.',
       'Lines starting with `:` are comments: one first, then one at least every 15 s. Never compressed. A key may hold 10 open streams; the eleventh is refused with 429 and costs nothing. When the server stops, every stream ends cleanly: reconnect with Last-Event-ID.'
     ].join('\n\n'),

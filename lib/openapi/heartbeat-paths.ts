@@ -1,5 +1,5 @@
-import { budgetHeaders } from './components.js'
-import { errors, json, noContent, noKey, ok, scope, scopedErrors } from './operations.js'
+import { figureFamilyPaths } from './badge-paths.js'
+import { created, errors, json, noContent, noKey, ok, scope, scopedErrors } from './operations.js'
 import { ref, type Json } from './parts.js'
 
 const slug: Json = {
@@ -55,7 +55,7 @@ const badgeHeaders = {
 }
 const badgeErrors = errors('BadRequest', 'NotFound', 'MethodNotAllowed', 'InternalError', 'ServiceUnavailable')
 const PING =
-  'No key. Limited per token (120 a minute) and per client address (12,000 a minute) before any query: 429 with Retry-After beyond. A ping answered `OK` is committed. An unknown token is 404. HEAD works as GET.'
+  'No key. Limited per token (120 a minute) and per client address (12,000 a minute) before any query: 429 with Retry-After beyond. A ping answered `OK` is committed: pings arriving together share one transaction, and if it fails each of them is answered 500 or 503, none `OK`. An unknown token is 404. HEAD works as GET.'
 
 const ping = (operationId: string, summary: string, post: boolean): Json => ({
   operationId,
@@ -84,18 +84,11 @@ export const heartbeatPaths: Json = {
       tags: ['api'],
       summary: 'Add a heartbeat: a monitor that waits for pings (costs 1)',
       description:
-        '`new` until its first ping; then due `schedule.every_s` after each success, `late` until `grace_s` has passed, `down` after (an outage opens, `outage.opened` names it). The answer carries its `ping_url`, shown only now and on rotation.',
+        '`new` until its first ping; then due `schedule.every_s` after each success (or at the next occurrence of `schedule.cron` in `schedule.zone`), `late` until `grace_s` has passed, `down` after (an outage opens, `outage.opened` names it). The answer carries its `ping_url`, shown only now and on rotation.',
       security: scope('manage'),
       requestBody: { required: true, content: json(ref('schemas', 'HeartbeatRequest')) },
       responses: {
-        201: {
-          description: 'Added.',
-          headers: {
-            ...budgetHeaders(true),
-            Location: { description: "The heartbeat's URL.", required: true, schema: { type: 'string' } }
-          },
-          content: json(ref('schemas', 'HeartbeatWithPingUrl'))
-        },
+        201: created('Added.', "The heartbeat's URL.", ref('schemas', 'HeartbeatWithPingUrl')),
         ...scopedErrors('BadRequest', 'Conflict', 'PayloadTooLarge', 'UnsupportedMediaType')
       }
     }
@@ -175,6 +168,15 @@ export const heartbeatPaths: Json = {
       }
     }
   },
+  ...figureFamilyPaths({
+    base: '/api/badge/heartbeat/{slug}',
+    name: slug,
+    prefix: 'Heartbeat',
+    who: 'A heartbeat',
+    note: "A heartbeat's uptime starts at its first ping; it is down while its outage is open (past grace, a failure, a run past `max_runtime_s`). It has no response time. A heartbeat is read at most once a second per instance, so its badges follow a ping taken elsewhere or a deadline within a second.",
+    notFound: true,
+    responseTime: false
+  }),
   '/ping/{token}': {
     get: ping('ping', 'Success', false),
     post: ping('postPing', 'Success, with a message', true)

@@ -10,7 +10,15 @@ const windowId: Json = {
   schema: { type: 'integer', minimum: 1 }
 }
 
-/** A tracked site's maintenance windows. */
+const slug: Json = {
+  name: 'slug',
+  in: 'path',
+  required: true,
+  description: "The monitor's slug.",
+  schema: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' }
+}
+
+/** A tracked site's maintenance windows, and a monitor's (tcp, tls, dns). */
 export const maintenancePaths: Json = {
   '/api/v1/sites/{domain}/maintenance': {
     get: {
@@ -46,6 +54,39 @@ export const maintenancePaths: Json = {
       description: "A maintenance in force ends at the site's next check; the window's time counts again in SLA answers.",
       security: scope('manage'),
       parameters: [ref('parameters', 'Domain'), windowId],
+      responses: { 204: noContent('Removed.'), ...scopedErrors('BadRequest', 'NotFound') }
+    }
+  },
+  '/api/v1/monitors/{slug}/maintenance': {
+    get: {
+      operationId: 'listMonitorMaintenanceWindows',
+      tags: ['api'],
+      summary: "A monitor's maintenance windows, in the order they were added (costs 1)",
+      security: scope('read'),
+      parameters: [slug],
+      responses: { 200: ok('The windows.', ref('schemas', 'MaintenanceWindowList')), ...scopedErrors('BadRequest', 'NotFound') }
+    },
+    post: {
+      operationId: 'addMonitorMaintenanceWindow',
+      tags: ['api'],
+      summary: 'Add a maintenance window to a monitor (costs 1)',
+      description: "As a site's (`addMaintenanceWindow`): no outage opens inside it, and its time is left out of uptime.",
+      security: scope('manage'),
+      parameters: [slug],
+      requestBody: { required: true, content: json(ref('schemas', 'MaintenanceWindowRequest')) },
+      responses: {
+        201: ok('Added: the window in its normal form, with its id.', ref('schemas', 'MaintenanceWindow')),
+        ...scopedErrors('BadRequest', 'NotFound', 'Conflict', 'PayloadTooLarge', 'UnsupportedMediaType')
+      }
+    }
+  },
+  '/api/v1/monitors/{slug}/maintenance/{id}': {
+    delete: {
+      operationId: 'removeMonitorMaintenanceWindow',
+      tags: ['api'],
+      summary: "Remove a monitor's maintenance window (costs 1)",
+      security: scope('manage'),
+      parameters: [slug, windowId],
       responses: { 204: noContent('Removed.'), ...scopedErrors('BadRequest', 'NotFound') }
     }
   }

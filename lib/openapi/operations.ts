@@ -29,6 +29,12 @@ export const keyedErrors = (...extra: string[]): Json =>
 /** Errors of an operation that needs a scope: the keyed ones and 403. */
 export const scopedErrors = (...extra: string[]): Json => keyedErrors(...extra, 'Forbidden')
 export const ok = (description: string, schema: Json): Json => ({ description, headers: budgetHeaders(true), content: json(schema) })
+/** A 201: the resource made, and its URL in `Location`. */
+export const created = (description: string, location: string, schema: Json): Json => ({
+  description,
+  headers: { ...budgetHeaders(true), Location: { description: location, required: true, schema: { type: 'string' } } },
+  content: json(schema)
+})
 export const noContent = (description: string): Json => ({ description, headers: budgetHeaders(true) })
 export const noKey: Json[] = []
 /** The key must hold this scope (see the bearerAuth scheme); the server's route table declares the same. */

@@ -1,7 +1,6 @@
-import { budgetHeaders } from './components.js'
-import { json, noContent, ok, scope, scopedErrors } from './operations.js'
+import { created, json, noContent, ok, scope, scopedErrors } from './operations.js'
 import { ref, type Json } from './parts.js'
-import { MAX_PAGE_SITES } from '../rules/status-page-fields.js'
+import { MAX_PAGE_HEARTBEATS, MAX_PAGE_MONITORS, MAX_PAGE_SITES } from '../rules/status-page-fields.js'
 
 const slug: Json = {
   name: 'slug',
@@ -22,7 +21,7 @@ const bodyErrors = (...extra: string[]): Json => ({
   413: pageTooLarge
 })
 
-const TRACKED = `Every domain is normalised and must be tracked: the first that is not is named in a 400, as is a domain listed twice; at most ${MAX_PAGE_SITES} sites. A site that stops being tracked leaves its pages.`
+const TRACKED = `Every domain is normalised and must be tracked: the first that is not is named in a 400, as is a domain listed twice; at most ${MAX_PAGE_SITES} sites. A site that stops being tracked leaves its pages. \`heartbeats\` (optional) lists heartbeats by slug the same way, shown after the sites: an unknown slug is a 400; at most ${MAX_PAGE_HEARTBEATS}; a removed heartbeat leaves its pages. \`monitors\` (optional) lists tcp, tls and dns monitors by slug alike, at most ${MAX_PAGE_MONITORS}.`
 
 /** Status pages: created, listed, changed and deleted with a key; what `/status/{slug}` publishes. */
 export const pagePaths: Json = {
@@ -42,14 +41,7 @@ export const pagePaths: Json = {
       security: scope('manage'),
       requestBody: { required: true, content: json(ref('schemas', 'CreatePageRequest')) },
       responses: {
-        201: {
-          description: 'Created: the page.',
-          headers: {
-            ...budgetHeaders(true),
-            Location: { description: "The page's resource.", required: true, schema: { type: 'string' } }
-          },
-          content: json(ref('schemas', 'StatusPageRecord'))
-        },
+        201: created('Created: the page.', "The page's resource.", ref('schemas', 'StatusPageRecord')),
         ...bodyErrors('Conflict')
       }
     }

@@ -9,9 +9,10 @@ import { alertPaths } from './alert-paths.js'
 import { configPaths } from './config-paths.js'
 import { figureBadgePaths } from './badge-paths.js'
 import { heartbeatPaths } from './heartbeat-paths.js'
+import { monitorPaths } from './monitor-paths.js'
 import { ref, type Json } from './parts.js'
 
-import { errors, json, keyedErrors, noContent, noKey, ok, scope, scopedErrors } from './operations.js'
+import { created, errors, json, keyedErrors, noContent, noKey, ok, scope, scopedErrors } from './operations.js'
 const limit: Json = { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } }
 const cursor: Json = {
   name: 'cursor',
@@ -53,7 +54,7 @@ export const paths: Json = {
       tags: ['operations'],
       summary: 'Prometheus metrics in the text exposition format (costs nothing)',
       description:
-        "For Prometheus to scrape, with a key holding `read` or with METRICS_TOKEN. Per tracked site and location, blackbox_exporter's `probe_success`, `probe_duration_seconds`, `probe_http_status_code` and `probe_ssl_earliest_cert_expiry` (labels `domain`, `location`) from the site's newest check while it is fresh; per site `site_status_up` (1 up, 0 down, absent otherwise), `site_status_outage_ongoing` and `site_status_maintenance` (1 during a maintenance window); per heartbeat `site_status_heartbeat_state` (labels `slug`, `state`) and `site_status_heartbeat_last_ping_age_seconds`; the service's own `site_status_*` counters, gauges and histograms, and Node's process metrics. Series: at most 4 per site and location plus 3 per site.",
+        "For Prometheus to scrape, with a key holding `read` or with METRICS_TOKEN. Per tracked site and location, blackbox_exporter's `probe_success`, `probe_duration_seconds`, `probe_http_status_code` and `probe_ssl_earliest_cert_expiry` (labels `domain`, `location`) from the site's newest check while it is fresh, and the same for each tcp, tls and dns monitor (labels `monitor`, `kind`, `location`; no `probe_http_status_code`; `probe_dns_lookup_time_seconds` for dns monitors); per site `site_status_up` (1 up, 0 down, absent otherwise), `site_status_outage_ongoing` and `site_status_maintenance` (1 during a maintenance window); per heartbeat `site_status_heartbeat_state` (labels `slug`, `state`) and `site_status_heartbeat_last_ping_age_seconds`; the service's own `site_status_*` counters, gauges and histograms, and Node's process metrics. Series: at most 4 per site and location plus 3 per site.",
       security: [...scope('read'), { metricsToken: [] }],
       responses: {
         200: {
@@ -75,6 +76,7 @@ export const paths: Json = {
   },
   ...checkPaths,
   ...heartbeatPaths,
+  ...monitorPaths,
   '/api/v1/status/{domain}': {
     get: {
       operationId: 'getStatus',
@@ -100,6 +102,13 @@ export const paths: Json = {
           required: false,
           description: 'Only this domain (normalised); an untracked one gives an empty list.',
           schema: { type: 'string', maxLength: 2048 }
+        },
+        {
+          name: 'monitor',
+          in: 'query',
+          required: false,
+          description: 'Only this monitor (tcp, tls, dns) by slug; not with `domain`. An unknown one gives an empty list.',
+          schema: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' }
         },
         {
           name: 'ongoing',
@@ -134,14 +143,11 @@ export const paths: Json = {
       security: scope('manage'),
       requestBody: { required: true, content: json(ref('schemas', 'AddSiteRequest')) },
       responses: {
-        201: {
-          description: 'Now tracked: its status record (`pending` until its first check).',
-          headers: {
-            ...budgetHeaders(true),
-            Location: { description: "The site's status endpoint.", required: true, schema: { type: 'string' } }
-          },
-          content: json(ref('schemas', 'StatusRecord'))
-        },
+        201: created(
+          'Now tracked: its status record (`pending` until its first check).',
+          "The site's status endpoint.",
+          ref('schemas', 'StatusRecord')
+        ),
         ...scopedErrors('BadRequest', 'Conflict', 'PayloadTooLarge', 'UnsupportedMediaType')
       }
     }

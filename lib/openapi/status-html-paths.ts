@@ -36,7 +36,7 @@ export const statusHtmlPaths: Json = {
       tags: ['pages'],
       summary: "Server-Sent Events of a status page's sites only (no key)",
       description:
-        'A `text/event-stream` that stays open, live from now on (no replay: a page that reconnects fetches itself again). Each event is `event: <type>` (StatusPageEventType: `outage.opened`, `outage.closed`, `site.slow`, `site.slow_ended`, `maintenance.started`, `maintenance.ended`) and `data: {"domain", "at"}` (StatusPageEventData), for the sites the page lists when the event is delivered. Comments (`:`) at least every 15 s. One client address may hold 50 streams, the server 5,000.',
+        'A `text/event-stream` that stays open, live from now on (no replay: a page that reconnects fetches itself again). Each event is `event: <type>` (StatusPageEventType: `outage.opened`, `outage.closed`, `site.slow`, `site.slow_ended`, `maintenance.started`, `maintenance.ended`, `heartbeat.late`, `heartbeat.late_ended`) and `data: {"name", "domain", "at"}` (StatusPageEventData: the site as the page names it, `domain` null behind a display name and for a heartbeat or a monitor), for the sites, monitors and heartbeats the page lists when the event is delivered. Comments (`:`) at least every 15 s. One client address may hold 50 streams, the server 5,000.',
       security: noKey,
       parameters: [slug],
       responses: {

@@ -7,6 +7,10 @@ export interface PageSites {
   title: string
   /** The page's sites, in its order. */
   domains: readonly string[]
+  /** The identities (`monitor:<slug>`) of the page's tcp, tls and dns monitors, whose states are in memory as the sites'. */
+  monitorDomains: readonly string[]
+  /** The `sites` rows of the page's heartbeats, whose states are read from the database. */
+  heartbeatSiteIds: readonly number[]
   /** The stored page's `changed_at` this copy was read for (epoch ms). */
   version: number
 }
@@ -97,7 +101,14 @@ export class PageDirectory {
             return null
           }
           // Kept under the version that asked for it: a change since is read again at the next look.
-          const sites: PageSites = { slug, title: page.title, domains: page.sites.map((s) => s.domain), version }
+          const sites: PageSites = {
+            slug,
+            title: page.title,
+            domains: page.sites.map((s) => s.domain),
+            monitorDomains: page.monitors.map((m) => m.domain),
+            heartbeatSiteIds: page.heartbeats.map((h) => h.site_id),
+            version
+          }
           this.#pages.set(slug, sites)
           return sites
         })

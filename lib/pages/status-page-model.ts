@@ -8,9 +8,17 @@ import { pageState, type PageSiteState } from '../rules/page-state.js'
 import type { Db } from '../store/db.js'
 import { listMaintenanceWindows, type StoredWindow } from '../store/maintenance.js'
 import { listSitesOutageTimes, type SiteOutageTimes } from '../store/outages.js'
+import { listHeartbeatStates } from '../store/heartbeats.js'
 import { listFirstCheckedAt } from '../store/sites.js'
-import { findStatusPage, type StatusPageSite } from '../store/status-pages.js'
-import { PAGE_INCIDENTS, type StatusPageIncident, type StatusPageSiteView, type StatusPageView } from './status-page-view.js'
+import { findStatusPage, type StatusPageMonitor, type StatusPageSite } from '../store/status-pages.js'
+import { heartbeatPageState, heartbeatView } from './status-page-heartbeats.js'
+import {
+  PAGE_INCIDENTS,
+  type StatusPageIncident,
+  type StatusPageMonitorView,
+  type StatusPageSiteView,
+  type StatusPageView
+} from './status-page-view.js'
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
@@ -20,7 +28,7 @@ const UNKNOWN: PageSiteState = { status: 'pending', partial: false, slow: false,
 /** The site's current state as the page shows it, and its maintenance in force, from memory. */
 function siteNow(
   states: SiteStates,
-  site: StatusPageSite,
+  site: StatusPageSite | StatusPageMonitor,
   now: Date
 ): { state: PageSiteState; name: string; view: Partial<StatusPageSiteView>; cause: PublicCause | null } {
   const current = states.current(site.domain, now)
@@ -55,11 +63,13 @@ function incidentOrder(a: StatusPageIncident & { started: number }, b: StatusPag
 }
 
 /**
- * The public view of the page `slug` at `now`, or null when there is no such page: its sites'
- * current state from memory, the page state by its rule, each site's 90 daily bars, and the
- * incidents. Four reads whatever the page's size: the page, its sites' outages overlapping the 90
- * days (one query), their maintenance windows and their first checks. Only what the page lists
- * goes in: never keys, settings, expectations or other sites (decisions.md, Status pages).
+ * The public view of the page `slug` at `now`, or null when there is no such page: its sites' and
+ * monitors' current state from memory, its heartbeats' as stored, the page state by its rule over
+ * all three, each one's 90 daily bars, and the incidents. Five reads whatever the page's size: the
+ * page, the outages of what it lists overlapping the 90 days (one query), their maintenance
+ * windows, their first checks (a heartbeat's first ping) and the heartbeats' states. Only what the
+ * page lists goes in: never keys, settings, expectations, a monitor's target or other sites
+ * (decisions.md, Status pages).
  */
 export async function loadStatusPageView({
   db,
@@ -76,11 +86,13 @@ export async function loadStatusPageView({
   if (page === null) return null
   const at = now.getTime()
   const from = firstDayStart(at, PAGE_DAYS)
-  const ids = page.sites.map((s) => s.site_id)
-  const [outages, windows, firstChecks] = await Promise.all([
+  const heartbeatIds = page.heartbeats.map((h) => h.site_id)
+  const ids = [...page.sites.map((s) => s.site_id), ...heartbeatIds, ...page.monitors.map((m) => m.site_id)]
+  const [outages, windows, firstChecks, heartbeatStates] = await Promise.all([
     listSitesOutageTimes({ db, siteIds: ids, from: new Date(from), to: now }),
     listMaintenanceWindows({ db, siteIds: ids }),
-    listFirstCheckedAt({ db, siteIds: ids })
+    listFirstCheckedAt({ db, siteIds: ids }),
+    listHeartbeatStates({ db, siteIds: heartbeatIds })
   ])
   const bySite = new Map<number, SiteOutageTimes[]>()
   for (const o of outages) {
@@ -92,12 +104,8 @@ export async function loadStatusPageView({
   const siteStates: PageSiteState[] = []
   const incidents: Array<StatusPageIncident & { started: number }> = []
   let updated = page.changed_at.getTime()
-  const sites = page.sites.map((site): StatusPageSiteView => {
-    const { state, name, view, cause } = siteNow(states, site, now)
-    siteStates.push(state)
-    // A display name stands for the site: its domain is not shown to the public (decisions.md).
-    const domain = site.display_name === null ? site.domain : null
-    const own: readonly SiteOutageTimes[] = bySite.get(site.site_id) ?? []
+  /** A listed monitor's outages as the page's incidents, under the name (and domain) the page shows. */
+  const addIncidents = (own: readonly SiteOutageTimes[], domain: string | null, name: string): void => {
     for (const o of own) {
       updated = Math.max(updated, o.ended ?? o.started)
       incidents.push({
@@ -110,6 +118,14 @@ export async function loadStatusPageView({
         started: o.started
       })
     }
+  }
+  const sites = page.sites.map((site): StatusPageSiteView => {
+    const { state, name, view, cause } = siteNow(states, site, now)
+    siteStates.push(state)
+    // A display name stands for the site: its domain is not shown to the public (decisions.md).
+    const domain = site.display_name === null ? site.domain : null
+    const own: readonly SiteOutageTimes[] = bySite.get(site.site_id) ?? []
+    addIncidents(own, domain, name)
     return {
       anchor: domain ?? `s${site.site_id}`,
       domain,
@@ -128,6 +144,44 @@ export async function loadStatusPageView({
       })
     }
   })
+  const monitors = page.monitors.map((monitor): StatusPageMonitorView => {
+    // Its cause is left out: a connect or resolver error names the target the page does not show.
+    const { state, name, view } = siteNow(states, monitor, now)
+    siteStates.push(state)
+    const own: readonly SiteOutageTimes[] = bySite.get(monitor.site_id) ?? []
+    addIncidents(own, null, name)
+    return {
+      anchor: `m${monitor.site_id}`,
+      name,
+      kind: monitor.kind,
+      status: state.status,
+      partial: state.partial,
+      slow: state.slow,
+      uptime_percent: null,
+      ...view,
+      days: dailyUptime({
+        outages: own,
+        firstCheckedAt: firstChecks.get(monitor.site_id)?.getTime() ?? null,
+        maintenance: maintenanceTime(windows.get(monitor.site_id), from),
+        now: at
+      })
+    }
+  })
+  const heartbeats = page.heartbeats.map((heartbeat) => {
+    const own: readonly SiteOutageTimes[] = bySite.get(heartbeat.site_id) ?? []
+    const view = heartbeatView({
+      heartbeat,
+      state: heartbeatStates.get(heartbeat.site_id) ?? 'new',
+      outages: own,
+      firstPingAt: firstChecks.get(heartbeat.site_id)?.getTime() ?? null,
+      maintenance: maintenanceTime(windows.get(heartbeat.site_id), from),
+      now: at
+    })
+    const counted = heartbeatPageState(view.state)
+    if (counted !== null) siteStates.push(counted)
+    addIncidents(own, null, view.name)
+    return view
+  })
   incidents.sort(incidentOrder)
   return {
     slug: page.slug,
@@ -138,6 +192,8 @@ export async function loadStatusPageView({
     generated_at: now.toISOString(),
     updated_at: iso(Math.min(updated, at)),
     sites,
+    heartbeats,
+    monitors,
     incidents: incidents.slice(0, PAGE_INCIDENTS).map(({ started: _started, ...incident }) => incident)
   }
 }

@@ -1,6 +1,8 @@
 import type { SiteStatus } from '../rules/consensus.js'
+import type { HeartbeatState } from '../rules/heartbeat.js'
 import type { PageState } from '../rules/page-state.js'
 import type { PublicCause } from '../rules/down-cause.js'
+import type { MonitorKind } from '../rules/monitor.js'
 
 /**
  * What a public status page shows, as `GET /status/{slug}.json` answers it; the HTML page, the Atom
@@ -18,8 +20,12 @@ export interface StatusPageView {
   /** When what the page shows last changed: the page itself, or an incident starting or ending. */
   updated_at: string
   sites: StatusPageSiteView[]
+  /** The page's heartbeats, in its order: name, state, uptime and days only, never a ping URL or message. */
+  heartbeats: StatusPageHeartbeatView[]
+  /** The page's tcp, tls and dns monitors, in its order: name, kind, state, uptime and days only, never a target or check. */
+  monitors: StatusPageMonitorView[]
   /**
-   * Outages of the page's sites in the days shown: the ongoing ones first, then by start, newest
+   * Outages of the page's sites, heartbeats and monitors in the days shown: the ongoing ones first, then by start, newest
    * first; at most {@link PAGE_INCIDENTS}.
    */
   incidents: StatusPageIncident[]
@@ -42,6 +48,40 @@ export interface StatusPageSiteView {
   /** Why its newest check was not clean, in public words; null when every location saw it up. */
   cause: PublicCause | null
   /** The last 90 UTC days, oldest first, today (so far) included; a day nothing was monitored has a null uptime. */
+  days: StatusPageDay[]
+}
+
+/** A heartbeat as a public page shows it: no slug, ping URL, schedule or last message. */
+export interface StatusPageHeartbeatView {
+  /** Its anchor on the HTML page (`#site-ANCHOR`): `h` and a number. */
+  anchor: string
+  /** The page's display name for it, or its own name. */
+  name: string
+  state: HeartbeatState
+  /** Its uptime over the last 30 days; null before its first ping. */
+  uptime_percent: number | null
+  /** The last 90 UTC days, as a site's. */
+  days: StatusPageDay[]
+}
+
+/**
+ * A tcp, tls or dns monitor as a public page shows it: its state by a site's rules, but no slug,
+ * target host, port, resolver answer or cause (whose error texts may name them).
+ */
+export interface StatusPageMonitorView {
+  /** Its anchor on the HTML page (`#site-ANCHOR`): `m` and a number. */
+  anchor: string
+  /** The page's display name for it, or its own name. */
+  name: string
+  kind: MonitorKind
+  status: SiteStatus
+  partial: boolean
+  slow: boolean
+  /** Present only during a maintenance window. */
+  maintenance?: { until: string; reason: string | null }
+  /** Its uptime over the last 30 days; null before it is known here. */
+  uptime_percent: number | null
+  /** The last 90 UTC days, as a site's. */
   days: StatusPageDay[]
 }
 

@@ -3,7 +3,14 @@ import { PAGE_STATE_SENTENCES, type PageState } from '../rules/page-state.js'
 import { pageBadgeEmbeds, pageEmbedCode } from './embed.js'
 import { humanDuration, humanPercent, humanTime, statusLabel } from './format.js'
 import type { RenderCache } from './render-cache.js'
-import type { StatusPageDay, StatusPageIncident, StatusPageSiteView, StatusPageView } from './status-page-view.js'
+import type {
+  StatusPageDay,
+  StatusPageHeartbeatView,
+  StatusPageIncident,
+  StatusPageMonitorView,
+  StatusPageSiteView,
+  StatusPageView
+} from './status-page-view.js'
 
 /**
  * The render cache's keys of a status page's answers, exactly their request paths: all of them
@@ -59,12 +66,27 @@ export function dayText(day: StatusPageDay, today: boolean): string {
   return `${date}: ${humanPercent(day.uptime_percent)} uptime, ${outages}${maintenance}`
 }
 
-/** A site's state in words (the site page's label), with maintenance and slowness said. */
-function siteState(site: StatusPageSiteView): { label: string; state: string } {
+/** A site's or a monitor's state in words (the site page's label), with maintenance and slowness said. */
+function siteState(site: Pick<StatusPageSiteView, 'status' | 'partial' | 'slow' | 'maintenance'>): { label: string; state: string } {
   if (site.maintenance !== undefined) return { label: `maintenance until ${humanTime(site.maintenance.until)}`, state: 'maintenance' }
   const label = statusLabel({ status: site.status, blocked: false, partial: site.partial })
   return { label: site.slow ? `${label} (slow)` : label, state: site.status }
 }
+
+/** A heartbeat's state in words, and the sites' status class that colours it. */
+const HEARTBEAT_STATES: Record<StatusPageHeartbeatView['state'], { label: string; state: string }> = {
+  new: { label: 'waiting for its first run', state: 'pending' },
+  up: { label: 'up', state: 'up' },
+  late: { label: 'late', state: 'unconfirmed' },
+  down: { label: 'down', state: 'down' },
+  paused: { label: 'paused', state: 'unavailable' }
+}
+
+/** A monitor's kind as the page names it. */
+const KIND_LABELS: Record<StatusPageMonitorView['kind'], string> = { tcp: 'TCP', tls: 'TLS', dns: 'DNS' }
+
+const bars = (days: readonly StatusPageDay[]): Array<{ c: string; t: string }> =>
+  days.map((day, i) => ({ c: dayClass(day.uptime_percent, day.maintenance_seconds), t: dayText(day, i === days.length - 1) }))
 
 /** The CSS class of the page's state sentence. */
 const STATE_CLASSES: Record<PageState, string> = {
@@ -107,17 +129,34 @@ export function statusPageContext({ view, publicUrl }: { view: StatusPageView; p
       generated: humanTime(view.generated_at),
       generatedIso: view.generated_at
     },
-    sites: view.sites.map((site) => ({
-      name: site.name,
-      anchor: site.anchor,
-      uptime: site.uptime_percent === null ? null : humanPercent(site.uptime_percent),
-      ...siteState(site),
-      cause: site.cause,
-      days: site.days.map((day, i) => ({
-        c: dayClass(day.uptime_percent, day.maintenance_seconds),
-        t: dayText(day, i === site.days.length - 1)
+    // Monitors, then heartbeats, follow the sites in the same list, drawn alike: the page's script updates them all.
+    sites: [
+      ...view.sites.map((site) => ({
+        name: site.name,
+        anchor: site.anchor,
+        uptime: site.uptime_percent === null ? null : humanPercent(site.uptime_percent),
+        ...siteState(site),
+        cause: site.cause,
+        days: bars(site.days)
+      })),
+      ...view.monitors.map((monitor) => ({
+        name: monitor.name,
+        kind: KIND_LABELS[monitor.kind],
+        anchor: monitor.anchor,
+        uptime: monitor.uptime_percent === null ? null : humanPercent(monitor.uptime_percent),
+        ...siteState(monitor),
+        cause: null,
+        days: bars(monitor.days)
+      })),
+      ...view.heartbeats.map((heartbeat) => ({
+        name: heartbeat.name,
+        anchor: heartbeat.anchor,
+        uptime: heartbeat.uptime_percent === null ? null : humanPercent(heartbeat.uptime_percent),
+        ...HEARTBEAT_STATES[heartbeat.state],
+        cause: null,
+        days: bars(heartbeat.days)
       }))
-    })),
+    ],
     ongoing: view.incidents.filter((i) => i.ended_at === null).map(incident),
     past: view.incidents.filter((i) => i.ended_at !== null).map(incident),
     anyIncident: view.incidents.length > 0,

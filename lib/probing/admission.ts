@@ -60,8 +60,8 @@ interface Waiter {
 }
 
 /**
- * Admission control for checks: the one shared limit of the probing side (decisions.md, "Probing at
- * scale"). The capacity is split once: the scheduler gets its own slots (a quarter, at most 500), so
+ * Admission control for checks: the one shared limit of the probing side (decisions.md, "Check
+ * endpoint"). The capacity is split once: the scheduler gets its own slots (a quarter, at most 500), so
  * scheduled checks never wait behind on-demand ones and are never refused; on-demand checks share the
  * rest; a single check is refused at once when it is full, never queued, and a batch's checks wait
  * for a slot (each batch's own domains, so the waiting is bounded by what was admitted to the budget).

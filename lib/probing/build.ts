@@ -31,6 +31,7 @@ export interface ProbingOptions {
   siteExpect?: SupervisorOptions['siteExpect']
   /** A tracked site's own request and assertions, which its checks send. */
   siteCheck?: SupervisorOptions['siteCheck']
+  siteTarget?: SupervisorOptions['siteTarget']
   /** The supervisor's look-up for the target policy; default: a resolver with {@link Probing.dns}. */
   lookup?: Resolve
   /** Wraps the pool as the supervisor asks it (tests count the probe runs). */
@@ -106,7 +107,8 @@ export function createProbing(config: Config, opts: ProbingOptions): Probing {
     lookupTimeoutMs: dns.timeoutMs,
     onResult: opts.onResult,
     siteExpect: opts.siteExpect,
-    siteCheck: opts.siteCheck
+    siteCheck: opts.siteCheck,
+    siteTarget: opts.siteTarget
   })
   return { policy, dns, locations, admission, checks }
 }

@@ -10,7 +10,10 @@ import { isSlowCheck } from '../rules/slow.js'
 
 /** What one check asks: a domain and, when given, the expectations (normal form) its answers are judged by. */
 export interface Ask {
+  /** The check's domain: a web site's, or a tracked monitor's identity (`monitor:<slug>`), which its result is recorded under. */
   domain: string
+  /** The host probed: the domain, or a monitor's target. */
+  target: string
   expect: Readonly<Expectations> | null
   /** What each location does (lib/rules/check-spec.ts); null: the plain web check. */
   check: CheckSpec | null
@@ -51,14 +54,15 @@ export function ask(
   given: Readonly<Expectations> | null = null,
   site: Readonly<Expectations> | null = null,
   check: CheckSpec | null = null,
-  siteCheck: CheckSpec | null = null
+  siteCheck: CheckSpec | null = null,
+  target: string = domain
 ): Ask {
   const expect = given ?? site
   const asked = isPlainWebCheck(check) ? siteCheck : check
   const own = isPlainWebCheck(check) || (siteCheck !== null && checkDigest(check as CheckSpec) === checkDigest(siteCheck))
   const record = own && (given === null || (site !== null && sameExpectations(given, site)))
   const spec = isPlainWebCheck(asked) ? null : asked
-  return { domain, expect, check: spec, runKey: checkKey(domain, expect, spec), record }
+  return { domain, target, expect, check: spec, runKey: checkKey(domain, expect, spec), record }
 }
 
 /** The result's `slow`, present only when the check gave `max_response_ms`: existing answers keep their fields. */

@@ -77,6 +77,11 @@ export interface SupervisorOptions {
   siteExpect?: (domain: string) => Readonly<Expectations> | null
   /** A tracked site's own request and assertions (null: the plain web check, or not tracked). */
   siteCheck?: (domain: string) => CheckSpec | null
+  /**
+   * The host a tracked monitor's identity (`monitor:<slug>`) probes; null for anything else, whose
+   * domain is its host. Only the scheduler asks about such an identity: no API takes one as a domain.
+   */
+  siteTarget?: (domain: string) => string | null
   /** MAX_CHECKS_IN_FLIGHT's gate; without one (some tests) every check is admitted. */
   admission?: Admission
   /** With REDIS_URL: on-demand results and their probe runs shared with the other instances. */
@@ -275,7 +280,8 @@ export class CheckSupervisor {
   }
 
   #ask(domain: string, given: Readonly<Expectations> | null, check: CheckSpec | null = null): Ask {
-    return ask(domain, given, this.#opts.siteExpect?.(domain) ?? null, check, this.#opts.siteCheck?.(domain) ?? null)
+    const target = this.#opts.siteTarget?.(domain) ?? domain
+    return ask(domain, given, this.#opts.siteExpect?.(domain) ?? null, check, this.#opts.siteCheck?.(domain) ?? null, target)
   }
 
   #admit(source: 'demand' | 'schedule', key: string | undefined): Ticket {
@@ -330,10 +336,10 @@ export class CheckSupervisor {
    * The check's work on this thread, handing it over and answering it, is done in its lane's turn:
    * a flood of one key's checks (thousands timing out together) does not hold up another's.
    */
-  async #probe({ domain, expect, check }: Ask, lane: string, light: boolean, signal: AbortSignal | undefined): Promise<Outcome> {
+  async #probe({ domain, target, expect, check }: Ask, lane: string, light: boolean, signal: AbortSignal | undefined): Promise<Outcome> {
     await this.#turns.run(lane, ready)
     const { connectTo, lookup, lookupTimeoutMs = 10_000, prober } = this.#opts
-    const dial = applyConnectTo(connectTo, domain, check !== null && check.type !== 'http' && check.type !== 'dns' ? check.port : 443)
+    const dial = applyConnectTo(connectTo, target, check !== null && check.type !== 'http' && check.type !== 'dns' ? check.port : 443)
     // A DNS check dials nothing: the location's resolvers are asked about the name.
     const verdict =
       check?.type === 'dns' ? { ok: true as const } : await checkHost(dial.host, this.#policy, { lookup, timeoutMs: lookupTimeoutMs })
@@ -341,7 +347,7 @@ export class CheckSupervisor {
     // it as down, and a direct location judges the very address it dials.
     if (!verdict.ok && verdict.reason === 'non_public') return { ok: false, error: NON_PUBLIC_ERROR }
     const checkedAt = this.#now()
-    const answers = await prober.probeAll(domain, lane, light, signal, judgedAtLocations(expect), check ?? undefined)
+    const answers = await prober.probeAll(target, lane, light, signal, judgedAtLocations(expect), check ?? undefined)
     await this.#turns.run(lane, ready)
     let cut = false
     const locations: LocationResult[] = []

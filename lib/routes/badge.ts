@@ -1,10 +1,16 @@
 import Boom from '@hapi/boom'
 import type { Request, ResponseToolkit, RouteOptions, ServerRoute } from '@hapi/hapi'
-import { describeBadge, parseBadgeOptions, BadgeOptionError, type BadgeOptions } from '../badge/describe.js'
+import {
+  describeBadge,
+  parseBadgeOptions,
+  BadgeOptionError,
+  DEFAULT_OPTIONS,
+  type BadgeContent,
+  type BadgeOptions
+} from '../badge/describe.js'
 import { BADGE_CACHE_CONTROL, NO_STORE, type BadgeRenderer, type RenderedBadge } from '../badge/renderer.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
 import type { SiteStates } from '../monitoring/state/site-state.js'
-import type { CurrentStatus } from '../monitoring/state/status-record.js'
 
 /** A bad badge option is a 400 saying which. */
 export function optionFailure(err: unknown): never {
@@ -36,11 +42,6 @@ export function badgeDomain(states: SiteStates, raw: string): string {
   return parsed.domain
 }
 
-/** The site behind a badge URL, or null when nobody tracks it; a name that cannot be a domain is a 400. */
-function site(states: SiteStates, raw: string, now: Date): CurrentStatus | null {
-  return states.current(badgeDomain(states, raw), now)
-}
-
 const BADGE_HEADERS = Object.freeze({
   'cache-control': BADGE_CACHE_CONTROL,
   'access-control-allow-origin': '*',
@@ -52,21 +53,56 @@ const BADGE_HEADERS = Object.freeze({
 export const SVG = 'image/svg+xml'
 export const JSON_TYPE = 'application/json; charset=utf-8'
 
+/** The headers a badge's hits send, built once per rendered badge. */
+function hitHeaders(badge: RenderedBadge): NonNullable<RenderedBadge['headers']> {
+  badge.headers ??= {
+    identity: Object.freeze({ ...BADGE_HEADERS, etag: badge.etagHeader }),
+    gzip: Object.freeze({ ...BADGE_HEADERS, etag: badge.gzipEtagHeader })
+  }
+  return badge.headers
+}
+
 /**
  * Sends a cached badge: gzip-accepting clients get the body compressed once at render time, and
  * hapi answers a matching If-None-Match with 304. Every value is computed at render time; a hit
- * only sets headers. `known` false (nothing known of what the URL names): `no-store`.
+ * copies its headers in at once and writes bytes encoded once. `known` false (nothing known of
+ * what the URL names): `no-store`.
  */
 export function sendBadge(request: Request, h: ResponseToolkit, badge: RenderedBadge, type: string, known = true) {
   const encoding = request.info.acceptEncoding
   const gzip = encoding === 'gzip'
-  const response = h.response(gzip ? badge.gzip : badge.body).type(type)
-  // The same headers on every hit: copied in at once rather than one header() call each.
-  Object.assign(response.headers, BADGE_HEADERS)
-  if (!known) response.headers['cache-control'] = NO_STORE
-  if (gzip) return response.header('etag', badge.gzipEtagHeader).compressed('gzip')
+  const response = h.response(gzip ? badge.gzip : badge.bytes).type(type)
   // Identity as it is; any other coding hapi applies itself and appends to the strong ETag.
-  return encoding === 'identity' ? response.header('etag', badge.etagHeader) : response.etag(badge.etag)
+  const identity = encoding === 'identity'
+  Object.assign(response.headers, gzip ? hitHeaders(badge).gzip : identity ? hitHeaders(badge).identity : BADGE_HEADERS)
+  if (!known) response.headers['cache-control'] = NO_STORE
+  if (gzip) return response.compressed('gzip')
+  if (identity) return response
+  return response.etag(badge.etag)
+}
+
+/** Sites whose plain badge is kept by domain at most; past it the memo starts over. */
+const MAX_PLAIN = 100_000
+
+/**
+ * Each tracked site's badge as most embeds ask for it (no style, label or logo), with what it says:
+ * a hit whose words are unchanged sends it without building the renderer's key.
+ */
+class PlainBadges {
+  readonly #kept = new Map<string, { content: BadgeContent; badge: RenderedBadge }>()
+
+  /** The badge kept for `domain` if it says `content`'s words. */
+  get(domain: string, content: BadgeContent): RenderedBadge | undefined {
+    const kept = this.#kept.get(domain)
+    if (kept === undefined) return undefined
+    const said = kept.content
+    return said.label === content.label && said.message === content.message && said.color === content.color ? kept.badge : undefined
+  }
+
+  keep(domain: string, content: BadgeContent, badge: RenderedBadge): void {
+    if (this.#kept.size >= MAX_PLAIN) this.#kept.clear()
+    this.#kept.set(domain, { content, badge })
+  }
 }
 
 /**
@@ -82,30 +118,36 @@ export function statusBadgeRoutes({
   renderer: BadgeRenderer
   now: () => Date
 }): ServerRoute[] {
-  return [
-    {
+  const route = (
+    path: string,
+    type: string,
+    draw: (content: BadgeContent, options: BadgeOptions, request: Request) => RenderedBadge
+  ): ServerRoute => {
+    const plain = new PlainBadges()
+    return {
       method: 'GET',
-      path: '/api/badge/{domain}',
+      path,
       options: BADGE_ROUTE,
       handler: (request, h) => {
-        const { style, label, logo } = badgeOptions(request)
-        const current = site(states, request.params.domain as string, now())
-        const badge = renderer.svg(describeBadge(current, label), style, label !== undefined, logo)
-        return sendBadge(request, h, badge, SVG, current !== null)
-      }
-    },
-    {
-      method: 'GET',
-      path: '/api/badge/{domain}/endpoint',
-      options: BADGE_ROUTE,
-      handler: (request, h) => {
-        const { style, label, logo } = badgeOptions(request)
-        // shields.io applies its own default style unless the URL names one.
-        const chosen = request.query.style === undefined ? undefined : style
-        const current = site(states, request.params.domain as string, now())
-        const badge = renderer.endpoint(describeBadge(current, label), chosen, label !== undefined, logo)
-        return sendBadge(request, h, badge, JSON_TYPE, current !== null)
+        const options = badgeOptions(request)
+        const domain = badgeDomain(states, request.params.domain as string)
+        const current = states.current(domain, now())
+        const content = describeBadge(current, options.label)
+        const usual = options === DEFAULT_OPTIONS && current !== null
+        let badge = usual ? plain.get(domain, content) : undefined
+        if (badge === undefined) {
+          badge = draw(content, options, request)
+          if (usual) plain.keep(domain, content, badge)
+        }
+        return sendBadge(request, h, badge, type, current !== null)
       }
     }
+  }
+  return [
+    route('/api/badge/{domain}', SVG, (content, { style, label, logo }) => renderer.svg(content, style, label !== undefined, logo)),
+    route('/api/badge/{domain}/endpoint', JSON_TYPE, (content, { style, label, logo }, request) =>
+      // shields.io applies its own default style unless the URL names one.
+      renderer.endpoint(content, request.query.style === undefined ? undefined : style, label !== undefined, logo)
+    )
   ]
 }

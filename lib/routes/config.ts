@@ -8,6 +8,7 @@ import type { ConfigFile } from '../rules/config-file.js'
 import { MAX_FILE_BYTES, parseConfigText, problemText } from '../rules/config-parse.js'
 import { planCounts, planText, type ConfigPlan } from '../rules/config-plan.js'
 import type { Db } from '../store/db.js'
+import type { SecretBox } from '../webhooks/secret-box.js'
 
 const pruneQuery = Joi.object({ prune: Joi.boolean().default(false) }).unknown(false)
 
@@ -51,9 +52,12 @@ export function configRoutes({
   now,
   publicUrl,
   sitesChanged,
-  pagesChanged
+  pagesChanged,
+  webhooks
 }: {
   db: Db
+  /** The secret box that seals webhook and channel secrets. */
+  webhooks: { box: SecretBox }
   now: () => Date
   publicUrl: string
   sitesChanged: () => Promise<void>
@@ -85,7 +89,7 @@ export function configRoutes({
       handler: async (request) => {
         const file = fileOf(request.payload)
         const { prune } = request.query as { prune: boolean }
-        return planRecord(await planFile({ db, file, prune }).catch(refused), false)
+        return planRecord(await planFile({ db, file, prune, box: webhooks.box }).catch(refused), false)
       }
     },
     {
@@ -95,7 +99,7 @@ export function configRoutes({
       handler: async (request) => {
         const file = fileOf(request.payload)
         const { prune } = request.query as { prune: boolean }
-        const applied = await applyFile({ db, file, prune, now }).catch(refused)
+        const applied = await applyFile({ db, file, prune, now, box: webhooks.box }).catch(refused)
         if (applied.plan.items.length > 0) {
           await sitesChanged()
           pagesChanged(applied.pages)

@@ -3,6 +3,7 @@ import type { ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
 import { requireScope } from '../auth.js'
 import { addHeartbeat, changedSettings, changeHeartbeat, removeHeartbeat, rotateToken } from '../heartbeats/manage.js'
+import type { HeartbeatSchedule } from '../rules/heartbeat.js'
 import { heartbeatBody, heartbeatPatch, slugFromName } from '../rules/heartbeat-fields.js'
 import { durationSeconds } from '../rules/outages.js'
 import { isDuplicateKey, type Db } from '../store/db.js'
@@ -17,7 +18,7 @@ export function heartbeatRecord(row: HeartbeatRow, outage: OutageRow | null, now
   return {
     slug: row.slug,
     name: row.name,
-    schedule: { every_s: row.every_s },
+    schedule: row.schedule,
     grace_s: row.grace_s,
     max_runtime_s: row.max_runtime_s,
     state: row.state,
@@ -55,7 +56,7 @@ const slugParam = Joi.object({ slug: Joi.string().pattern(/^[a-z0-9-]{1,64}$/) }
 interface Body {
   name: string
   slug?: string
-  schedule: { every_s: number }
+  schedule: HeartbeatSchedule
   grace_s: number
   max_runtime_s?: number | null
 }
@@ -105,7 +106,7 @@ export function heartbeatRoutes({ db, now, publicUrl }: { db: Db; now: () => Dat
         if (slug === '') throw Boom.badRequest('"slug" is required when the name has no letters or digits')
         const settings = {
           name: body.name,
-          every_s: body.schedule.every_s,
+          schedule: body.schedule,
           grace_s: body.grace_s,
           max_runtime_s: body.max_runtime_s ?? null
         }

@@ -33,7 +33,10 @@ import { forgetStatusPage } from '../pages/status-page.js'
 import { webhookRoutes, type WebhookRouteDeps } from './webhooks.js'
 import { alertPolicyRoutes } from './alert-policies.js'
 import { heartbeatRoutes } from './heartbeats.js'
+import { HeartbeatFigures } from '../badge/heartbeat-figures.js'
 import { heartbeatBadgeRoutes } from './heartbeat-badge.js'
+import { monitorRoutes } from './monitors.js'
+import { monitorBadgeRoutes } from './monitor-badge.js'
 import { pingRoutes, type PingLimits } from './pings.js'
 import { configRoutes } from './config.js'
 import { channelRoutes, type AlertRouteDeps } from './channels.js'
@@ -90,6 +93,7 @@ export interface RouteDeps {
  * declares the scope it needs (`requireScope`); `GET /api/v1/rate_limit` alone is open to any key.
  */
 export function routes(deps: RouteDeps): ServerRoute[] {
+  const heartbeatFigures = new HeartbeatFigures({ db: deps.db })
   return [
     ...healthRoutes({ ...deps, alerts: deps.alertHealth }),
     ...rateLimitRoutes(deps),
@@ -101,6 +105,10 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...(deps.states
       ? siteRoutes({ db: deps.db, states: deps.states, now: deps.now, sitesChanged: deps.sitesChanged, box: deps.webhooks.box })
       : []),
+    ...(deps.states
+      ? monitorRoutes({ db: deps.db, states: deps.states, now: deps.now, sitesChanged: deps.sitesChanged, box: deps.webhooks.box })
+      : []),
+    ...(deps.states ? monitorBadgeRoutes({ states: deps.states, renderer: deps.badges, now: deps.now }) : []),
     ...maintenanceRoutes(deps),
     ...statusPageRoutes({
       ...deps,
@@ -141,8 +149,14 @@ export function routes(deps: RouteDeps): ServerRoute[] {
     ...channelRoutes({ db: deps.db, now: deps.now, ...deps.alerting }),
     ...alertPolicyRoutes({ db: deps.db, now: deps.now, ...deps.alerting }),
     ...heartbeatRoutes(deps),
-    ...heartbeatBadgeRoutes({ db: deps.db, renderer: deps.badges }),
-    ...pingRoutes({ ...deps, ...(deps.pingLimits === undefined ? {} : { limits: deps.pingLimits }) }),
+    ...heartbeatBadgeRoutes({ figures: heartbeatFigures, renderer: deps.badges, now: deps.now }),
+    ...pingRoutes({
+      ...deps,
+      pinged: (tokenHash) => {
+        heartbeatFigures.forgetToken(tokenHash)
+      },
+      ...(deps.pingLimits === undefined ? {} : { limits: deps.pingLimits })
+    }),
     ...metricsRoutes(deps.metrics),
     ...openApiRoutes({ publicUrl: deps.publicUrl }),
     ...fallbackRoutes()

@@ -2,7 +2,7 @@ import Boom from '@hapi/boom'
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import Joi from 'joi'
 import { PING_TOKEN } from '../heartbeats/manage.js'
-import { recordPing, tokenHashOf } from '../heartbeats/pings.js'
+import { PingCommitter, tokenHashOf } from '../heartbeats/pings.js'
 import { RateLimiter } from '../rate-limit.js'
 import { clientAddress } from '../rules/client-address.js'
 import { pingKindOf, type PingKind } from '../rules/heartbeat.js'
@@ -17,7 +17,13 @@ export interface PingLimits {
 
 export const PING_LIMITS: PingLimits = { perToken: 120, perAddress: 12_000 }
 
-const query = Joi.object({ rid: ridSchema }).unknown(false).messages({ 'object.unknown': 'a ping takes only "rid"' })
+const querySchema = Joi.object({ rid: ridSchema }).unknown(false).messages({ 'object.unknown': 'a ping takes only "rid"' })
+
+/** Most pings carry no query: Joi is asked only about one there is (validating an empty one took more CPU than hapi's own code). */
+async function query(value: unknown): Promise<unknown> {
+  if (Object.keys(value as object).length === 0) return value
+  return querySchema.validateAsync(value)
+}
 
 function refuse(limit: number, retryAfterMs: number, what: string): Boom.Boom {
   const boom = Boom.tooManyRequests(`too many pings ${what}: at most ${limit} a minute`)
@@ -27,25 +33,30 @@ function refuse(limit: number, retryAfterMs: number, what: string): Boom.Boom {
 
 /**
  * The ping URLs: `/ping/<token>` (success), `/start`, `/fail` and `/<0-255>` (0 success, else a
- * failure), by GET, HEAD or POST, no key. A ping is answered `OK` only once its transaction has
- * committed (lib/heartbeats/pings.ts). Pings are limited per token and per client address in this
+ * failure), by GET, HEAD or POST, no key. A ping is answered `OK` only once the transaction that
+ * holds it has committed: pings arriving together share one (group commit, lib/heartbeats/pings.ts). Pings are limited per token and per client address in this
  * process, before any query: one token flooded spends its own budget and nobody else's.
  */
 export function pingRoutes({
   db,
   now,
   trustedProxies = [],
-  limits = PING_LIMITS
+  limits = PING_LIMITS,
+  pinged
 }: {
   db: Db
   now: () => Date
   trustedProxies?: readonly string[]
   limits?: PingLimits
+  /** Told the hash of each token whose ping committed (what keeps heartbeats in memory forgets them). */
+  pinged?: (tokenHash: string) => void
 }): ServerRoute[] {
   const limiter = new RateLimiter({ now: () => now().getTime() })
+  const committer = new PingCommitter({ db, now })
   const handle = async (request: Request, h: ResponseToolkit, kind: PingKind) => {
     const token = request.params.token as string
-    const tokenKey = `token:${tokenHashOf(token)}`
+    const tokenHash = tokenHashOf(token)
+    const tokenKey = `token:${tokenHash}`
     const byToken = limiter.take(tokenKey, limits.perToken, 1)
     if (!byToken.allowed) throw refuse(limits.perToken, byToken.retryAfterMs, 'to this heartbeat')
     const address = clientAddress(request.info.remoteAddress, request.raw.req.headers['x-forwarded-for'], trustedProxies)
@@ -58,8 +69,9 @@ export function pingRoutes({
     const body = request.payload
     const message = Buffer.isBuffer(body) && body.length > 0 ? body.toString('utf8') : undefined
     const rid = (request.query as { rid?: string }).rid ?? null
-    const settled = await recordPing({ db, ping: { token, kind, rid, ...(message === undefined ? {} : { message }) }, now })
+    const settled = await committer.record({ token, kind, rid, ...(message === undefined ? {} : { message }) }, tokenHash)
     if (settled === null) throw Boom.notFound('no heartbeat has this ping token')
+    pinged?.(tokenHash)
     return h.response('OK').type('text/plain; charset=utf-8').header('cache-control', 'no-store')
   }
   const options = (method: string) => ({

@@ -8,10 +8,12 @@ import type { RenderCache, RenderedPage } from '../pages/render-cache.js'
 import { statusPageKeys } from '../pages/status-page.js'
 import { statusPageFeed } from '../pages/status-page-feed.js'
 import { loadStatusPageView } from '../pages/status-page-model.js'
+import { heartbeatPageState } from '../pages/status-page-heartbeats.js'
 import type { StatusPageView } from '../pages/status-page-view.js'
 import { pageState, type PageSiteState, type PageState } from '../rules/page-state.js'
 import { parseSlug } from '../rules/status-page-fields.js'
 import type { Db } from '../store/db.js'
+import { listHeartbeatStates } from '../store/heartbeats.js'
 import { BADGE_ROUTE, badgeOptions, JSON_TYPE, sendBadge, SVG } from './badge.js'
 
 /** How long a page badge's state is reused: the badge is cached a minute by anyone anyway. */
@@ -71,11 +73,12 @@ export function statusPageDataRoutes({ db, states, now, publicUrl, badges, rende
     })
 
   const badgeStates = new WeakMap<PageSites, { at: number; state: PageState }>()
-  const stateOf = (page: PageSites, at: Date): PageState => {
+  /** The page's state: its sites' and monitors' from memory; its heartbeats' (if any) read, at most once a second per page. */
+  const stateOf = (page: PageSites, at: Date): PageState | Promise<PageState> => {
     const kept = badgeStates.get(page)
     if (kept !== undefined && at.getTime() - kept.at < BADGE_STATE_MS && at.getTime() >= kept.at) return kept.state
     const sites: PageSiteState[] = []
-    for (const domain of page.domains) {
+    for (const domain of [...page.domains, ...page.monitorDomains]) {
       const site = states.current(domain, at)
       sites.push(
         site === null
@@ -83,9 +86,19 @@ export function statusPageDataRoutes({ db, states, now, publicUrl, badges, rende
           : { status: site.status, partial: site.partial, slow: site.slow, maintenance: site.maintenance === true }
       )
     }
-    const state = pageState(sites)
-    badgeStates.set(page, { at: at.getTime(), state })
-    return state
+    const settle = (): PageState => {
+      const state = pageState(sites)
+      badgeStates.set(page, { at: at.getTime(), state })
+      return state
+    }
+    if (page.heartbeatSiteIds.length === 0) return settle()
+    return listHeartbeatStates({ db, siteIds: page.heartbeatSiteIds }).then((read) => {
+      for (const id of page.heartbeatSiteIds) {
+        const counted = heartbeatPageState(read.get(id) ?? 'new')
+        if (counted !== null) sites.push(counted)
+      }
+      return settle()
+    })
   }
 
   return [
@@ -121,12 +134,16 @@ export function statusPageDataRoutes({ db, states, now, publicUrl, badges, rende
         const at = now()
         const answer = (page: PageSites | null) => {
           if (page === null) throw Boom.notFound(NO_SUCH_PAGE)
-          const content = describePageBadge(page.title, stateOf(page, at), label)
-          const custom = label !== undefined
-          if (format === 'svg') return sendBadge(request, h, badges.svg(content, style, custom, logo), SVG)
-          // shields.io applies its own default style unless the URL names one.
-          const chosen = request.query.style === undefined ? undefined : style
-          return sendBadge(request, h, badges.endpoint(content, chosen, custom, logo), JSON_TYPE)
+          const draw = (pageState: PageState) => {
+            const content = describePageBadge(page.title, pageState, label)
+            const custom = label !== undefined
+            if (format === 'svg') return sendBadge(request, h, badges.svg(content, style, custom, logo), SVG)
+            // shields.io applies its own default style unless the URL names one.
+            const chosen = request.query.style === undefined ? undefined : style
+            return sendBadge(request, h, badges.endpoint(content, chosen, custom, logo), JSON_TYPE)
+          }
+          const state = stateOf(page, at)
+          return state instanceof Promise ? state.then(draw) : draw(state)
         }
         // Answered synchronously from memory, as the site badge is; only a first look waits for a read.
         const found = directory.get(slug, at.getTime())

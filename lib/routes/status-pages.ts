@@ -15,13 +15,15 @@ export const MAX_PAGE_BODY_BYTES = 64 * 1024
 
 const slugParams = Joi.object({ slug: slugSchema.required() })
 
-/** A page as the API shows it: its fields, its sites in order with the name the page gives them, its public address. */
+/** A page as the API shows it: its fields, its sites, heartbeats and monitors in order with the name the page gives them, its public address. */
 export interface PageRecord {
   slug: string
   title: string
   description: string | null
   logo_url: string | null
   sites: Array<{ domain: string; name: string | null }>
+  heartbeats: Array<{ slug: string; name: string | null }>
+  monitors: Array<{ slug: string; name: string | null }>
   url: string
   created_at: string
   changed_at: string
@@ -34,6 +36,8 @@ export function pageRecord(page: StoredStatusPage, publicUrl: string): PageRecor
     description: page.description,
     logo_url: page.logo_url,
     sites: page.sites.map((s) => ({ domain: s.domain, name: s.display_name })),
+    heartbeats: page.heartbeats.map((h) => ({ slug: h.slug, name: h.display_name })),
+    monitors: page.monitors.map((m) => ({ slug: m.slug, name: m.display_name })),
     url: pageUrl(publicUrl, page.slug),
     created_at: page.created_at.toISOString(),
     changed_at: page.changed_at.toISOString()
@@ -43,7 +47,8 @@ export function pageRecord(page: StoredStatusPage, publicUrl: string): PageRecor
 /** A write that came to nothing, as an answer: the use case's words, the status its reason calls for. */
 function refusal(outcome: PageRefusal, slug: string): Boom.Boom {
   const message = refusalMessage(outcome, slug)
-  if (outcome.reason === 'not_tracked') return Boom.badRequest(message)
+  if (outcome.reason === 'not_tracked' || outcome.reason === 'no_heartbeat' || outcome.reason === 'no_monitor')
+    return Boom.badRequest(message)
   return outcome.reason === 'slug_taken' ? Boom.conflict(message) : Boom.notFound(message)
 }
 

@@ -5,15 +5,14 @@ import { pageLimit } from './paging.js'
 import { requireScope } from '../auth.js'
 import type { Resolve } from '../net/resolver.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
-import { EVENT_TYPES } from '../rules/events.js'
 import type { TargetPolicy } from '../rules/target-policy.js'
+import { webhookFields } from '../rules/webhooks.js'
 import type { Db } from '../store/db.js'
 import { deleteWebhook, findWebhook, listDeliveries, listWebhooks, type DeliveryRow, type WebhookRow } from '../store/webhooks.js'
 import { createWebhook, refuseWebhookUrl, retryDelivery } from '../webhooks/manage.js'
 import type { SecretBox } from '../webhooks/secret-box.js'
 
-export const MAX_URL_LENGTH = 2048
-export const MAX_DOMAINS = 100
+export { MAX_DOMAINS, MAX_URL_LENGTH } from '../rules/webhooks.js'
 
 export interface WebhookRouteDeps {
   db: Db
@@ -28,23 +27,7 @@ export interface WebhookRouteDeps {
   wake: () => void
 }
 
-const createBody = Joi.object({
-  url: Joi.string()
-    .max(MAX_URL_LENGTH)
-    .uri({ scheme: ['http', 'https'] })
-    .required()
-    .messages({
-      'string.uriCustomScheme': '"url" must be an http:// or https:// URL',
-      'string.uri': '"url" must be an http:// or https:// URL'
-    }),
-  events: Joi.array()
-    .items(Joi.string().valid(...EVENT_TYPES))
-    .min(1)
-    .unique()
-    .allow(null)
-    .messages({ 'any.only': `"events" may list only ${EVENT_TYPES.join(', ')}` }),
-  domains: Joi.array().items(Joi.string().max(2048)).min(1).max(MAX_DOMAINS).allow(null)
-})
+const createBody = Joi.object(webhookFields)
   .required()
   .unknown(false)
   .label('request body')

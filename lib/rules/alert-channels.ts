@@ -129,16 +129,21 @@ const id = Joi.number()
   .min(1)
   .max(2 ** 31)
 
-/** A new channel's body: its kind's config is judged after (it depends on the kind). */
-export const newChannelSchema = Joi.object({
+/**
+ * A channel's name, kind and config, as the API and a monitoring-as-code file take them: its kind's
+ * config is judged after (it depends on the kind). Each names the channel it reports to its own way.
+ */
+export const channelFields = {
   name: channelNameSchema.required(),
   kind: Joi.string()
     .valid(...CHANNEL_KINDS)
     .required()
     .messages({ 'any.only': `"kind" must be one of ${CHANNEL_KINDS.join(', ')}` }),
-  config: Joi.object().unknown(true).required(),
-  report_to: id.allow(null)
-})
+  config: Joi.object().unknown(true).required()
+}
+
+/** A new channel's body: `report_to` by id. */
+export const newChannelSchema = Joi.object({ ...channelFields, report_to: id.allow(null) })
   .required()
   .unknown(false)
   .label('request body')

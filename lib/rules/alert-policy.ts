@@ -36,7 +36,8 @@ const id = Joi.number()
 const channelList = Joi.array().items(id).min(1).max(MAX_POLICY_CHANNELS).unique()
 const minutes = (min: number) => Joi.number().integer().min(min).max(MAX_AFTER_MIN)
 
-const fields = {
+/** A policy's fields as the API judges them (channels by id); a configuration file names channels instead. */
+export const policyFields = {
   name: Joi.string()
     .trim()
     .min(1)
@@ -59,13 +60,13 @@ const fields = {
   group_window_s: Joi.number().integer().min(0).max(MAX_GROUP_WINDOW_S)
 }
 
-const newPolicySchema = Joi.object({ ...fields, name: fields.name.required(), channels: fields.channels.required() })
+const newPolicySchema = Joi.object({ ...policyFields, name: policyFields.name.required(), channels: policyFields.channels.required() })
   .required()
   .unknown(false)
   .label('request body')
   .messages({ 'object.base': 'request body must be a JSON object with "name" and "channels"' })
 
-const changeSchema = Joi.object(fields).required().min(1).unknown(false).label('request body').messages({
+const changeSchema = Joi.object(policyFields).required().min(1).unknown(false).label('request body').messages({
   'object.base': 'request body must be a JSON object',
   'object.min': 'request body must change at least one field'
 })

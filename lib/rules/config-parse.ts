@@ -36,18 +36,20 @@ export function problemText(p: LocatedProblem): string {
   return `${p.file}${p.line === null ? '' : `:${p.line}`}: ${p.field === '' ? '' : `${p.field}: `}${p.message}`
 }
 
-/** Puts each `${NAME}` in from `env`; refuses credentials written out and names not set. */
+/** Puts each `${NAME}` in from `env` (noting where, in `fromEnv`); refuses credentials written out and names not set. */
 function withSecrets(
   value: unknown,
   path: FileProblem['path'],
   env: Readonly<Record<string, string | undefined>>,
-  problems: FileProblem[]
+  problems: FileProblem[],
+  fromEnv: Set<string>
 ): unknown {
   if (typeof value === 'string') {
     const ref = ENV_REF.exec(value)
     if (ref) {
       const name = ref[1] as string
       const found = env[name]
+      fromEnv.add(pathText(path))
       if (found === undefined) problems.push({ path, message: `the environment variable ${name} is not set` })
       return found ?? ''
     }
@@ -56,9 +58,9 @@ function withSecrets(
       problems.push({ path, message: 'holds a secret written out; write "${NAME}" and set NAME in the environment' })
     return value
   }
-  if (Array.isArray(value)) return value.map((v, i) => withSecrets(v, [...path, i], env, problems))
+  if (Array.isArray(value)) return value.map((v, i) => withSecrets(v, [...path, i], env, problems, fromEnv))
   if (value !== null && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withSecrets(v, [...path, k], env, problems)]))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withSecrets(v, [...path, k], env, problems, fromEnv)]))
   return value
 }
 
@@ -111,8 +113,9 @@ export function parseConfigText(text: string, name: string, env: Readonly<Record
     return { ok: false, problems: [{ file: name, line: null, field: '', message: 'aliases are not allowed in a configuration file' }] }
   }
   const secretProblems: FileProblem[] = []
-  const value = withSecrets(raw, [], env, secretProblems)
+  const fromEnv = new Set<string>()
+  const value = withSecrets(raw, [], env, secretProblems, fromEnv)
   if (secretProblems.length > 0) return located(secretProblems)
-  const checked = checkConfigFile(value)
+  const checked = checkConfigFile(value, fromEnv)
   return checked.ok ? checked : located(checked.problems)
 }

@@ -1,5 +1,6 @@
 import { daysRemaining, type SiteCertificate } from './certificates.js'
 import { durationSeconds } from './outages.js'
+import { monitorOf, type MonitorRef } from './monitor.js'
 
 /** Every event type the service announces, on streams and to webhooks alike. */
 export const EVENT_TYPES = [
@@ -11,7 +12,9 @@ export const EVENT_TYPES = [
   'site.slow',
   'site.slow_ended',
   'maintenance.started',
-  'maintenance.ended'
+  'maintenance.ended',
+  'heartbeat.late',
+  'heartbeat.late_ended'
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
@@ -26,13 +29,23 @@ export const PAGE_EVENT_TYPES = [
   'site.slow',
   'site.slow_ended',
   'maintenance.started',
-  'maintenance.ended'
+  'maintenance.ended',
+  'heartbeat.late',
+  'heartbeat.late_ended'
 ] as const satisfies readonly EventType[]
 
 /** A site as events name it. */
 export interface EventSite {
   domain: string
   name: string
+  /** The row's kind: a monitor's (tcp, tls, dns) events name it (`monitor`); absent or `http` for a web site. */
+  kind?: string
+}
+
+/** A monitor's events name it, `monitor: {kind, slug}`, beside `site` (whose domain is `monitor:<slug>`); a web site's do not. */
+function named(site: EventSite): { monitor?: MonitorRef } {
+  const monitor = monitorOf(site)
+  return monitor === null ? {} : { monitor }
 }
 
 /** The payload of `outage.opened` and `outage.closed`: the outage record plus its site. */
@@ -43,12 +56,16 @@ export interface OutageEventData {
   ended_at: string | null
   duration_seconds: number
   site: EventSite
+  /** The monitor, for a monitor's event (tcp, tls, dns); absent for a web site's. */
+  monitor?: MonitorRef
 }
 
 /** The payload of `site.added` and `site.removed`: the site and when it changed. */
 export interface SiteEventData {
   site: EventSite
   at: string
+  /** The monitor, for a monitor's event (tcp, tls, dns); absent for a web site's. */
+  monitor?: MonitorRef
 }
 
 /** The payload of `certificate.expiring`: the site, its certificate, and the threshold crossed. */
@@ -60,6 +77,8 @@ export interface CertificateEventData {
   issuer: string | null
   /** When the check that saw the certificate ran. */
   at: string
+  /** The monitor, for a monitor's event (tcp, tls, dns); absent for a web site's. */
+  monitor?: MonitorRef
 }
 
 /** The payload of `site.slow` and `site.slow_ended`: the check that made it so, and the threshold. */
@@ -69,6 +88,8 @@ export interface SlowEventData {
   max_response_ms: number | null
   /** When the check ran. */
   at: string
+  /** The monitor, for a monitor's event (tcp, tls, dns); absent for a web site's. */
+  monitor?: MonitorRef
 }
 
 /** The payload of `maintenance.started` and `maintenance.ended`: the site, the window's end and reason. */
@@ -79,10 +100,18 @@ export interface MaintenanceEventData {
   reason: string | null
   /** When the check that saw the change ran. */
   at: string
+  /** The monitor, for a monitor's event (tcp, tls, dns); absent for a web site's. */
+  monitor?: MonitorRef
 }
 
 export type EventData =
-  OutageEventData | HeartbeatOutageEventData | SiteEventData | CertificateEventData | SlowEventData | MaintenanceEventData
+  | OutageEventData
+  | HeartbeatOutageEventData
+  | HeartbeatLateEventData
+  | SiteEventData
+  | CertificateEventData
+  | SlowEventData
+  | MaintenanceEventData
 
 /** An event to append: what changed, the site it concerns, its payload, when it happened. */
 export interface NewEvent {
@@ -112,7 +141,8 @@ export function outageEvent(
       started_at: outage.started_at.toISOString(),
       ended_at: outage.ended_at?.toISOString() ?? null,
       duration_seconds: durationSeconds(outage.started_at, outage.ended_at, at),
-      site: { domain: site.domain, name: site.name }
+      site: { domain: site.domain, name: site.name },
+      ...named(site)
     }
   }
 }
@@ -123,7 +153,7 @@ export function siteEvent(kind: 'added' | 'removed', site: EventSite & { id: num
     type: kind === 'added' ? 'site.added' : 'site.removed',
     siteId: site.id,
     at,
-    data: { site: { domain: site.domain, name: site.name }, at: at.toISOString() }
+    data: { site: { domain: site.domain, name: site.name }, at: at.toISOString(), ...named(site) }
   }
 }
 
@@ -144,7 +174,8 @@ export function certificateEvent(
       days_remaining: daysRemaining(certificate.expiresAt, at),
       threshold_days: thresholdDays,
       issuer: certificate.issuer,
-      at: at.toISOString()
+      at: at.toISOString(),
+      ...named(site)
     }
   }
 }
@@ -164,7 +195,8 @@ export function slowEvent(
       site: { domain: site.domain, name: site.name },
       response_ms: check.response_ms,
       max_response_ms: check.max_response_ms,
-      at: at.toISOString()
+      at: at.toISOString(),
+      ...named(site)
     }
   }
 }
@@ -184,7 +216,8 @@ export function maintenanceEvent(
       site: { domain: site.domain, name: site.name },
       until: maintenance.until.toISOString(),
       reason: maintenance.reason,
-      at: at.toISOString()
+      at: at.toISOString(),
+      ...named(site)
     }
   }
 }
@@ -227,6 +260,49 @@ export function heartbeatOutageEvent(
       duration_seconds: durationSeconds(outage.started_at, outage.ended_at, at),
       monitor: { kind: 'heartbeat', slug: heartbeat.slug },
       heartbeat: { slug: heartbeat.slug, name: heartbeat.name }
+    }
+  }
+}
+
+/** The payload of `heartbeat.late` and `heartbeat.late_ended`: the heartbeat, named as its outage events name it. */
+export interface HeartbeatLateEventData {
+  domain: null
+  name: string
+  monitor: { kind: 'heartbeat'; slug: string }
+  heartbeat: { slug: string; name: string }
+  /** `late`, or the state that ended it: `up` (a ping came within grace), `down` or `paused`. */
+  state: 'late' | 'up' | 'down' | 'paused'
+  /** When the ping was due (late), else null. */
+  due_at: string | null
+  /** When it goes down without a ping (late), else null. */
+  down_at: string | null
+  at: string
+}
+
+/**
+ * The event announcing a heartbeat past due (`heartbeat.late`: its due time and when it goes down
+ * without a ping), or no longer late (`heartbeat.late_ended`, with the state that ended it: a ping
+ * within grace, the grace's end, a failure, a pause), as `site.slow` and `site.slow_ended` pair.
+ */
+export function heartbeatLateEvent(
+  heartbeat: { siteId: number; slug: string; name: string },
+  change: { state: HeartbeatLateEventData['state']; dueAt: Date | null; downAt: Date | null },
+  at: Date
+): NewEvent {
+  const late = change.state === 'late'
+  return {
+    type: late ? 'heartbeat.late' : 'heartbeat.late_ended',
+    siteId: heartbeat.siteId,
+    at,
+    data: {
+      domain: null,
+      name: heartbeat.name,
+      monitor: { kind: 'heartbeat', slug: heartbeat.slug },
+      heartbeat: { slug: heartbeat.slug, name: heartbeat.name },
+      state: change.state,
+      due_at: late ? (change.dueAt?.toISOString() ?? null) : null,
+      down_at: late ? (change.downAt?.toISOString() ?? null) : null,
+      at: at.toISOString()
     }
   }
 }

@@ -1,5 +1,5 @@
 import Joi from 'joi'
-import { EVERY_MAX_S, EVERY_MIN_S, GRACE_MAX_S, GRACE_MIN_S, MAX_RUNTIME_MAX_S } from './heartbeat.js'
+import { cronProblem, EVERY_MAX_S, EVERY_MIN_S, GRACE_MAX_S, GRACE_MIN_S, MAX_RUNTIME_MAX_S } from './heartbeat.js'
 import { MAX_SLUG_LENGTH, slugSchema } from './status-page-fields.js'
 
 /** The last message kept from a POST ping, in bytes. */
@@ -8,18 +8,30 @@ export const MAX_MESSAGE_BYTES = 10 * 1024
 const every = (keys: string[], message: string): Record<string, string> => Object.fromEntries(keys.map((k) => [k, message]))
 const NUMBER_KEYS = ['number.base', 'number.integer', 'number.min', 'number.max', 'any.required']
 
+// No braces: Joi reads them in a message as a template.
+const SCHEDULE_SHAPE = '"schedule" must be an object with "every_s", or with "cron" and "zone" (such as "0 3 * * *" and "Europe/Berlin")'
+
 const scheduleSchema = Joi.object({
   every_s: Joi.number()
     .integer()
     .min(EVERY_MIN_S)
     .max(EVERY_MAX_S)
-    .required()
-    .messages(every(NUMBER_KEYS, `"schedule.every_s" must be a whole number of seconds from ${EVERY_MIN_S} to ${EVERY_MAX_S}`))
+    .messages(every(NUMBER_KEYS, `"schedule.every_s" must be a whole number of seconds from ${EVERY_MIN_S} to ${EVERY_MAX_S}`)),
+  cron: Joi.string().messages(every(['string.base', 'string.empty'], '"schedule.cron" must be a cron expression such as "0 3 * * *"')),
+  zone: Joi.string().messages(every(['string.base', 'string.empty'], '"schedule.zone" must be an IANA time zone such as "Europe/Berlin"'))
 })
+  .xor('every_s', 'cron')
+  .and('cron', 'zone')
   .unknown(false)
+  // The cron rule (croner, the zone, the least gap) is the one the deadlines are computed by.
+  .custom((value: { cron?: string; zone?: string }, helpers) => {
+    if (value.cron === undefined || value.zone === undefined) return value
+    const why = cronProblem(value.cron, value.zone)
+    return why === null ? value : helpers.error('schedule.cron', { why })
+  })
   .messages({
-    'object.base': '"schedule" must be an object with "every_s"',
-    'object.unknown': '"schedule" takes only "every_s" (cron schedules are not available)'
+    ...every(['object.base', 'object.unknown', 'object.missing', 'object.xor', 'object.and'], SCHEDULE_SHAPE),
+    'schedule.cron': '{#why}'
   })
 
 const graceSchema = Joi.number()

@@ -10,7 +10,7 @@ import type Joi from 'joi'
 type Json = Record<string, unknown>
 interface Described {
   type: string
-  flags?: { presence?: string; only?: boolean; description?: string }
+  flags?: { presence?: string; only?: boolean; description?: string; unknown?: boolean }
   allow?: unknown[]
   rules?: Array<{ name: string; args?: Record<string, unknown> }>
   keys?: Record<string, Described>
@@ -37,7 +37,7 @@ function convert(d: Described): Json {
     out = {
       type: 'object',
       properties: Object.fromEntries(Object.entries(keys).map(([k, v]) => [k, convert(v)])),
-      additionalProperties: false
+      additionalProperties: d.flags?.unknown === true
     }
     const required = Object.entries(keys)
       .filter(([, v]) => v.flags?.presence === 'required')

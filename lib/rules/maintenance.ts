@@ -200,3 +200,18 @@ export function maintenanceAt(windows: readonly MaintenanceWindow[], at: number)
 export function mayOpenOutage(windows: readonly MaintenanceWindow[], at: number): boolean {
   return windows.every((w) => windowOccurrences(w, at, at + 1).length === 0)
 }
+
+/** A maintenance window as a configuration file writes it: one-off (ISO 8601 instants) or weekly. */
+export type WindowDecl = { from: string; to: string; reason: string | null } | { weekly: WeeklySchedule; reason: string | null }
+
+/** A window in the file's normal form. */
+export function windowDecl(w: MaintenanceWindow): WindowDecl {
+  return 'weekly' in w
+    ? { weekly: { ...w.weekly }, reason: w.reason }
+    : { from: w.from.toISOString(), to: w.to.toISOString(), reason: w.reason }
+}
+
+/** A file's window as stored. */
+export function windowOfDecl(w: WindowDecl): MaintenanceWindow {
+  return 'weekly' in w ? { weekly: w.weekly, reason: w.reason } : { from: new Date(w.from), to: new Date(w.to), reason: w.reason }
+}

@@ -15,10 +15,26 @@ export const MAX_DESCRIPTION_LENGTH = 1000
 export const MAX_LOGO_URL_LENGTH = 2048
 /** Sites a page may list: the page's view reads each one's 90 days, so this bounds one render. */
 export const MAX_PAGE_SITES = 100
+/** Heartbeats a page may list, bounded as its sites are. */
+export const MAX_PAGE_HEARTBEATS = 100
+/** Monitors (tcp, tls, dns) a page may list, bounded as its sites are. */
+export const MAX_PAGE_MONITORS = 100
 
 /** A site as a page lists it: a tracked domain and the name the page shows for it (null: the site's own). */
 export interface PageSiteInput {
   domain: string
+  name: string | null
+}
+
+/** A heartbeat as a page lists it: its slug and the name the page shows for it (null: the heartbeat's own). */
+export interface PageHeartbeatInput {
+  slug: string
+  name: string | null
+}
+
+/** A monitor as a page lists it: its slug and the name the page shows for it (null: the monitor's own). */
+export interface PageMonitorInput {
+  slug: string
   name: string | null
 }
 
@@ -29,14 +45,23 @@ export interface NewPage {
   description: string | null
   logo_url: string | null
   sites: PageSiteInput[]
+  /** Absent: none (a body without the key, as before heartbeats could be listed). */
+  heartbeats?: PageHeartbeatInput[]
+  /** Absent: none, as `heartbeats`. */
+  monitors?: PageMonitorInput[]
 }
 
-/** A change of a page: absent keys are kept; null clears `description` or `logo_url`; `sites` replaces the list. */
+/**
+ * A change of a page: absent keys are kept; null clears `description` or `logo_url`; `sites`,
+ * `heartbeats` and `monitors` each replace their list.
+ */
 export interface PageChange {
   title?: string
   description?: string | null
   logo_url?: string | null
   sites?: PageSiteInput[]
+  heartbeats?: PageHeartbeatInput[]
+  monitors?: PageMonitorInput[]
 }
 
 const SLUG_MESSAGE = `"slug" must be 1 to ${MAX_SLUG_LENGTH} lower-case letters, digits and hyphens`
@@ -44,8 +69,8 @@ const TITLE_MESSAGE = `"title" must be 1 to ${MAX_TITLE_LENGTH} printable charac
 const DESCRIPTION_MESSAGE = `"description" must be 1 to ${MAX_DESCRIPTION_LENGTH} characters, line breaks allowed but no other control characters (null clears it)`
 const LOGO_MESSAGE = `"logo_url" must be an http:// or https:// URL of at most ${MAX_LOGO_URL_LENGTH} characters, its host a name or an address, without a user name or password (null clears it)`
 const SITES_MESSAGE = `"sites" must be a list of at most ${MAX_PAGE_SITES} sites, each an object with a "domain" and an optional "name"`
-const FIELDS = '"slug", "title", "description", "logo_url" and "sites"'
-const CHANGES = '"title", "description", "logo_url" and "sites"'
+const FIELDS = '"slug", "title", "description", "logo_url", "sites", "heartbeats" and "monitors"'
+const CHANGES = '"title", "description", "logo_url", "sites", "heartbeats" and "monitors"'
 
 const every = (codes: readonly string[], message: string): Record<string, string> =>
   Object.fromEntries(codes.map((code) => [code, message]))
@@ -131,6 +156,53 @@ const sitesSchema = Joi.array()
     'sites.twice': '{#domain} is listed twice'
   })
 
+/**
+ * A list of things a page names by slug (`heartbeats`, `monitors`): each entry `{slug, name?}`,
+ * counted from 1 as sites are, each slug once.
+ */
+function slugListSchema(one: 'heartbeat' | 'monitor', max: number): Joi.ArraySchema {
+  const entry = Joi.any().custom((value: unknown, helpers) => {
+    const path = helpers.state.path ?? []
+    const n = Number(path[path.length - 1] ?? 0) + 1
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return helpers.error('entry.shape', { n })
+    const fields = value as Record<string, unknown>
+    if (Object.keys(fields).some((key) => key !== 'slug' && key !== 'name')) return helpers.error('entry.shape', { n })
+    if (typeof fields.slug !== 'string' || !/^[a-z0-9-]+$/.test(fields.slug) || fields.slug.length > MAX_SLUG_LENGTH)
+      return helpers.error('entry.invalid', { n, why: `"slug" must be 1 to ${MAX_SLUG_LENGTH} lower-case letters, digits and hyphens` })
+    try {
+      const name =
+        fields.name === null || fields.name === undefined ? null : parseSiteName(typeof fields.name === 'string' ? fields.name : '')
+      return { slug: fields.slug, name }
+    } catch (err) {
+      if (err instanceof SiteNameError) return helpers.error('entry.invalid', { n, why: err.message })
+      throw err
+    }
+  })
+  return Joi.array()
+    .items(entry)
+    .max(max)
+    .custom((entries: Array<{ slug: string }>, helpers) => {
+      const seen = new Set<string>()
+      for (const { slug } of entries) {
+        if (seen.has(slug)) return helpers.error('entries.twice', { slug })
+        seen.add(slug)
+      }
+      return entries
+    })
+    .messages({
+      ...every(
+        ['array.base', 'array.max'],
+        `"${one}s" must be a list of at most ${max} ${one}s, each an object with a "slug" and an optional "name"`
+      ),
+      'entry.shape': `${one} {#n} must be an object with a "slug" and an optional "name"`,
+      'entry.invalid': `${one} {#n}: {#why}`,
+      'entries.twice': `${one} {#slug} is listed twice`
+    })
+}
+
+const heartbeatsSchema = slugListSchema('heartbeat', MAX_PAGE_HEARTBEATS)
+const monitorsSchema = slugListSchema('monitor', MAX_PAGE_MONITORS)
+
 const bodyMessages = (fields: string) => ({
   'object.base': `request body must be a JSON object with ${fields}`,
   'object.unknown': `request body may hold only ${fields}, not "{#child}"`
@@ -141,7 +213,9 @@ export const newPageSchema = Joi.object({
   title: titleSchema.required(),
   description: descriptionSchema.default(null),
   logo_url: logoUrlSchema.default(null),
-  sites: sitesSchema.required()
+  sites: sitesSchema.required(),
+  heartbeats: heartbeatsSchema.default([]),
+  monitors: monitorsSchema.default([])
 })
   .required()
   .unknown(false)
@@ -152,7 +226,9 @@ export const pageChangeSchema = Joi.object({
   title: titleSchema,
   description: descriptionSchema,
   logo_url: logoUrlSchema,
-  sites: sitesSchema
+  sites: sitesSchema,
+  heartbeats: heartbeatsSchema,
+  monitors: monitorsSchema
 })
   .required()
   .min(1)

@@ -58,30 +58,49 @@ export function targetPolicy(config: Pick<Config, 'allowPrivateTargets' | 'allow
   })
 }
 
-const rangeLists = new Map<string, BlockList>()
+/**
+ * A list of CIDRs as a BlockList, with the answers it gave: each check builds a SocketAddress, which
+ * cost a ping behind a proxy (two checks) about 4% of its CPU.
+ */
+interface RangeList {
+  list: BlockList
+  answers: Map<string, boolean>
+}
 
-/** A BlockList of the given CIDRs, built once per distinct list. */
-function rangeList(ranges: readonly string[]): BlockList {
+/** Answers a list keeps at most (the clients behind a proxy are many); past it they start over. */
+const ANSWERS_MAX = 4096
+
+const rangeLists = new Map<string, RangeList>()
+
+/** The RangeList of the given CIDRs, built once per distinct list. */
+function rangeList(ranges: readonly string[]): RangeList {
   const key = ranges.join(',')
-  let list = rangeLists.get(key)
-  if (!list) {
-    list = new BlockList()
+  let found = rangeLists.get(key)
+  if (!found) {
+    const list = new BlockList()
     for (const cidr of ranges) {
       const [net, bits] = cidr.split('/') as [string, string | undefined]
       const family = isIP(net) === 6 ? 'ipv6' : 'ipv4'
       list.addSubnet(net, bits === undefined ? (family === 'ipv6' ? 128 : 32) : Number(bits), family)
     }
-    rangeLists.set(key, list)
+    found = { list, answers: new Map() }
+    rangeLists.set(key, found)
   }
-  return list
+  return found
 }
 
 /** Whether `ip` (an address, bracketed or bare) is inside one of the CIDR `ranges`. */
 export function inRanges(ranges: readonly string[] | undefined, ip: string): boolean {
   if (ranges === undefined || ranges.length === 0) return false
+  const { list, answers } = rangeList(ranges)
+  const known = answers.get(ip)
+  if (known !== undefined) return known
   const bare = stripHost(ip)
   const family = isIP(bare)
-  return family !== 0 && rangeList(ranges).check(bare, family === 6 ? 'ipv6' : 'ipv4')
+  const inside = family !== 0 && list.check(bare, family === 6 ? 'ipv6' : 'ipv4')
+  if (answers.size >= ANSWERS_MAX) answers.clear()
+  answers.set(ip, inside)
+  return inside
 }
 
 /** Whether the policy lets a connection go to this address. */
@@ -148,27 +167,34 @@ function embeddedForms(v4: string, bits: number): Array<readonly [string, number
   ]
 }
 
-const blocked = new BlockList()
-for (const [net, bits] of V4_RANGES) {
-  blocked.addSubnet(net, bits, 'ipv4')
-  for (const [net6, bits6] of embeddedForms(net, bits)) blocked.addSubnet(net6, bits6, 'ipv6')
+/**
+ * The non-public addresses: the reserved ranges, and `own` addresses (this machine's), which are
+ * non-public whatever range they sit in: a public address of ours reaches our own services (the
+ * API, the database, an admin port) from the inside. Each v4 one also in the v6 forms that embed it.
+ */
+export function nonPublicAddresses(own: readonly string[]): BlockList {
+  const list = new BlockList()
+  for (const [net, bits] of V4_RANGES) {
+    list.addSubnet(net, bits, 'ipv4')
+    for (const [net6, bits6] of embeddedForms(net, bits)) list.addSubnet(net6, bits6, 'ipv6')
+  }
+  for (const [net, bits] of V6_RANGES) list.addSubnet(net, bits, 'ipv6')
+  for (const address of own.map(stripHost)) {
+    const family = isIP(address)
+    if (family === 6) list.addAddress(address, 'ipv6')
+    if (family !== 4) continue
+    list.addAddress(address, 'ipv4')
+    for (const [net6, bits6] of embeddedForms(address, 32)) list.addSubnet(net6, bits6, 'ipv6')
+  }
+  return list
 }
-for (const [net, bits] of V6_RANGES) blocked.addSubnet(net, bits, 'ipv6')
-// This machine's own addresses are non-public whatever range they sit in: a public address of ours
-// reaches our own services (the API, the database, an admin port) from the inside.
-for (const address of ownAddresses()) {
-  const family = isIP(address)
-  if (family === 6) blocked.addAddress(address, 'ipv6')
-  if (family !== 4) continue
-  blocked.addAddress(address, 'ipv4')
-  // And the same address in the v6 forms that embed a v4 one (mapped, NAT64, 6to4...).
-  for (const [net6, bits6] of embeddedForms(address, 32)) blocked.addSubnet(net6, bits6, 'ipv6')
-}
+
+const blocked = nonPublicAddresses(ownAddresses())
 
 /** The addresses of this machine's network interfaces, read once at start. */
 function ownAddresses(): string[] {
   try {
-    return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => stripHost(i.address)))
+    return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address))
   } catch {
     return []
   }
@@ -181,10 +207,13 @@ export function stripHost(host: string): string {
   return zone === -1 ? bare : bare.slice(0, zone)
 }
 
-/** True when `ip` (v4 or v6 text) is globally routable; false for any non-public range, embedded forms included, and for non-IP text. */
-export function isPublicAddress(ip: string): boolean {
+/**
+ * True when `ip` (v4 or v6 text) is globally routable; false for any non-public range, embedded
+ * forms included, for this machine's own addresses, and for non-IP text.
+ */
+export function isPublicAddress(ip: string, nonPublic: BlockList = blocked): boolean {
   const addr = stripHost(ip.trim())
   const family = isIP(addr)
   if (family === 0) return false
-  return !blocked.check(addr, family === 4 ? 'ipv4' : 'ipv6')
+  return !nonPublic.check(addr, family === 4 ? 'ipv4' : 'ipv6')
 }

@@ -1,5 +1,28 @@
 import { createHmac } from 'node:crypto'
-import { wantsType } from './events.js'
+import Joi from 'joi'
+import { EVENT_TYPES, wantsType } from './events.js'
+
+export const MAX_URL_LENGTH = 2048
+export const MAX_DOMAINS = 100
+
+/** A webhook's fields as the API and a configuration file take them (`domains` normalised after). */
+export const webhookFields = {
+  url: Joi.string()
+    .max(MAX_URL_LENGTH)
+    .uri({ scheme: ['http', 'https'] })
+    .required()
+    .messages({
+      'string.uriCustomScheme': '"url" must be an http:// or https:// URL',
+      'string.uri': '"url" must be an http:// or https:// URL'
+    }),
+  events: Joi.array()
+    .items(Joi.string().valid(...EVENT_TYPES))
+    .min(1)
+    .unique()
+    .allow(null)
+    .messages({ 'any.only': `"events" may list only ${EVENT_TYPES.join(', ')}` }),
+  domains: Joi.array().items(Joi.string().max(2048)).min(1).max(MAX_DOMAINS).allow(null)
+}
 
 /** How a webhook secret starts (Standard Webhooks); base64 of 32 random bytes follows. */
 export const SECRET_PREFIX = 'whsec_'

@@ -1,6 +1,6 @@
 import type { AlertKind, AlertProgress, StepWhat } from '../rules/alert-timeline.js'
 import { chunks, ID_CHUNK } from './checks.js'
-import { toDate, type Db } from './db.js'
+import { engineOf, toDate, type Db } from './db.js'
 
 /** What an alert is about, as its messages name it. */
 export interface AlertSubject {
@@ -55,8 +55,6 @@ function toAlertRow(r: Record<string, unknown>): AlertRow {
     next_due_at: toDate(r.next_due_at)
   }
 }
-
-const isMysql = (db: Db): boolean => db.client.config.client === 'mysql2'
 
 /** The last event id turned into alerts. */
 export async function readAlertCursor({ db }: { db: Db }): Promise<number> {
@@ -118,7 +116,7 @@ export async function endAlerts({
  */
 export async function lockDueAlerts({ db, now, limit }: { db: Db; now: Date; limit: number }): Promise<AlertRow[]> {
   const q = db('alerts').where('next_due_at', '<=', now).orderBy('next_due_at').limit(limit).select('*')
-  const rows = isMysql(db) ? await q.forUpdate().skipLocked() : await q
+  const rows = engineOf(db) === 'mysql' ? await q.forUpdate().skipLocked() : await q
   return rows.map(toAlertRow)
 }
 

@@ -1,18 +1,43 @@
-import type { PageDecl, SiteDecl } from '../rules/config-file.js'
+import type { CheckSpec, HttpCheck } from '../rules/check-spec.js'
+import { windowDecl, type PageDecl, type SiteDecl } from '../rules/config-file.js'
 import type { Stored, StoredConfig } from '../rules/config-plan.js'
+import {
+  MANAGED_BY_CONFIG,
+  readStoredChannels,
+  readStoredHeartbeats,
+  readStoredMonitors,
+  readStoredPolicies,
+  readStoredWebhooks,
+  markManagedBy,
+  type OpenSealed
+} from './config-resources.js'
 import { toDate, type Db } from './db.js'
-import { expectOf } from './sites.js'
+import { listMaintenanceWindows } from './maintenance.js'
+import { checkOf, expectOf } from './sites.js'
 import { listStatusPages } from './status-pages.js'
 
-/** What `managed_by` says of a resource an apply made. */
-export const MANAGED_BY_CONFIG = 'config'
+export { MANAGED_BY_CONFIG, type OpenSealed } from './config-resources.js'
 
-/** Tracked sites and status pages in a file's normal form, and whether an apply made each one. */
-export async function readStoredConfig({ db }: { db: Db }): Promise<StoredConfig> {
+/** A stored http check with its secret header values opened ('' when this key cannot open them). */
+function openedCheck(stored: string | null, open: OpenSealed | null): HttpCheck | null {
+  if (stored === null) return null
+  const spec = JSON.parse(stored) as CheckSpec
+  if (spec.type !== 'http') return null
+  const headers = { ...spec.headers }
+  for (const name of spec.secret_headers) {
+    const sealed = headers[name]
+    if (sealed !== undefined) headers[name] = (open === null ? null : open(sealed)) ?? ''
+  }
+  return { ...spec, headers }
+}
+
+/** Everything a file may declare, as stored, in a file's normal form, and whether an apply made each one. */
+export async function readStoredConfig({ db, open = null }: { db: Db; open?: OpenSealed | null }): Promise<StoredConfig> {
   const policies = new Map<number, string>()
   for (const r of await db('alert_policies').select('id', 'name')) policies.set(Number(r.id), String(r.name))
   const rows: Array<Record<string, unknown>> = await db('sites')
     .whereNull('removed_at')
+    .where('kind', 'http')
     .orderBy('domain')
     .select(
       'id',
@@ -24,9 +49,11 @@ export async function readStoredConfig({ db }: { db: Db }): Promise<StoredConfig
       'max_response_ms',
       'alert_policy_id',
       'depends_on_site_id',
+      'check_spec',
       'managed_by'
     )
   const domains = new Map(rows.map((r) => [Number(r.id), String(r.domain)]))
+  const windows = await listMaintenanceWindows({ db, siteIds: [...domains.keys()] })
   const sites: Array<Stored<SiteDecl>> = rows.map((r) => ({
     domain: String(r.domain),
     name: String(r.name),
@@ -35,6 +62,8 @@ export async function readStoredConfig({ db }: { db: Db }): Promise<StoredConfig
     alert_policy: r.alert_policy_id === null ? null : (policies.get(Number(r.alert_policy_id)) ?? null),
     // A parent that is no longer tracked depends on nothing a file could name.
     depends_on: r.depends_on_site_id === null ? null : (domains.get(Number(r.depends_on_site_id)) ?? null),
+    maintenance: (windows.get(Number(r.id)) ?? []).map(({ id: _id, ...w }) => windowDecl(w)),
+    check: openedCheck(checkOf(r), open),
     managed: r.managed_by === MANAGED_BY_CONFIG
   }))
   const managedPages = new Set<string>(
@@ -46,10 +75,20 @@ export async function readStoredConfig({ db }: { db: Db }): Promise<StoredConfig
     description: p.description,
     logo_url: p.logo_url,
     sites: p.sites.map((s) => ({ domain: s.domain, name: s.display_name })),
+    heartbeats: p.heartbeats.map((h) => ({ slug: h.slug, name: h.display_name })),
+    monitors: p.monitors.map((m) => ({ slug: m.slug, name: m.display_name })),
     managed: managedPages.has(p.slug)
   }))
   pages.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0))
-  return { sites, pages }
+  return {
+    sites,
+    monitors: await readStoredMonitors({ db }),
+    pages,
+    webhooks: await readStoredWebhooks({ db, open }),
+    heartbeats: await readStoredHeartbeats({ db }),
+    channels: (await readStoredChannels({ db, open })).map(({ id: _id, ...c }) => c),
+    alert_policies: (await readStoredPolicies({ db })).map(({ id: _id, ...p }) => p)
+  }
 }
 
 /** Alert policies' ids by name. */
@@ -59,7 +98,7 @@ export async function listPolicyIds({ db }: { db: Db }): Promise<Map<string, num
   return ids
 }
 
-/** Marks rows as made by an apply. */
+/** Marks sites or pages as made by an apply. */
 export async function markManaged({
   db,
   table,
@@ -71,11 +110,7 @@ export async function markManaged({
   column: 'domain' | 'slug'
   keys: readonly string[]
 }): Promise<void> {
-  for (let i = 0; i < keys.length; i += 500) {
-    await db(table)
-      .whereIn(column, keys.slice(i, i + 500))
-      .update({ managed_by: MANAGED_BY_CONFIG })
-  }
+  await markManagedBy({ db, table, column, keys })
 }
 
 /** Who holds the apply lock and until when; null when nobody does. */

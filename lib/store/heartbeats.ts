@@ -1,5 +1,5 @@
-import type { HeartbeatState, OpenRun, PingKind } from '../rules/heartbeat.js'
-import { toDate, type Db } from './db.js'
+import type { HeartbeatSchedule, HeartbeatState, OpenRun, PingKind } from '../rules/heartbeat.js'
+import { engineOf, toDate, type Db } from './db.js'
 import { forUpdate } from './sites.js'
 
 /** A heartbeat's row, its `sites` row's id included. */
@@ -8,7 +8,7 @@ export interface HeartbeatRow {
   site_id: number
   slug: string
   name: string
-  every_s: number
+  schedule: HeartbeatSchedule
   grace_s: number
   max_runtime_s: number | null
   paused: boolean
@@ -28,9 +28,27 @@ export interface HeartbeatRow {
 /** The settings a heartbeat is created or changed with. */
 export interface HeartbeatSettings {
   name: string
-  every_s: number
+  schedule: HeartbeatSchedule
   grace_s: number
   max_runtime_s: number | null
+}
+
+/**
+ * A schedule as its columns hold it: `every_s`, or `cron` and `zone` with `every_s` 0 (a simple
+ * schedule is 30 s at least, so 0 never means one; migration 21).
+ */
+function scheduleColumns(schedule: HeartbeatSchedule): { every_s: number; cron: string | null; zone: string | null } {
+  if ('cron' in schedule) return { every_s: 0, cron: schedule.cron, zone: schedule.zone }
+  return { every_s: schedule.every_s, cron: null, zone: null }
+}
+
+function settingsColumns({ schedule, ...rest }: HeartbeatSettings): Record<string, unknown> {
+  return { ...rest, ...scheduleColumns(schedule) }
+}
+
+export function scheduleOf(r: Record<string, unknown>): HeartbeatSchedule {
+  if (typeof r.cron === 'string' && typeof r.zone === 'string') return { cron: r.cron, zone: r.zone }
+  return { every_s: Number(r.every_s) }
 }
 
 /** What the rules leave after a ping or a deadline: the row's mutable state. */
@@ -60,7 +78,7 @@ export function toHeartbeatRow(r: Record<string, unknown>): HeartbeatRow {
     site_id: Number(r.site_id),
     slug: String(r.slug),
     name: String(r.name),
-    every_s: Number(r.every_s),
+    schedule: scheduleOf(r),
     grace_s: Number(r.grace_s),
     max_runtime_s: num(r.max_runtime_s),
     paused: Boolean(r.paused),
@@ -109,7 +127,7 @@ export async function insertHeartbeat({
   await db('heartbeats').insert({
     site_id: siteId,
     slug,
-    ...settings,
+    ...settingsColumns(settings),
     token_hash: tokenHash,
     open_runs: '[]',
     created_at: now,
@@ -129,10 +147,34 @@ export async function lockHeartbeat({ db, slug }: { db: Db; slug: string }): Pro
   return row ? toHeartbeatRow(row) : null
 }
 
-/** Locks the heartbeat a ping token names (by its hash) until the transaction ends. */
-export async function lockHeartbeatByToken({ db, tokenHash }: { db: Db; tokenHash: string }): Promise<HeartbeatRow | null> {
-  const row = await forUpdate(db, db('heartbeats').where({ token_hash: tokenHash }).first('*'))
-  return row ? toHeartbeatRow(row) : null
+/**
+ * Locks the heartbeats ping tokens name (by their hashes) until the transaction ends; by hash,
+ * missing ones left out. MySQL locks them in the unique index's order, the same in every
+ * transaction, so batches of pings on several instances queue rather than deadlock.
+ */
+export async function lockHeartbeatsByTokens({
+  db,
+  tokenHashes
+}: {
+  db: Db
+  tokenHashes: readonly string[]
+}): Promise<Map<string, HeartbeatRow>> {
+  const rows = new Map<string, HeartbeatRow>()
+  if (tokenHashes.length === 0) return rows
+  const unique = [...new Set(tokenHashes)].sort()
+  const list = unique.map(() => '?').join(', ')
+  // The unique index forced on MySQL, as in writeRowsById (heartbeat-writes.ts): a scan would lock rows of other pings.
+  const found: unknown =
+    engineOf(db) === 'mysql'
+      ? (
+          (await db.raw(
+            `SELECT * FROM heartbeats FORCE INDEX (heartbeats_token_hash) WHERE token_hash IN (${list}) ORDER BY token_hash FOR UPDATE`,
+            unique
+          )) as unknown[]
+        )[0]
+      : await db.raw(`SELECT * FROM heartbeats WHERE token_hash IN (${list}) ORDER BY token_hash`, unique)
+  for (const r of found as Array<Record<string, unknown>>) rows.set(String(r.token_hash), toHeartbeatRow(r))
+  return rows
 }
 
 /** Heartbeats in slug order after `after`, at most `limit` plus one (the caller tells if there is more). */
@@ -157,32 +199,8 @@ export async function listAllHeartbeats({ db }: { db: Db }): Promise<HeartbeatRo
 export async function lockOverdueHeartbeats({ db, before, limit }: { db: Db; before: Date; limit: number }): Promise<HeartbeatRow[]> {
   const query = db('heartbeats').where('next_deadline', '<=', before).orderBy('next_deadline').limit(limit).select('*')
   // SQLite has one writer at a time and no such clause.
-  const rows = db.client.config.client === 'mysql2' ? await query.forUpdate().skipLocked() : await query
+  const rows = engineOf(db) === 'mysql' ? await query.forUpdate().skipLocked() : await query
   return rows.map(toHeartbeatRow)
-}
-
-/** Writes what the rules left, and the last message when a ping carried one. */
-export async function writeHeartbeatProgress({
-  db,
-  id,
-  progress,
-  message,
-  now
-}: {
-  db: Db
-  id: number
-  progress: HeartbeatProgress
-  message?: string | null
-  now: Date
-}): Promise<void> {
-  await db('heartbeats')
-    .where({ id })
-    .update({
-      ...progress,
-      open_runs: JSON.stringify(progress.open_runs),
-      ...(message === undefined ? {} : { last_message: message }),
-      changed_at: now
-    })
 }
 
 /** Changes a heartbeat's settings (and its `sites` row's name). */
@@ -199,31 +217,12 @@ export async function writeHeartbeatSettings({
 }): Promise<void> {
   await db('heartbeats')
     .where({ id: row.id })
-    .update({ ...settings, changed_at: now })
+    .update({ ...settingsColumns(settings), changed_at: now })
   await db('sites').where({ id: row.site_id }).update({ name: settings.name, changed_at: now })
 }
 
 export async function writeTokenHash({ db, id, tokenHash, now }: { db: Db; id: number; tokenHash: string; now: Date }): Promise<void> {
   await db('heartbeats').where({ id }).update({ token_hash: tokenHash, changed_at: now })
-}
-
-/** Mirrors a heartbeat's state on its `sites` row, where uptime, pages and alerts read it. */
-export async function writeHeartbeatSite({
-  db,
-  siteId,
-  status,
-  at,
-  firstPing
-}: {
-  db: Db
-  siteId: number
-  status: 'up' | 'down' | 'unavailable'
-  at: Date | null
-  firstPing: boolean
-}): Promise<void> {
-  await db('sites')
-    .where({ id: siteId })
-    .update({ status, checked_at: at, ...(firstPing ? { first_checked_at: at } : {}) })
 }
 
 /**
@@ -246,8 +245,16 @@ export interface PingRecord {
   at: Date
 }
 
-export async function insertPing({ db, heartbeatId, ping }: { db: Db; heartbeatId: number; ping: PingRecord }): Promise<void> {
-  await db('heartbeat_pings').insert({ heartbeat_id: heartbeatId, ...ping })
+/**
+ * Keeps pings, in the order given (their ids follow it), in one statement written out here: Knex's
+ * builder would compare every row's keys first.
+ */
+export async function insertPings({ db, pings }: { db: Db; pings: ReadonlyArray<PingRecord & { heartbeat_id: number }> }): Promise<void> {
+  if (pings.length === 0) return
+  await db.raw(
+    `INSERT INTO heartbeat_pings (heartbeat_id, kind, rid, run_ms, at) VALUES ${pings.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+    pings.flatMap((p) => [p.heartbeat_id, p.kind, p.rid, p.run_ms, p.at])
+  )
 }
 
 /** A heartbeat's newest pings, newest first. */
@@ -264,4 +271,15 @@ export async function listPings({ db, heartbeatId, limit }: { db: Db; heartbeatI
 /** Deletes pings older than `before`; returns how many. */
 export async function prunePings({ db, before }: { db: Db; before: Date }): Promise<number> {
   return db('heartbeat_pings').where('at', '<', before).delete()
+}
+
+/** The states of the heartbeats owning the `sites` rows `siteIds` (a status page's), by site id. */
+export async function listHeartbeatStates({ db, siteIds }: { db: Db; siteIds: readonly number[] }): Promise<Map<number, HeartbeatState>> {
+  const states = new Map<number, HeartbeatState>()
+  if (siteIds.length === 0) return states
+  for (const r of await db('heartbeats')
+    .whereIn('site_id', [...new Set(siteIds)])
+    .select('site_id', 'state'))
+    states.set(Number(r.site_id), String(r.state) as HeartbeatState)
+  return states
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex'
 import { chunks, ID_CHUNK } from './checks.js'
 import { toDate, type Db } from './db.js'
+import { PROBED_KINDS } from './sites.js'
 
 /** A tracked site as a claim of its schedule locks it. */
 export interface DueSite {
@@ -59,7 +60,7 @@ export async function lockDueSites({
   order?: 'asc' | 'desc'
 }): Promise<DueSite[]> {
   if (limit <= 0) return []
-  const query = db('sites').whereNull('removed_at').where('due_at', '<=', before).where('kind', 'http')
+  const query = db('sites').whereNull('removed_at').where('due_at', '<=', before).whereIn('kind', PROBED_KINDS)
   if (after !== undefined) query.where('due_at', '>', after)
   const rows = await query.orderBy('due_at', order).limit(limit).forUpdate().skipLocked().select('id', 'domain', 'interval_s', 'due_at')
   return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain), intervalS: intervalOf(r), dueAt: toDate(r.due_at) as Date }))
@@ -84,7 +85,7 @@ function toDueTime(r: Record<string, unknown>): DueTime {
  * `changedSince` is absent. Indexed (`sites_changed_at`): nothing changed costs one range probe.
  */
 export async function listDueTimes({ db, changedSince }: { db: Db; changedSince?: Date }): Promise<DueTime[]> {
-  const query = db('sites').where('kind', 'http')
+  const query = db('sites').whereIn('kind', PROBED_KINDS)
   if (changedSince === undefined) query.whereNull('removed_at')
   else query.where('changed_at', '>=', changedSince)
   return (await query.select(DUE_TIME_COLUMNS)).map(toDueTime)
@@ -97,7 +98,7 @@ export async function lockDueTimes({ db, ids }: { db: Db; ids: readonly number[]
     const rows = await db('sites')
       .whereIn('id', part)
       .whereNull('removed_at')
-      .where('kind', 'http')
+      .whereIn('kind', PROBED_KINDS)
       .forUpdate()
       .skipLocked()
       .select(DUE_TIME_COLUMNS)
@@ -154,7 +155,7 @@ export async function listUnscheduledSites({
   const rows = await db('sites')
     .whereNull('removed_at')
     .whereNull('due_at')
-    .where('kind', 'http')
+    .whereIn('kind', PROBED_KINDS)
     .limit(limit)
     .select('id', 'domain', 'interval_s')
   return rows.map((r) => ({ id: Number(r.id), domain: String(r.domain), intervalS: intervalOf(r) }))

@@ -124,3 +124,22 @@ function pushTo(windows: Map<number, StoredWindow[]>, siteId: number, window: St
 export async function updateMaintenanceUntil({ db, until }: { db: Db; until: ReadonlyMap<number, Date | null> }): Promise<void> {
   for (const [id, at] of until) await db('sites').where({ id }).update({ maintenance_until: at })
 }
+
+/** Replaces every window of a site with `windows` (in that order), inside the caller's transaction `db`. */
+export async function replaceMaintenanceWindows({
+  db,
+  siteId,
+  windows,
+  now
+}: {
+  db: Db
+  siteId: number
+  windows: readonly MaintenanceWindow[]
+  now: Date
+}): Promise<void> {
+  await markWindowsChanged(db, siteId, now)
+  await db('maintenance_windows').where({ site_id: siteId }).delete()
+  for (const window of windows) {
+    await db('maintenance_windows').insert({ site_id: siteId, ...windowColumns(window), reason: window.reason, created_at: now })
+  }
+}

@@ -14,6 +14,8 @@ export interface OutageRow {
 export interface ListedOutage {
   domain: string
   name: string
+  /** A monitor's kind (tcp, tls, dns); absent for a web site. */
+  kind?: string
   started_at: Date
   ended_at: Date | null
   /** Why it opened: the opening check's failing locations (lib/rules/down-cause.ts); null when not recorded. */
@@ -58,7 +60,7 @@ export async function listOutages({
       { column: 'id', order: 'desc' }
     ])
     .limit(limit + 1)
-  // Domains are unique, so this is one site id (or none: an empty list).
+  // Domains (and monitors' identities, `monitor:<slug>`) are unique, so this is one site id (or none: an empty list).
   if (domain !== undefined) page.where('site_id', db('sites').where({ domain }).select('id'))
   if (ongoing) page.whereNull('ended_at')
   if (before) {
@@ -72,7 +74,7 @@ export async function listOutages({
   const q = db
     .from(page.as('o'))
     .join('sites as s', 's.id', 'o.site_id')
-    .select('o.id', 'o.started_at', 'o.ended_at', 'o.cause', 's.domain', 's.name')
+    .select('o.id', 'o.started_at', 'o.ended_at', 'o.cause', 's.domain', 's.name', 's.kind')
     .orderBy([
       { column: 'o.started_at', order: 'desc' },
       { column: 'o.id', order: 'desc' }
@@ -82,6 +84,7 @@ export async function listOutages({
   const outages = shown.map((r): ListedOutage => ({
     domain: String(r.domain),
     name: String(r.name),
+    ...(r.kind === 'http' ? {} : { kind: String(r.kind) }),
     started_at: toDate(r.started_at) as Date,
     ended_at: toDate(r.ended_at),
     cause: parseCause(r.cause)

@@ -1,5 +1,5 @@
 import { toDate, type Db } from './db.js'
-import { checkOf, expectOf, toSiteRow } from './sites.js'
+import { checkOf, expectOf, PROBED_KINDS, toSiteRow } from './sites.js'
 import type { Expectations } from '../rules/expectations.js'
 import type { SiteRow } from './tables.js'
 import { parseCause } from '../rules/down-cause.js'
@@ -29,7 +29,7 @@ function span(r: Record<string, unknown>): OutageSpan {
 export async function loadSiteStates({ db, since, siteIds }: { db: Db; since: Date; siteIds?: number[] }): Promise<StoredSiteState[]> {
   if (siteIds !== undefined && siteIds.length === 0) return []
   const scope = <Q extends { whereIn(col: string, v: number[]): Q }>(q: Q, col: string): Q => (siteIds ? q.whereIn(col, siteIds) : q)
-  const sites = (await scope(db('sites').whereNull('removed_at').where('kind', 'http'), 'id').select('*')).map(toSiteRow)
+  const sites = (await scope(db('sites').whereNull('removed_at').whereIn('kind', PROBED_KINDS), 'id').select('*')).map(toSiteRow)
   const states = new Map<number, StoredSiteState>(sites.map((site) => [site.id, { site, outages: [], lastOutage: null }]))
   const recent = await scope(db('outages'), 'site_id')
     .where((q) => {
@@ -71,14 +71,30 @@ export interface TrackedId {
   interval_s: number | null
   expect: Expectations
   check: string | null
+  /** `http`, or a monitor's kind. */
+  kind: string
+  /** The host a monitor probes; null for a web site. */
+  target: string | null
 }
 
 /** The tracked sites' ids, domains and settings, for noticing additions, removals and changes cheaply. */
 export async function listTrackedIds({ db }: { db: Db }): Promise<TrackedId[]> {
   const rows = await db('sites')
     .whereNull('removed_at')
-    .where('kind', 'http')
-    .select('id', 'domain', 'name', 'added_at', 'interval_s', 'expect_status', 'body_contains', 'max_response_ms', 'check_spec')
+    .whereIn('kind', PROBED_KINDS)
+    .select(
+      'id',
+      'domain',
+      'name',
+      'added_at',
+      'interval_s',
+      'expect_status',
+      'body_contains',
+      'max_response_ms',
+      'check_spec',
+      'kind',
+      'target'
+    )
   return rows.map((r) => ({
     id: Number(r.id),
     domain: String(r.domain),
@@ -86,7 +102,9 @@ export async function listTrackedIds({ db }: { db: Db }): Promise<TrackedId[]> {
     added_at: toDate(r.added_at) as Date,
     interval_s: r.interval_s === null ? null : Number(r.interval_s),
     expect: expectOf(r),
-    check: checkOf(r)
+    check: checkOf(r),
+    kind: String(r.kind),
+    target: typeof r.target === 'string' ? r.target : null
   }))
 }
 
@@ -122,7 +140,7 @@ export async function listChangedStates({
   since: Date
   except?: string | null
 }): Promise<ChangedState[]> {
-  const query = db('sites').where('state_at', '>=', since).whereNull('removed_at').where('kind', 'http')
+  const query = db('sites').where('state_at', '>=', since).whereNull('removed_at').whereIn('kind', PROBED_KINDS)
   if (except !== null)
     query.where((q) => {
       q.whereNull('state_by').orWhere('state_by', '<>', except)

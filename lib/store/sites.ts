@@ -7,6 +7,13 @@ import type { Expectations, StatusEntry } from '../rules/expectations.js'
 import type { SlowState } from '../rules/slow.js'
 import type { SiteSettings } from '../rules/site-settings.js'
 
+/**
+ * The kinds of `sites` rows that are probed: web sites and the monitors of tcp, tls and dns
+ * (docs/decisions.md, "Checks beyond a GET"). Heartbeats wait for pings instead. Every query that
+ * reads the sites to probe or to hold in memory reads these kinds.
+ */
+export const PROBED_KINDS: readonly string[] = ['http', 'tcp', 'tls', 'dns']
+
 /** Settings to write; without `check`, a site's check is left as stored (a configuration file does not manage it). */
 export type SettingsToWrite = Omit<SiteSettings, 'check'> & { check?: string | null }
 
@@ -15,6 +22,8 @@ export function toSiteRow(r: Record<string, unknown>): SiteRow {
     id: Number(r.id),
     domain: String(r.domain),
     name: String(r.name),
+    kind: typeof r.kind === 'string' ? r.kind : 'http',
+    target: typeof r.target === 'string' ? r.target : null,
     added_at: toDate(r.added_at) as Date,
     removed_at: toDate(r.removed_at),
     status: String(r.status) as SiteStatus,
@@ -170,6 +179,8 @@ export interface LockedSite {
   id: number
   domain: string
   name: string
+  /** A monitor's kind (tcp, tls, dns), which its events name it by; absent for a web site. */
+  kind?: string
   added_at: Date
   removed_at: Date | null
   checked_at: Date | null
@@ -202,6 +213,7 @@ export async function lockSites({ db, ids }: { db: Db; ids: readonly number[] })
         'id',
         'domain',
         'name',
+        'kind',
         'checked_at',
         'removed_at',
         'added_at',
@@ -217,6 +229,7 @@ export async function lockSites({ db, ids }: { db: Db; ids: readonly number[] })
         id: Number(row.id),
         domain: String(row.domain),
         name: String(row.name),
+        ...(row.kind === 'http' ? {} : { kind: String(row.kind) }),
         added_at: toDate(row.added_at) as Date,
         removed_at: toDate(row.removed_at),
         checked_at: toDate(row.checked_at),
@@ -242,9 +255,12 @@ export async function updateExpiryNotices({ db, notices }: { db: Db; notices: Re
   }
 }
 
-/** A tracked site's row by domain, locked until the caller's transaction `db` ends; null when it is not tracked. */
+/**
+ * A tracked site's row by domain (a web site's, or a monitor's identity: no route takes one for the
+ * other), locked until the caller's transaction `db` ends; null when it is not tracked.
+ */
 export async function lockTrackedSite({ db, domain }: { db: Db; domain: string }): Promise<SiteRow | null> {
-  const row = await forUpdate(db, db('sites').where({ domain, kind: 'http' }).whereNull('removed_at').first('*'))
+  const row = await forUpdate(db, db('sites').where({ domain }).whereIn('kind', PROBED_KINDS).whereNull('removed_at').first('*'))
   return row ? toSiteRow(row) : null
 }
 

@@ -18,8 +18,13 @@ export type SiteStatus = 'up' | 'down' | 'unconfirmed' | 'unavailable'
 
 export interface SiteRow {
   id: number
+  /** A web site's domain; a monitor's identity, `monitor:<slug>` (lib/rules/monitor-fields.ts). */
   domain: string
   name: string
+  /** `http` for a web site; `tcp`, `tls` or `dns` for a monitor (`heartbeat` rows are never read as sites). */
+  kind: string
+  /** The host a monitor probes; null for a web site (its domain is). */
+  target: string | null
   added_at: Date
   removed_at: Date | null
   status: SiteStatus

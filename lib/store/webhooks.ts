@@ -319,3 +319,25 @@ export async function resetDelivery({ db, id, now }: { db: Db; id: number; now: 
 export async function pruneDeliveries({ db, before }: { db: Db; before: Date }): Promise<number> {
   return db('webhook_deliveries').where('created_at', '<', before).whereNot('status', 'pending').delete()
 }
+
+/** Replaces a webhook's filters and, when given, its sealed secret; false when there is none. */
+export async function updateWebhook({
+  db,
+  id,
+  events,
+  domains,
+  secret
+}: {
+  db: Db
+  id: number
+  events: readonly string[] | null
+  domains: readonly string[] | null
+  secret?: string
+}): Promise<boolean> {
+  const row: Record<string, unknown> = {
+    events: events === null ? null : JSON.stringify(events),
+    domains: domains === null ? null : JSON.stringify(domains)
+  }
+  if (secret !== undefined) row.secret = secret
+  return (await db('webhooks').where({ id }).update(row)) > 0
+}

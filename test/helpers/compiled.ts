@@ -7,14 +7,13 @@ import { build } from 'esbuild'
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 /**
- * Tests run the TypeScript sources through tsx, whose loader Node 20 does not give worker threads:
- * the location actors, and every `site-status` process a test starts, run compiled JavaScript from
- * dist/. The tap `before` hook writes it from the current sources with esbuild (no type check:
- * that is lint's) before every run, a whole suite or one file, so no test ever runs a stale build.
+ * The location actors, and every `site-status` process a test starts, run compiled JavaScript from
+ * dist/ (a thread or process started with tsx's loader took seconds more). The tap `before` hook
+ * writes it from the current sources with esbuild (no type check: that is lint's) before every
+ * run, a whole suite or one file, so no test ever runs a stale build. The tests' own files are
+ * compiled too: on Node 24 the test processes load both from there (test/hooks/typescript.mjs).
  */
-const SOURCES = ['lib', 'workers', 'config', 'migrations']
-/** Test-only actor modules (faults), compiled beside the product's. */
-const FAULT_ACTORS = ['test/helpers/silent-actor.ts', 'test/helpers/wedged-actor.ts']
+const SOURCES = ['lib', 'workers', 'config', 'migrations', 'test']
 
 function typescriptFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
@@ -24,7 +23,7 @@ function typescriptFiles(dir: string): string[] {
 
 export async function compileForTests(): Promise<void> {
   await build({
-    entryPoints: [...SOURCES.flatMap(typescriptFiles), ...FAULT_ACTORS],
+    entryPoints: SOURCES.flatMap(typescriptFiles),
     absWorkingDir: ROOT,
     outdir: 'dist',
     outbase: '.',

@@ -14,8 +14,12 @@ import { freePort } from './targets.js'
 
 const HAPROXY = '/usr/sbin/haproxy'
 
-/** The configuration for `port` in front of `backends` (loopback ports), as deploy/haproxy.cfg has it. */
-export function haproxyConfig(port: number, backends: readonly number[]): string {
+/**
+ * The configuration for `port` in front of `backends` (loopback ports), as deploy/haproxy.cfg has it.
+ * With `servedBy`, each answer names the server that gave it (`X-Served-By: i1`, the backends named
+ * i1, i2, ... in order), for tests that must know which instance answered.
+ */
+export function haproxyConfig(port: number, backends: readonly number[], { servedBy = false }: { servedBy?: boolean } = {}): string {
   return [
     'global',
     '  maxconn 4096',
@@ -37,19 +41,20 @@ export function haproxyConfig(port: number, backends: readonly number[]): string
     '  http-check expect status 200',
     '  timeout check 2s',
     '  default-server inter 500ms fall 3 rise 1',
+    ...(servedBy ? ['  http-response set-header X-Served-By %s'] : []),
     ...backends.map((p, i) => `  server i${i + 1} 127.0.0.1:${p} check`),
     ''
   ].join('\n')
 }
 
 /** Starts HAProxy on a free loopback port in front of `backends`; resolves with its address once it answers /healthz. */
-export async function startHaproxy(t: Test, backends: readonly number[]): Promise<{ uri: string }> {
+export async function startHaproxy(t: Test, backends: readonly number[], options: { servedBy?: boolean } = {}): Promise<{ uri: string }> {
   if (!existsSync(HAPROXY))
     throw new Error(`HAProxy is not installed at ${HAPROXY} (apt-get install haproxy; scripts/prerequisites.sh does)`)
   const dir = mkdtempSync(join(tmpdir(), 'site-status-haproxy-'))
   const port = await freePort()
   const file = join(dir, 'haproxy.cfg')
-  writeFileSync(file, haproxyConfig(port, backends))
+  writeFileSync(file, haproxyConfig(port, backends, options))
   const child = spawn(HAPROXY, ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] })
   recordOutputOf(child.stdout)
   recordOutputOf(child.stderr)

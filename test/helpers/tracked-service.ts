@@ -6,9 +6,8 @@ import { createLogger } from '../../lib/logger.js'
 import { startService, type RunningService } from '../../lib/main.js'
 import { openDb } from '../../lib/store/db.js'
 import { createKey } from '../../lib/store/keys.js'
-import { migrateLatest } from '../../lib/store/migrate.js'
 import { addSite } from '../../lib/monitoring/add-sites.js'
-import { createTestDatabase } from './db.js'
+import { createMigratedDatabase } from './db.js'
 import { LogCapture } from './server.js'
 import { closedPort, serveOnLoopback } from './targets.js'
 import { TEST_ACTORS } from './compiled.js'
@@ -51,7 +50,8 @@ export async function startTrackedService(
     hang,
     sites = [],
     scheduledActors = false,
-    respond
+    respond,
+    extraCa
   }: {
     engine: 'sqlite' | 'mysql'
     site: { domain: string; name: string }
@@ -65,6 +65,8 @@ export async function startTrackedService(
     scheduledActors?: boolean
     /** Answers the target's requests instead of the 200 `ok` / 503 `down` of {@link TrackedService.setHealthy}. */
     respond?: (req: http.IncomingMessage, res: http.ServerResponse, host: string) => void
+    /** A certificate authority (PEM) the location actors trust besides the system's. */
+    extraCa?: string
   }
 ): Promise<TrackedService> {
   let healthy = true
@@ -86,10 +88,9 @@ export async function startTrackedService(
   const port = await serveOnLoopback(t, target)
   const closed = await closedPort()
 
-  const database = await createTestDatabase(engine)
+  const database = await createMigratedDatabase(engine)
   t.teardown(() => database.cleanup())
   const setup = openDb(database.url)
-  await migrateLatest(setup)
   for (const entry of [site, ...sites]) await addSite({ db: setup, entry, now: new Date() })
   const key = generateKey()
   await createKey({ db: setup, name: 'tracked-service', keyHash: hashKey(key), rateLimit: 100_000, now: new Date() })
@@ -107,7 +108,8 @@ export async function startTrackedService(
   const service = await startService({
     config,
     actors: { ...TEST_ACTORS, scheduledActors },
-    logger: createLogger({ level: 'info', stream: logs })
+    logger: createLogger({ level: 'info', stream: logs }),
+    ...(extraCa === undefined ? {} : { extraCa })
   })
   t.teardown(() => service.stop())
   return {

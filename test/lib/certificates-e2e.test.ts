@@ -8,10 +8,9 @@ import { startService, type RunningService } from '../../lib/main.js'
 import { addSite } from '../../lib/monitoring/add-sites.js'
 import { openDb, type Db } from '../../lib/store/db.js'
 import { createKey } from '../../lib/store/keys.js'
-import { migrateLatest } from '../../lib/store/migrate.js'
 import { apiClient } from '../helpers/api-client.js'
 import { chromiumMissing, launchChromium } from '../helpers/browser.js'
-import { createTestDatabase, engines } from '../helpers/db.js'
+import { createMigratedDatabase, engines } from '../helpers/db.js'
 import { matchesOpenApi } from '../helpers/openapi.js'
 import { holds } from '../helpers/poll.js'
 import { bearer, LogCapture } from '../helpers/server.js'
@@ -52,10 +51,9 @@ const CONNECT_TO = [
 
 for (const engine of engines()) {
   t.test(`certificates of 3 and 30 days, probed, shown and announced once, on ${engine}`, async (t) => {
-    const database = await createTestDatabase(engine)
+    const database = await createMigratedDatabase(engine)
     t.teardown(() => database.cleanup())
     const setup = openDb(database.url)
-    await migrateLatest(setup)
     for (const domain of ['later.site.test', 'plain.site.test'])
       await addSite({ db: setup, entry: { domain, name: domain }, now: new Date() })
     const key = generateKey()

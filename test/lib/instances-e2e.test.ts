@@ -17,11 +17,10 @@ import { addSites } from '../../lib/monitoring/add-sites.js'
 import { phaseOf } from '../../lib/monitoring/schedule/phase-wheel.js'
 import { openDb, toDate } from '../../lib/store/db.js'
 import { createKey, revokeKey } from '../../lib/store/keys.js'
-import { migrateLatest } from '../../lib/store/migrate.js'
 import type { Health } from '../../lib/client/index.js'
 import { apiClient, outcome, type Outcome } from '../helpers/api-client.js'
 import { startServe } from '../helpers/cli.js'
-import { createTestDatabase } from '../helpers/db.js'
+import { createMigratedDatabase } from '../helpers/db.js'
 import { startHaproxy } from '../helpers/haproxy.js'
 import { until } from '../helpers/poll.js'
 import { closedPort, serveOnLoopback } from '../helpers/targets.js'
@@ -68,11 +67,10 @@ t.test('three instances behind HAProxy on one MariaDB behave as one service', as
   })
   const targetPort = await serveOnLoopback(t, target)
 
-  const database = await createTestDatabase('mysql')
+  const database = await createMigratedDatabase('mysql')
   t.teardown(() => database.cleanup())
   const db = openDb(database.url)
   t.teardown(() => db.destroy())
-  await migrateLatest(db)
   const domains = Array.from({ length: SITES }, (_, i) => `s${String(i).padStart(3, '0')}.example.com`)
   await addSites({ db, entries: domains.map((domain) => ({ domain, name: null })), now: new Date() })
   const key = generateKey()

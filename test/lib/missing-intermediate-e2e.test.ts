@@ -19,11 +19,10 @@ import { startService } from '../../lib/main.js'
 import { addSite } from '../../lib/monitoring/add-sites.js'
 import { openDb } from '../../lib/store/db.js'
 import { createKey } from '../../lib/store/keys.js'
-import { migrateLatest } from '../../lib/store/migrate.js'
 import { apiClient } from '../helpers/api-client.js'
 import { natsUsers, startAgentProcess } from '../helpers/agents.js'
 import { TEST_ACTORS } from '../helpers/compiled.js'
-import { createTestDatabase } from '../helpers/db.js'
+import { createMigratedDatabase } from '../helpers/db.js'
 import { natsUrlWithAuth, startNats } from '../helpers/nats.js'
 import { until } from '../helpers/poll.js'
 import { LogCapture } from '../helpers/server.js'
@@ -133,10 +132,9 @@ t.test('a leaf served without its intermediate is down with the TLS code at ever
     NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem')
   })
 
-  const database = await createTestDatabase('sqlite')
+  const database = await createMigratedDatabase('sqlite')
   t.teardown(() => database.cleanup())
   const setup = openDb(database.url)
-  await migrateLatest(setup)
   await addSite({ db: setup, entry: { domain: 'broken.site.test', name: 'Broken chain' }, now: new Date() })
   const key = generateKey()
   await createKey({ db: setup, name: 'e2e', keyHash: hashKey(key), rateLimit: 100_000, now: new Date() })

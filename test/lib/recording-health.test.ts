@@ -10,18 +10,16 @@ import { addSite } from '../../lib/monitoring/add-sites.js'
 import type { CheckResult } from '../../lib/probing/supervisor.js'
 import type { CheckStatus as SiteStatus } from '../../lib/rules/consensus.js'
 import { openDb } from '../../lib/store/db.js'
-import { migrateLatest } from '../../lib/store/migrate.js'
 import { TEST_ACTORS } from '../helpers/compiled.js'
-import { createTestDatabase } from '../helpers/db.js'
+import { createMigratedDatabase } from '../helpers/db.js'
 import { holds } from '../helpers/poll.js'
 import { LogCapture } from '../helpers/server.js'
 import { matchesOpenApi } from '../helpers/openapi.js'
 
 t.test('a check set aside shows in /healthz and /metrics, and the next is recorded', async (t) => {
-  const database = await createTestDatabase('sqlite')
+  const database = await createMigratedDatabase('sqlite')
   t.teardown(() => database.cleanup())
   const setup = openDb(database.url)
-  await migrateLatest(setup)
   await addSite({ db: setup, entry: { domain: 'shop.example.com', name: 'Shop' }, now: new Date() })
   await setup.destroy()
   const logs = new LogCapture()

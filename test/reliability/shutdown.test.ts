@@ -17,7 +17,7 @@ import { outageStep } from '../../lib/rules/outages.js'
 import { openDb, toDate } from '../../lib/store/db.js'
 import { lines, ROOT, spawnCli } from '../helpers/cli.js'
 import { incompleteCheck, readStoredRows, replayOutages, storedRowProblems } from '../helpers/stored-rows.mjs'
-import { createTestDatabase, engines } from '../helpers/db.js'
+import { createMigratedDatabase, engines } from '../helpers/db.js'
 import { holds, until } from '../helpers/poll.js'
 import { recordOutputOf } from '../helpers/suite-log.js'
 import { closedPort, freePort } from '../helpers/targets.js'
@@ -68,7 +68,7 @@ for (const engine of engines()) {
   t.test(`SIGTERM under load on ${engine}: accepted requests answered, exit 0 within 10 s, no half-written rows`, async (t) => {
     t.ok(existsSync(SERVE), 'the build exists (npm test builds it first; otherwise run npm run build)')
     if (!existsSync(SERVE)) return
-    const database = await createTestDatabase(engine)
+    const database = await createMigratedDatabase(engine)
     t.teardown(() => database.cleanup())
     const dir = mkdtempSync(join(tmpdir(), 'site-status-shutdown-'))
     t.teardown(() => {

@@ -1,3 +1,4 @@
+import type { MonitorRef } from '../../rules/monitor.js'
 import type { LocationResult } from '../../probing/locations/index.js'
 import type { SiteStatus } from '../../rules/consensus.js'
 
@@ -36,6 +37,8 @@ export function locationProbes(locations: ReadonlyArray<Partial<LocationResult>>
 /** What `/metrics` shows of one tracked site. */
 export interface SiteMetrics {
   domain: string
+  /** A monitor's (tcp, tls, dns) kind and slug, which its series are labelled by instead of a domain; null for a web site. */
+  monitor: MonitorRef | null
   /** The current verdict (the freshness rule applied). */
   status: SiteStatus
   outageOngoing: boolean

@@ -5,9 +5,9 @@ import type { CheckRecord } from '../../store/checks.js'
 import { listTrackedIds, loadSiteStates, sitesVersion, type ChangedState, type StoredSiteState } from '../../store/site-states.js'
 import type { SiteStatus } from '../../rules/consensus.js'
 import { outageStep, type OutageSnapshot } from '../../rules/outages.js'
-import { UPTIME_HORIZON_MS, type OutageSpan } from '../../rules/uptime.js'
+import { UPTIME_HORIZON_MS } from '../../rules/uptime.js'
 import type { LocationResult } from '../../probing/locations/index.js'
-import type { RecordedCheck } from './recorded-check.js'
+import { applyOutageStep, type RecordedCheck } from './recorded-check.js'
 import type { Expectations } from '../../rules/expectations.js'
 import type { CheckSpec } from '../../rules/check-spec.js'
 import { SiteChecks } from './site-checks.js'
@@ -15,9 +15,10 @@ import { setExpectations, sameSettings } from '../../rules/site-settings.js'
 import { locationProbes, type LocationProbe, type SiteMetrics } from './location-probes.js'
 import { MaintenanceWindows } from './site-maintenance.js'
 import { downCause } from '../../rules/down-cause.js'
+import { isMonitorDomain, monitorOf } from '../../rules/monitor.js'
 export type { LocationProbe, SiteMetrics } from './location-probes.js'
 import { SerialisedRecords } from './serialised-records.js'
-import { indexAfter } from './sorted-keys.js'
+import { indexAfter, sortedWebDomains } from './sorted-keys.js'
 import {
   currentVerdict,
   isFresh,
@@ -136,8 +137,9 @@ export class SiteStates {
       const known = this.#byId.get(t.id)
       // New, or removed and added again (a new tracking period): read its whole state.
       if (!known || known.site.added_at.getTime() !== t.added_at.getTime()) reload.push(t.id)
-      else if (known.site.name !== t.name || !sameSettings(known.site, t)) {
-        Object.assign(known.site, { name: t.name, interval_s: t.interval_s, expect: t.expect, check: t.check })
+      else if (known.site.name !== t.name || !sameSettings(known.site, t) || known.site.target !== t.target) {
+        const { name, interval_s, expect, check, kind, target } = t
+        Object.assign(known.site, { name, interval_s, expect, check, kind, target })
         this.#serialised.delete(t.id)
       }
       if (++n % COUNT_SLICE === 0) await nextTurn()
@@ -270,15 +272,7 @@ export class SiteStates {
       cause: downCause(check.locations)
     })
     this.#probes.set(check.siteId, locationProbes(check.locations as Array<Partial<LocationResult>>, this.#labels))
-    if (recorded.step === 'open' && recorded.outage) {
-      const span: OutageSpan = { started_at: recorded.outage.started_at, ended_at: null }
-      state.outages.push(span)
-      state.lastOutage = span
-    } else if (recorded.step === 'close' && recorded.outage) {
-      const open = state.outages.find((o) => o.ended_at === null)
-      if (open) open.ended_at = recorded.outage.ended_at
-      state.lastOutage = open ?? { started_at: recorded.outage.started_at, ended_at: recorded.outage.ended_at }
-    }
+    applyOutageStep(state, recorded)
   }
 
   /**
@@ -291,6 +285,7 @@ export class SiteStates {
       const status = verdictStatus(site, now, this.#intervalMs)
       visit({
         domain: site.domain,
+        monitor: monitorOf(site),
         status,
         slow: site.slow && status === 'up',
         outageOngoing: lastOutage !== null && lastOutage.ended_at === null,
@@ -304,6 +299,11 @@ export class SiteStates {
   expectations(domain: string): Readonly<Expectations> | null {
     const state = this.#byDomain.get(domain)
     return state ? setExpectations(state.site.expect) : null
+  }
+
+  /** The host a tracked monitor probes (its domain is its identity); null for a web site, or not tracked. */
+  siteTarget(domain: string): string | null {
+    return this.#byDomain.get(domain)?.site.target ?? null
   }
 
   /** A tracked site's own request and assertions, ready to send; null: the plain web check, or not tracked. */
@@ -345,7 +345,7 @@ export class SiteStates {
     page: number,
     size: number
   ): Promise<{ total: number; counts: Record<SiteStatus, number>; records: StatusRecord[] }> {
-    this.#sorted ??= [...this.#byDomain.keys()].sort()
+    this.#sorted ??= sortedWebDomains(this.#byDomain.keys())
     const total = this.#sorted.length
     const records = this.#sorted.slice((page - 1) * size, page * size).map((domain) => this.statusRecord(domain, now) as StatusRecord)
     const counts: Record<SiteStatus, number> = { up: 0, down: 0, unconfirmed: 0, unavailable: 0, pending: 0 }
@@ -353,7 +353,7 @@ export class SiteStates {
     // the main thread's allocations) and a turn of the event loop between slices.
     let seen = 0
     for (const { site } of this.#byId.values()) {
-      counts[verdictStatus(site, now, this.#intervalMs)]++
+      if (!isMonitorDomain(site.domain)) counts[verdictStatus(site, now, this.#intervalMs)]++
       if (++seen % COUNT_SLICE === 0) await nextTurn()
     }
     return { total, counts, records }
@@ -364,7 +364,7 @@ export class SiteStates {
    * whether more follow: keyset paging, so sites added or removed between pages never shift the sites not yet seen.
    */
   pageAfter(after: string | undefined, limit: number, now: Date): { records: StatusRecord[]; more: boolean } {
-    this.#sorted ??= [...this.#byDomain.keys()].sort()
+    this.#sorted ??= sortedWebDomains(this.#byDomain.keys())
     const sorted = this.#sorted
     const lo = after === undefined ? 0 : indexAfter(sorted, after)
     const records = sorted.slice(lo, lo + limit).map((domain) => this.statusRecord(domain, now) as StatusRecord)

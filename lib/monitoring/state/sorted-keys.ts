@@ -1,3 +1,5 @@
+import { isMonitorDomain } from '../../rules/monitor.js'
+
 /** The index of the first of `sorted` that sorts after `after` (a binary search). */
 export function indexAfter(sorted: readonly string[], after: string): number {
   let lo = 0
@@ -8,4 +10,11 @@ export function indexAfter(sorted: readonly string[], after: string): number {
     else hi = mid
   }
   return lo
+}
+
+/** The web sites' domains of `keys`, in order: monitors (`monitor:<slug>`, tcp, tls, dns) have lists of their own. */
+export function sortedWebDomains(keys: Iterable<string>): string[] {
+  const domains: string[] = []
+  for (const key of keys) if (!isMonitorDomain(key)) domains.push(key)
+  return domains.sort()
 }

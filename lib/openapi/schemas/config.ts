@@ -23,8 +23,8 @@ export const configSchemas: Json = {
           type: 'object',
           required: ['resource', 'key', 'action', 'changes'],
           properties: {
-            resource: { type: 'string', enum: ['site', 'page'] },
-            key: { type: 'string', description: 'The domain or the slug.' },
+            resource: { type: 'string', enum: ['site', 'monitor', 'page', 'webhook', 'heartbeat', 'channel', 'alert_policy'] },
+            key: { type: 'string', description: 'The domain, slug, URL or name.' },
             action: { type: 'string', enum: ['create', 'change', 'remove'] },
             changes: {
               type: 'array',

@@ -1,8 +1,16 @@
-import { EVERY_MAX_S, EVERY_MIN_S, GRACE_MAX_S, GRACE_MIN_S, MAX_RUNTIME_MAX_S } from '../../rules/heartbeat.js'
+import {
+  CRON_MAX_LENGTH,
+  CRON_MIN_GAP_S,
+  EVERY_MAX_S,
+  EVERY_MIN_S,
+  GRACE_MAX_S,
+  GRACE_MIN_S,
+  MAX_RUNTIME_MAX_S
+} from '../../rules/heartbeat.js'
 import { nullable, ref, timestamp, type Json } from '../parts.js'
 
 const slug: Json = { type: 'string', pattern: '^[a-z0-9-]{1,64}$', examples: ['nightly-backup'] }
-const schedule: Json = {
+const every: Json = {
   type: 'object',
   required: ['every_s'],
   properties: {
@@ -14,6 +22,31 @@ const schedule: Json = {
     }
   },
   additionalProperties: false
+}
+const cron: Json = {
+  type: 'object',
+  required: ['cron', 'zone'],
+  properties: {
+    cron: {
+      type: 'string',
+      minLength: 1,
+      maxLength: CRON_MAX_LENGTH,
+      examples: ['0 3 * * *'],
+      description: `A cron expression (five fields, or six with seconds), firing at most every ${CRON_MIN_GAP_S} s: due at its first occurrence after the last success.`
+    },
+    zone: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      examples: ['Europe/Berlin'],
+      description: 'The IANA time zone the expression is read in.'
+    }
+  },
+  additionalProperties: false
+}
+const schedule: Json = {
+  oneOf: [ref('schemas', 'HeartbeatEvery'), ref('schemas', 'HeartbeatCron')],
+  description: 'Due `every_s` after the last success, or at the next occurrence of `cron` in `zone` (DST as docs/decisions.md, Heartbeats).'
 }
 const grace: Json = { type: 'integer', minimum: GRACE_MIN_S, maximum: GRACE_MAX_S, description: 'Seconds late before it is down.' }
 const maxRuntime: Json = {
@@ -78,6 +111,8 @@ const record: Json = {
 
 /** Heartbeats: the requests, the status record, the list. */
 export const heartbeatSchemas: Json = {
+  HeartbeatEvery: every,
+  HeartbeatCron: cron,
   HeartbeatRequest: {
     type: 'object',
     required: ['name', 'schedule', 'grace_s'],

@@ -118,6 +118,10 @@ export const siteSchemas: Json = {
         oneOf: [ref('schemas', 'DownCause'), { type: 'null' }],
         description:
           "Why it opened: the opening check's failing locations; null for outages recorded before causes were kept. Always present on the outages list; absent from an SLA report's outages."
+      },
+      monitor: {
+        ...ref('schemas', 'MonitorRef'),
+        description: "A monitor's outage (tcp, tls, dns) names it; its `domain` is then the monitor's identity, `monitor:<slug>`."
       }
     },
     additionalProperties: false

@@ -4,13 +4,22 @@ import { nullable, percent, ref, siteStatus, timestamp, type Json } from '../par
 
 const PAGE_STATES = ['operational', 'degraded', 'partial outage', 'major outage', 'maintenance']
 
+/** The last days of a site, heartbeat or monitor on a status page. */
+const pageDays = {
+  type: 'array',
+  minItems: PAGE_DAYS,
+  maxItems: PAGE_DAYS,
+  description: `The last ${PAGE_DAYS} UTC days, oldest first, today included.`,
+  items: ref('schemas', 'StatusPageDay')
+}
+
 /** A public status page as `GET /status/{slug}.json` answers it (lib/pages/status-page-view.ts). */
 export const statusPageViewSchemas: Json = {
   PageState: {
     type: 'string',
     enum: PAGE_STATES,
     description:
-      'Any site down: `major outage` when at least half the sites are down, else `partial outage`; otherwise any site slow, unconfirmed, unavailable, pending or partial: `degraded`; otherwise any in a maintenance window: `maintenance`; otherwise `operational`. A site in a maintenance window counts as in maintenance whatever its checks say.'
+      'Any site down: `major outage` when at least half the sites are down, else `partial outage`; otherwise any site slow, unconfirmed, unavailable, pending or partial: `degraded`; otherwise any in a maintenance window: `maintenance`; otherwise `operational`. A site in a maintenance window counts as in maintenance whatever its checks say. A tcp, tls or dns monitor counts as a site. A heartbeat counts as its `state` says (StatusPageHeartbeat).'
   },
   StatusPageDay: {
     type: 'object',
@@ -73,13 +82,49 @@ export const statusPageViewSchemas: Json = {
         properties: { until: timestamp, reason: nullable({ type: 'string' }) },
         additionalProperties: false
       },
-      days: {
-        type: 'array',
-        minItems: PAGE_DAYS,
-        maxItems: PAGE_DAYS,
-        description: `The last ${PAGE_DAYS} UTC days, oldest first, today included.`,
-        items: ref('schemas', 'StatusPageDay')
-      }
+      days: pageDays
+    },
+    additionalProperties: false
+  },
+  StatusPageHeartbeat: {
+    type: 'object',
+    description: 'A heartbeat the page lists: its name, state, uptime and days only (never its ping URL, schedule or last message).',
+    required: ['anchor', 'name', 'state', 'uptime_percent', 'days'],
+    properties: {
+      anchor: { type: 'string', description: 'Its anchor on the HTML page (`#site-ANCHOR`): `h` and a number.' },
+      name: { type: 'string', description: "The page's display name for the heartbeat, or its own name." },
+      state: {
+        type: 'string',
+        enum: ['new', 'up', 'late', 'down', 'paused'],
+        description:
+          'For the page state `late` counts as a slow site (degraded), `new` as a pending one, `down` as a down one; `paused` does not count.'
+      },
+      uptime_percent: { ...nullable(percent), description: 'Uptime over the last 30 days, from its first ping; null before it.' },
+      days: pageDays
+    },
+    additionalProperties: false
+  },
+  StatusPageMonitor: {
+    type: 'object',
+    description:
+      'A tcp, tls or dns monitor the page lists: its name, kind, state by a site\u2019s rules, uptime and days only (never its slug, target host, port, resolver answers or the errors its locations saw).',
+    required: ['anchor', 'name', 'kind', 'status', 'partial', 'slow', 'uptime_percent', 'days'],
+    properties: {
+      anchor: { type: 'string', description: 'Its anchor on the HTML page (`#site-ANCHOR`): `m` and a number.' },
+      name: { type: 'string', description: "The page's display name for the monitor, or its own name." },
+      kind: { type: 'string', enum: ['tcp', 'tls', 'dns'] },
+      status: siteStatus,
+      partial: { type: 'boolean', description: 'Some location reached it while another saw it down.' },
+      slow: { type: 'boolean' },
+      maintenance: {
+        type: 'object',
+        description: 'Present only during a maintenance window.',
+        required: ['until', 'reason'],
+        properties: { until: timestamp, reason: nullable({ type: 'string' }) },
+        additionalProperties: false
+      },
+      uptime_percent: { ...nullable(percent), description: 'Uptime over the last 30 days, from its first check; null before it.' },
+      days: pageDays
     },
     additionalProperties: false
   },
@@ -88,7 +133,10 @@ export const statusPageViewSchemas: Json = {
     required: ['id', 'domain', 'name', 'started_at', 'ended_at', 'duration_seconds'],
     properties: {
       id: { type: 'integer', minimum: 1, description: "The outage's id; the feed's entry ids are made from it." },
-      domain: { ...nullable({ type: 'string' }), description: 'Null when the page names the site by a display name.' },
+      domain: {
+        ...nullable({ type: 'string' }),
+        description: 'Null when the page names the site by a display name, and for a heartbeat or a monitor.'
+      },
       name: { type: 'string', description: 'As the page names the site.' },
       started_at: timestamp,
       ended_at: { ...nullable(timestamp), description: 'Null while ongoing.' },
@@ -98,7 +146,19 @@ export const statusPageViewSchemas: Json = {
   },
   StatusPage: {
     type: 'object',
-    required: ['slug', 'title', 'description', 'logo_url', 'state', 'generated_at', 'updated_at', 'sites', 'incidents'],
+    required: [
+      'slug',
+      'title',
+      'description',
+      'logo_url',
+      'state',
+      'generated_at',
+      'updated_at',
+      'sites',
+      'heartbeats',
+      'monitors',
+      'incidents'
+    ],
     properties: {
       slug: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' },
       title: { type: 'string' },
@@ -108,10 +168,20 @@ export const statusPageViewSchemas: Json = {
       generated_at: { ...timestamp, description: 'When this answer was made (answers are kept up to a second).' },
       updated_at: { ...timestamp, description: 'When the page itself, or one of its incidents, last changed.' },
       sites: { type: 'array', description: "The page's sites, in its order.", items: ref('schemas', 'StatusPageSite') },
+      heartbeats: {
+        type: 'array',
+        description: "The page's heartbeats, in its order (shown after its sites).",
+        items: ref('schemas', 'StatusPageHeartbeat')
+      },
+      monitors: {
+        type: 'array',
+        description: "The page's tcp, tls and dns monitors, in its order (shown after its sites, before its heartbeats).",
+        items: ref('schemas', 'StatusPageMonitor')
+      },
       incidents: {
         type: 'array',
         maxItems: PAGE_INCIDENTS,
-        description: `Outages of the page's sites overlapping the days shown: ongoing first, then newest first; at most ${PAGE_INCIDENTS}.`,
+        description: `Outages of the page's sites, monitors and heartbeats overlapping the days shown: ongoing first, then newest first; at most ${PAGE_INCIDENTS}.`,
         items: ref('schemas', 'StatusPageIncident')
       }
     },

@@ -1,10 +1,19 @@
 // Keeps a status page current without a reload: the page's event stream says when one of its sites
-// changed, and the page is then fetched again and its states, bars and incidents updated in place
+// or heartbeats changed, and the page is then fetched again and its states, bars and incidents updated in place
 // (the server forgets its kept render before it sends the event). Without this script the page
 // shows the same, as of when it was loaded.
 'use strict'
 
-const TYPES = ['outage.opened', 'outage.closed', 'site.slow', 'site.slow_ended', 'maintenance.started', 'maintenance.ended']
+const TYPES = [
+  'outage.opened',
+  'outage.closed',
+  'site.slow',
+  'site.slow_ended',
+  'maintenance.started',
+  'maintenance.ended',
+  'heartbeat.late',
+  'heartbeat.late_ended'
+]
 // Also once a minute: today's uptime moves with the clock, and a page's list of sites changes without an event.
 const REFRESH_MS = 60_000
 

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { randomBytes } from 'node:crypto'
 import { applyFile, ConfigLockedError, ConfigRefusedError, planFile } from '../../../lib/as-code/apply.js'
 import { exportConfigText } from '../../../lib/as-code/export.js'
 import { addSites } from '../../../lib/monitoring/add-sites.js'
@@ -8,10 +9,16 @@ import type { ConfigFile } from '../../../lib/rules/config-file.js'
 import { NO_EXPECTATIONS } from '../../../lib/rules/expectations.js'
 import { insertPolicy } from '../../../lib/store/alert-config.js'
 import { claimConfigLock } from '../../../lib/store/config-state.js'
+import { addHeartbeat } from '../../../lib/heartbeats/manage.js'
+import { addMonitor } from '../../../lib/monitoring/monitors.js'
+import { monitorBody, type MonitorInput } from '../../../lib/rules/monitor-fields.js'
+import { findStatusPage } from '../../../lib/store/status-pages.js'
 import type { Db } from '../../../lib/store/db.js'
+import { SecretBox } from '../../../lib/webhooks/secret-box.js'
 import { engines, migratedDb } from '../../helpers/db.js'
 
 const now = (): Date => new Date()
+const box = new SecretBox({ key: randomBytes(32), keyFile: '/nonexistent/webhook.key' })
 
 function fileOf(text: string): ConfigFile {
   const parsed = parseConfigText(text, 'test.yaml', {})
@@ -42,7 +49,7 @@ async function snapshot(db: Db): Promise<unknown> {
   }
 }
 
-/** A service a team made by hand: two sites with settings, a policy, a dependency and a page. */
+/** A service a team made by hand: two sites with settings, a policy, a dependency, a tcp monitor, a heartbeat and a page listing them. */
 async function handMade(db: Db): Promise<void> {
   await db.transaction((trx) =>
     insertPolicy({
@@ -72,6 +79,20 @@ async function handMade(db: Db): Promise<void> {
   const policy: { id: number } = await db('alert_policies').first('id')
   const shop: { id: number } = await db('sites').where({ domain: 'shop.example.com' }).first('id')
   await db('sites').where({ domain: 'api.example.com' }).update({ alert_policy_id: policy.id, depends_on_site_id: shop.id })
+  const monitor = monitorBody.validate({
+    slug: 'orders-db',
+    name: 'Orders DB',
+    target: 'db.example.com',
+    check: { type: 'tcp', port: 5432 }
+  })
+  if (monitor.error) throw monitor.error
+  await addMonitor({ db, slug: 'orders-db', input: monitor.value as MonitorInput, box, now: now() })
+  await addHeartbeat({
+    db,
+    slug: 'nightly',
+    settings: { name: 'Nightly backup', schedule: { every_s: 86_400 }, grace_s: 600, max_runtime_s: null },
+    now: now()
+  })
   const page = await createPage({
     db,
     page: {
@@ -82,7 +103,9 @@ async function handMade(db: Db): Promise<void> {
       sites: [
         { domain: 'shop.example.com', name: 'The shop' },
         { domain: 'api.example.com', name: null }
-      ]
+      ],
+      monitors: [{ slug: 'orders-db', name: 'Database' }],
+      heartbeats: [{ slug: 'nightly', name: null }]
     },
     now: now()
   })
@@ -114,6 +137,74 @@ for (const engine of engines()) {
     t.same(fileOf(await exportConfigText({ db, schemaUrl: null })), fileOf(edited), 'the export equals the edited file')
     const again = await applyFile({ db, file: fileOf(edited), prune: false, now })
     t.same(again.plan.items, [], 'a second apply changes nothing')
+
+    // The page lists a monitor and a heartbeat: the export names them, and an edit of either list is one field.
+    const page = async (): Promise<unknown> => {
+      const p = await findStatusPage({ db, slug: 'main' })
+      return [
+        p?.sites.map((s) => s.domain),
+        p?.monitors.map((m) => [m.slug, m.display_name]),
+        p?.heartbeats.map((h) => [h.slug, h.display_name])
+      ]
+    }
+    t.same(
+      fileOf(exported).pages.map((p) => [p.slug, p.monitors, p.heartbeats]),
+      [['main', [{ slug: 'orders-db', name: 'Database' }], [{ slug: 'nightly', name: null }]]],
+      'the export names the monitor and the heartbeat the page lists'
+    )
+    const renamed = edited.replace('name: Database', 'name: Orders')
+    t.not(renamed, edited)
+    const renaming = await planFile({ db, file: fileOf(renamed), prune: false })
+    t.same(
+      renaming.items,
+      [
+        {
+          resource: 'page',
+          key: 'main',
+          action: 'change',
+          changes: [{ field: 'monitors', old: [{ slug: 'orders-db', name: 'Database' }], new: [{ slug: 'orders-db', name: 'Orders' }] }]
+        }
+      ],
+      "the plan shows exactly the page's monitor renamed"
+    )
+    await applyFile({ db, file: fileOf(renamed), prune: false, now })
+    t.same(
+      await page(),
+      [['shop.example.com', 'api.example.com'], [['orders-db', 'Orders']], [['nightly', null]]],
+      'the page shows the new name, its other lists as they were'
+    )
+    t.same(fileOf(await exportConfigText({ db, schemaUrl: null })), fileOf(renamed), 'the export equals the edited file')
+
+    // A page without `monitors:` or `heartbeats:` lists none: an apply takes them off it.
+    const bare = fileOf(renamed)
+    bare.pages = bare.pages.map((p) => ({ ...p, monitors: [], heartbeats: [] }))
+    const taken = await applyFile({ db, file: bare, prune: true, now })
+    t.same(
+      taken.plan.items.map((i) => [i.resource, i.key, i.action, i.changes.map((c) => [c.field, c.new])]),
+      [
+        [
+          'page',
+          'main',
+          'change',
+          [
+            ['heartbeats', null],
+            ['monitors', null]
+          ]
+        ]
+      ],
+      'the page loses both lists, and nothing else changes'
+    )
+    t.same(await page(), [['shop.example.com', 'api.example.com'], [], []], "the page's sites stay, its monitor and heartbeat go")
+    t.same(
+      await db('sites')
+        .whereIn('domain', ['heartbeat:nightly', 'monitor:orders-db'])
+        .whereNull('removed_at')
+        .orderBy('domain')
+        .pluck('domain'),
+      ['heartbeat:nightly', 'monitor:orders-db'],
+      'the monitor and the heartbeat themselves stay'
+    )
+    t.same(fileOf(await exportConfigText({ db, schemaUrl: null })), bare, 'and the export is the file again')
   })
 
   t.test(`apply creates what the file adds and --prune removes only what an apply made, on ${engine}`, async (t) => {
@@ -148,6 +239,36 @@ for (const engine of engines()) {
     t.same(kept.plan, { items: [], kept: 1 }, 'without --prune, what an apply made is kept')
   })
 
+  t.test(`a page lists a monitor and a heartbeat the same apply creates, on ${engine}`, async (t) => {
+    const { db } = await migratedDb(engine, t)
+    const text = [
+      'sites: [{domain: a.example.com}]',
+      'monitors:',
+      '  - {slug: db, name: DB, target: db.example.com, check: {type: tcp, port: 5432}}',
+      'heartbeats:',
+      '  - {slug: nightly, name: Nightly, schedule: {every_s: 86400}, grace_s: 600}',
+      'pages:',
+      '  - {slug: ours, title: Ours, sites: [{domain: a.example.com}], monitors: [{slug: db, name: Database}], heartbeats: [{slug: nightly}]}',
+      ''
+    ].join('\n')
+    const created = await applyFile({ db, file: fileOf(text), prune: false, now })
+    t.same(
+      created.plan.items.map((i) => `${i.action} ${i.resource} ${i.key}`),
+      ['create site a.example.com', 'create monitor db', 'create page ours', 'create heartbeat nightly']
+    )
+    const page = await findStatusPage({ db, slug: 'ours' })
+    t.same(
+      [
+        page?.sites.map((s) => s.domain),
+        page?.monitors.map((m) => [m.slug, m.display_name]),
+        page?.heartbeats.map((h) => [h.slug, h.display_name])
+      ],
+      [['a.example.com'], [['db', 'Database']], [['nightly', null]]],
+      'the page lists them, made in the same transaction'
+    )
+    t.same((await applyFile({ db, file: fileOf(text), prune: false, now })).plan.items, [], 'and applying it again changes nothing')
+  })
+
   t.test(`a failing statement mid-apply leaves the previous state whole, on ${engine}`, async (t) => {
     const { db } = await migratedDb(engine, t)
     await handMade(db)
@@ -166,7 +287,16 @@ for (const engine of engines()) {
       exported
         .replace('interval_s: 60', 'interval_s: 90')
         .replace(/^sites:\n/m, 'sites:\n  - domain: new.example.com\n')
-        .replace(/^pages:\n/m, 'pages:\n  - slug: boom\n    title: Boom\n    sites: [{domain: new.example.com}]\n')
+        .replace(/^monitors:\n/m, 'monitors:\n  - {slug: new-db, name: New DB, target: db.example.com, check: {type: tcp, port: 5432}}\n')
+        .replace(
+          /^pages:\n/m,
+          'pages:\n  - slug: boom\n    title: Boom\n    sites: [{domain: new.example.com}]\n    monitors: [{slug: new-db}]\n'
+        )
+    )
+    t.same(
+      file.monitors.map((m) => m.slug),
+      ['new-db', 'orders-db'],
+      'the file adds a monitor too, which the new page lists'
     )
     await t.rejects(applyFile({ db, file, prune: true, now }), /injected/, 'the database refused the page, after the sites were written')
     t.same(await snapshot(db), before, 'no half-applied file')

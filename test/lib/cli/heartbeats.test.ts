@@ -37,3 +37,40 @@ t.test('heartbeats add, list, set, pause and remove from the operator tool', asy
   t.equal((await runCli(['heartbeats', 'remove', 'nightly-backup'], { env })).code, 0)
   t.equal((await runCli(['heartbeats', 'remove', 'nightly-backup'], { env })).code, 1, 'no such heartbeat')
 })
+
+t.test('heartbeats add and set take a cron expression in a zone', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'site-status-cli-heartbeats-'))
+  t.teardown(() => {
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, PUBLIC_URL: 'https://status.example.net' }
+  const db = openDb(env.DATABASE_URL)
+  t.teardown(() => db.destroy())
+  await migrateLatest(db)
+
+  const added = await runCli(['heartbeats', 'add', 'Billing run', '--cron', '0 3 * * *', '--zone', 'Europe/Berlin', '--grace', '1800'], {
+    env
+  })
+  t.equal(added.code, 0, added.stderr)
+  t.match(await db('heartbeats').where({ slug: 'billing-run' }).first('cron', 'zone'), { cron: '0 3 * * *', zone: 'Europe/Berlin' })
+  t.match(
+    lines((await runCli(['heartbeats', 'list'], { env })).stdout)[1],
+    /^billing-run\s+Billing run\s+new\s+0 3 \* \* \* \(Europe\/Berlin\)\s+1800s/
+  )
+  t.equal((await runCli(['heartbeats', 'set', 'billing-run', '--cron', '15 4 * * 1-5', '--zone', 'UTC'], { env })).code, 0)
+  t.match(await db('heartbeats').where({ slug: 'billing-run' }).first('cron', 'zone'), { cron: '15 4 * * 1-5', zone: 'UTC' })
+
+  const refused = [
+    [['--cron', '0 3 * * *'], /--cron and --zone go together/],
+    [['--every', '60', '--cron', '0 3 * * *', '--zone', 'UTC'], /not both/],
+    [['--cron', '0 3 * * *', '--zone', 'Nowhere/City'], /schedule\.zone/],
+    [['--cron', '* * * * * *', '--zone', 'UTC'], /schedule\.cron.*30 s/]
+  ] as const
+  for (const [flags, why] of refused) {
+    const res = await runCli(['heartbeats', 'set', 'billing-run', ...flags], { env })
+    t.equal(res.code, 2, flags.join(' '))
+    t.match(res.stderr, why)
+  }
+  t.equal((await runCli(['heartbeats', 'set', 'billing-run', '--every', '3600'], { env })).code, 0)
+  t.match(await db('heartbeats').where({ slug: 'billing-run' }).first('every_s', 'cron'), { every_s: 3600, cron: null })
+})

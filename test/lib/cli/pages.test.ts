@@ -1,6 +1,9 @@
 import t from 'tap'
+import { addHeartbeat } from '../../../lib/heartbeats/manage.js'
 import { addSites } from '../../../lib/monitoring/add-sites.js'
 import { removeSite } from '../../../lib/monitoring/remove-site.js'
+import { NO_EXPECTATIONS } from '../../../lib/rules/expectations.js'
+import { insertMonitor } from '../../../lib/store/monitors.js'
 import { findStatusPage } from '../../../lib/store/status-pages.js'
 import { hasStackTrace, lines, runCli, spawnCli } from '../../helpers/cli.js'
 import { engines, migratedDb } from '../../helpers/db.js'
@@ -193,12 +196,12 @@ for (const engine of engines()) {
       [
         ['set', 'taken'],
         2,
-        'site-status: pages set needs --title, --description, --logo-url, --clear or DOMAINs (see site-status --help)\n'
+        'site-status: pages set needs --title, --description, --logo-url, --monitor, --heartbeat, --clear or DOMAINs (see site-status --help)\n'
       ],
       [
         ['set', 'taken', '--clear', 'title'],
         2,
-        'site-status: --clear takes one of description, logo-url, sites, not "title" (see site-status --help)\n'
+        'site-status: --clear takes one of description, logo-url, sites, monitors, heartbeats, not "title" (see site-status --help)\n'
       ],
       [
         ['set', 'taken', '--clear', 'sites', 'shop.example.com'],
@@ -241,3 +244,93 @@ for (const engine of engines()) {
     t.same([none.code, none.stdout], [2, ''], 'no pages command: the help on stderr, a usage error')
   })
 }
+
+t.test('pages create and set take heartbeats by slug, a list of their own', async (t) => {
+  const { db, url } = await migratedDb('sqlite', t)
+  const env = { DATABASE_URL: url, PUBLIC_URL }
+  await addSites({ db, entries: SITES, now: new Date(T0) })
+  const settings = { schedule: { every_s: 60 }, grace_s: 30, max_runtime_s: null }
+  await addHeartbeat({ db, slug: 'backup', settings: { name: 'Backup', ...settings }, now: new Date(T0) })
+  await addHeartbeat({ db, slug: 'billing', settings: { name: 'Billing', ...settings }, now: new Date(T0) })
+  const created = await runCli(['pages', 'create', 'jobs', '--title', 'Jobs', 'shop.example.com', '--heartbeat', 'backup=Nightly backup'], {
+    env
+  })
+  t.equal(created.code, 0, created.stderr)
+  const heartbeatsOf = async () => (await findStatusPage({ db, slug: 'jobs' }))?.heartbeats.map((h) => [h.slug, h.display_name])
+  t.same(await heartbeatsOf(), [['backup', 'Nightly backup']])
+  t.equal((await runCli(['pages', 'set', 'jobs', 'blog.example.com'], { env })).code, 0)
+  t.same(await heartbeatsOf(), [['backup', 'Nightly backup']], 'new sites keep the heartbeats')
+  t.equal((await runCli(['pages', 'set', 'jobs', '--heartbeat', 'billing', '--heartbeat', 'backup'], { env })).code, 0)
+  t.same(await heartbeatsOf(), [
+    ['billing', null],
+    ['backup', null]
+  ])
+  t.same(
+    (await findStatusPage({ db, slug: 'jobs' }))?.sites.map((s) => s.domain),
+    ['blog.example.com'],
+    'new heartbeats keep the sites'
+  )
+  const unknown = await runCli(['pages', 'set', 'jobs', '--heartbeat', 'nobody'], { env })
+  t.same([unknown.code, unknown.stderr], [1, 'site-status: no heartbeat has the slug "nobody"; add it before listing it on a page\n'])
+  t.equal((await runCli(['pages', 'set', 'jobs', '--clear', 'heartbeats'], { env })).code, 0)
+  t.same(await heartbeatsOf(), [])
+})
+
+t.test('pages create and set take monitors by slug, a list of their own', async (t) => {
+  const { db, url } = await migratedDb('sqlite', t)
+  const env = { DATABASE_URL: url, PUBLIC_URL }
+  await addSites({ db, entries: SITES, now: new Date(T0) })
+  const monitor = (name: string, kind: string, target: string) => ({
+    name,
+    kind,
+    target,
+    interval_s: null,
+    expect: NO_EXPECTATIONS,
+    check: JSON.stringify(kind === 'dns' ? { type: 'dns', record: 'MX' } : { type: kind, port: 5432 })
+  })
+  await insertMonitor({ db, domain: 'monitor:orders-db', monitor: monitor('Orders DB', 'tcp', 'db.internal.example'), now: new Date(T0) })
+  await insertMonitor({ db, domain: 'monitor:mail-mx', monitor: monitor('Mail', 'dns', 'example.org'), now: new Date(T0) })
+  await addHeartbeat({
+    db,
+    slug: 'backup',
+    settings: { name: 'Backup', schedule: { every_s: 60 }, grace_s: 30, max_runtime_s: null },
+    now: new Date(T0)
+  })
+  const created = await runCli(
+    ['pages', 'create', 'infra', '--title', 'Infra', 'shop.example.com', '--monitor', 'orders-db=Database', '--heartbeat', 'backup'],
+    { env }
+  )
+  t.equal(created.code, 0, created.stderr)
+  const page = async () => findStatusPage({ db, slug: 'infra' })
+  const monitorsOf = async () => (await page())?.monitors.map((m) => [m.slug, m.kind, m.display_name])
+  t.same(await monitorsOf(), [['orders-db', 'tcp', 'Database']])
+  t.equal((await runCli(['pages', 'set', 'infra', 'blog.example.com', '--heartbeat', 'backup'], { env })).code, 0)
+  t.same(await monitorsOf(), [['orders-db', 'tcp', 'Database']], 'new sites and heartbeats keep the monitors')
+  t.equal((await runCli(['pages', 'set', 'infra', '--monitor', 'mail-mx', '--monitor', 'orders-db'], { env })).code, 0)
+  t.same(await monitorsOf(), [
+    ['mail-mx', 'dns', null],
+    ['orders-db', 'tcp', null]
+  ])
+  t.same(
+    [(await page())?.sites.map((s) => s.domain), (await page())?.heartbeats.map((h) => h.slug)],
+    [['blog.example.com'], ['backup']],
+    'new monitors keep the sites and the heartbeats'
+  )
+  const unknown = await runCli(['pages', 'set', 'infra', '--monitor', 'nobody'], { env })
+  t.same([unknown.code, unknown.stderr], [1, 'site-status: no monitor has the slug "nobody"; add it before listing it on a page\n'])
+  const heartbeatAsMonitor = await runCli(['pages', 'set', 'infra', '--monitor', 'backup'], { env })
+  t.same(
+    [heartbeatAsMonitor.code, heartbeatAsMonitor.stderr],
+    [1, 'site-status: no monitor has the slug "backup"; add it before listing it on a page\n'],
+    'a heartbeat is no monitor'
+  )
+  const both = await runCli(['pages', 'set', 'infra', '--monitor', 'mail-mx', '--clear', 'monitors'], { env })
+  t.same([both.code, both.stderr], [2, 'site-status: pages set takes --monitor or --clear monitors, not both (see site-status --help)\n'])
+  t.equal((await runCli(['pages', 'set', 'infra', '--clear', 'monitors'], { env })).code, 0)
+  t.same(await monitorsOf(), [])
+  t.same(
+    (await page())?.heartbeats.map((h) => h.slug),
+    ['backup'],
+    'clearing the monitors keeps the heartbeats'
+  )
+})

@@ -116,6 +116,6 @@ t.test("a status page event without its domain ends the page's stream with a mal
   const req = await api.next()
   t.equal(req.url, '/status/acme/events')
   t.equal(req.headers.authorization, undefined, 'an open route goes without a key')
-  sse(req, 'event: outage.opened\ndata: {"at": "2026-11-22T06:25:07.123Z"}\n\n')
+  sse(req, 'event: outage.opened\ndata: {"name": "Shop", "at": "2026-11-22T06:25:07.123Z"}\n\n')
   await t.rejects(reading, { name: 'SiteStatusError', code: 'malformed_answer', message: /domain/ })
 })

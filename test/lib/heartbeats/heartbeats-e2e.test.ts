@@ -6,9 +6,8 @@ import { join } from 'node:path'
 import { generateKey, hashKey } from '../../../lib/keys.js'
 import { openDb, toDate, type Db } from '../../../lib/store/db.js'
 import { createKey } from '../../../lib/store/keys.js'
-import { migrateLatest } from '../../../lib/store/migrate.js'
 import { startServe } from '../../helpers/cli.js'
-import { createTestDatabase, engines } from '../../helpers/db.js'
+import { createMigratedDatabase, engines } from '../../helpers/db.js'
 import { until } from '../../helpers/poll.js'
 
 type Json = Record<string, any>
@@ -36,11 +35,10 @@ for (const engine of engines()) {
       t.teardown(() => {
         rmSync(dir, { recursive: true, force: true })
       })
-      const test = await createTestDatabase(engine)
+      const test = await createMigratedDatabase(engine)
       t.teardown(() => test.cleanup())
       const db = openDb(test.url)
       t.teardown(() => db.destroy())
-      await migrateLatest(db)
       const key = generateKey()
       await createKey({ db, name: 'ops', keyHash: hashKey(key), rateLimit: null, scopes: 'read,manage', now: new Date() })
       const env = { DATABASE_URL: test.url, INSTANCE_ID: `hb-${engine}`, LOCATIONS: '[{"label":"Loopback 1, Test"}]', LOG_LEVEL: 'info' }
@@ -105,7 +103,8 @@ for (const engine of engines()) {
       t.notOk((await outages())[0]?.ended_at === null, 'the outage is closed')
       t.same(
         (await events()).map((e) => e.type),
-        ['outage.opened', 'outage.closed']
+        ['heartbeat.late', 'heartbeat.late_ended', 'outage.opened', 'outage.closed'],
+        'late, then down: its lateness ends as its outage opens'
       )
 
       t.equal((await ping(first.uri, '/fail')).status, 200)

@@ -33,7 +33,7 @@ for (const engine of engines()) {
     const { db } = await migratedDb(engine, t)
     let clock = T0
     const now = (): Date => new Date(clock)
-    const settings = { name: 'Nightly backup', every_s: 60, grace_s: 30, max_runtime_s: null }
+    const settings = { name: 'Nightly backup', schedule: { every_s: 60 }, grace_s: 30, max_runtime_s: null }
 
     t.test('pinged on time it stays up; silent it goes late, then down with one outage, closed by the next ping', async (t) => {
       const { row, token } = await addHeartbeat({ db, slug: 'backup', settings, now: now() })
@@ -64,10 +64,42 @@ for (const engine of engines()) {
       clock = last + 200 * S
       t.equal((await recordPing({ db, ping: { token, kind: 'success', rid: null }, now }))?.step, 'close')
       t.same(await outages(db, row.site_id), [{ started_at: last + 90 * S, ended_at: last + 200 * S }])
+      const all = await events(db)
       t.same(
-        (await events(db)).map((e) => e.type),
-        ['outage.opened', 'outage.closed']
+        all.map((e) => e.type),
+        ['heartbeat.late', 'heartbeat.late_ended', 'outage.opened', 'outage.closed']
       )
+      t.match(all[0]?.data, {
+        domain: null,
+        monitor: { kind: 'heartbeat', slug: 'backup' },
+        heartbeat: { slug: 'backup', name: 'Nightly backup' },
+        state: 'late',
+        due_at: new Date(last + 60 * S).toISOString(),
+        down_at: new Date(last + 90 * S).toISOString(),
+        at: new Date(last + 60 * S).toISOString()
+      })
+      t.match(all[1]?.data, { state: 'down', due_at: null, down_at: null, at: new Date(last + 90 * S).toISOString() })
+    })
+
+    t.test('late, then pinged within grace: heartbeat.late and heartbeat.late_ended, no outage', async (t) => {
+      clock = T0
+      const { row, token } = await addHeartbeat({ db, slug: 'tardy', settings, now: now() })
+      await recordPing({ db, ping: { token, kind: 'success', rid: null }, now })
+      clock = T0 + 70 * S
+      await sweepDeadlines({ db, now })
+      await sweepDeadlines({ db, now })
+      clock = T0 + 80 * S
+      t.equal((await recordPing({ db, ping: { token, kind: 'success', rid: null }, now }))?.state, 'up')
+      const mine = (await events(db)).filter((e) => e.site_id === row.site_id)
+      t.same(
+        mine.map((e) => [e.type, e.data.state, e.data.at]),
+        [
+          ['heartbeat.late', 'late', new Date(T0 + 60 * S).toISOString()],
+          ['heartbeat.late_ended', 'up', new Date(T0 + 80 * S).toISOString()]
+        ],
+        'one each way, late from its due time'
+      )
+      t.same(await outages(db, row.site_id), [])
     })
 
     t.test('a failure is down at once; start and end report the run', async (t) => {

@@ -7,10 +7,9 @@ import type { CheckSupervisor } from '../../../lib/probing/supervisor.js'
 import { createLogger } from '../../../lib/logger.js'
 import { startService } from '../../../lib/main.js'
 import { openDb, toDate } from '../../../lib/store/db.js'
-import { migrateLatest } from '../../../lib/store/migrate.js'
 import { removeSite } from '../../../lib/monitoring/remove-site.js'
 import { addSite, addSites } from '../../../lib/monitoring/add-sites.js'
-import { createTestDatabase, engines, migratedDb } from '../../helpers/db.js'
+import { createMigratedDatabase, engines, migratedDb } from '../../helpers/db.js'
 import { holds } from '../../helpers/poll.js'
 import { LogCapture } from '../../helpers/server.js'
 import { TEST_ACTORS } from '../../helpers/compiled.js'
@@ -65,10 +64,9 @@ for (const engine of engines()) {
   t.test(
     `the service prunes raw checks with the configured CHECK_RETENTION_DAYS, and events after 7 days, soon after start, on ${engine}`,
     async (t) => {
-      const database = await createTestDatabase(engine)
+      const database = await createMigratedDatabase(engine)
       t.teardown(() => database.cleanup())
       const setup = openDb(database.url)
-      await migrateLatest(setup)
       const now = Date.now()
       await addSite({ db: setup, entry: { domain: 'old.example.com', name: null }, now: new Date(now - 10 * DAY) })
       const site = await setup('sites').where({ domain: 'old.example.com' }).first('id')

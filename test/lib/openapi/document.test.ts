@@ -2,7 +2,7 @@ import t from 'tap'
 import type { ServerInjectResponse } from '@hapi/hapi'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { openApiDocument } from '../../../lib/openapi/document.js'
-import { certificateEvent, maintenanceEvent, slowEvent } from '../../../lib/rules/events.js'
+import { certificateEvent, heartbeatLateEvent, heartbeatOutageEvent, maintenanceEvent, slowEvent } from '../../../lib/rules/events.js'
 import { migratedDb } from '../../helpers/db.js'
 import { document, openApiProblems, schemaAt } from '../../helpers/openapi.js'
 import { everyRouteServer, testServer } from '../../helpers/server.js'
@@ -25,6 +25,8 @@ const T_EVENT = Date.parse('2026-11-24T06:25:07.123Z')
 t.test('every event type is described as a webhook, its data as the stream carries it', async (t) => {
   t.same(Object.keys(document.webhooks as Json).sort(), [
     'certificate.expiring',
+    'heartbeat.late',
+    'heartbeat.late_ended',
     'maintenance.ended',
     'maintenance.started',
     'outage.closed',
@@ -66,11 +68,30 @@ t.test('every event type is described as a webhook, its data as the stream carri
   t.ok(schemaAt('/components/schemas/MaintenanceEventData')(maintenance), 'a maintenance event as the service writes it passes')
   for (const [type, data] of [
     ['site.slow_ended', 'SlowEventData'],
-    ['maintenance.ended', 'MaintenanceEventData']
+    ['maintenance.ended', 'MaintenanceEventData'],
+    ['heartbeat.late_ended', 'HeartbeatLateEventData']
   ]) {
     const carried = (document.webhooks as Json)[type as string].post.requestBody.content['application/json'].schema.properties.data
     t.same(carried, { $ref: `#/components/schemas/${data}` }, `${type} carries ${data}`)
   }
+  const heartbeat = { siteId: 1, slug: 'nightly-backup', name: 'Nightly backup' }
+  const late = heartbeatLateEvent(
+    heartbeat,
+    { state: 'late', dueAt: new Date(T_EVENT), downAt: new Date(T_EVENT + 60_000) },
+    new Date(T_EVENT)
+  )
+  const lateData = schemaAt('/components/schemas/HeartbeatLateEventData')
+  t.ok(lateData(late.data), 'a heartbeat.late event as the service writes it passes')
+  t.ok(lateData(heartbeatLateEvent(heartbeat, { state: 'up', dueAt: null, downAt: null }, new Date(T_EVENT)).data), 'and its end')
+  t.equal(late.type, 'heartbeat.late')
+  const heartbeatOutage = heartbeatOutageEvent('open', heartbeat, { started_at: new Date(T_EVENT), ended_at: null }, new Date(T_EVENT)).data
+  t.ok(schemaAt('/components/schemas/HeartbeatOutageEventData')(heartbeatOutage), "a heartbeat's outage event passes")
+  t.notOk(schemaAt('/components/schemas/OutageEventData')(heartbeatOutage), "a site's outage schema would refuse it")
+  t.same(
+    (document.webhooks as Json)['outage.opened'].post.requestBody.content['application/json'].schema.properties.data,
+    { oneOf: [{ $ref: '#/components/schemas/OutageEventData' }, { $ref: '#/components/schemas/HeartbeatOutageEventData' }] },
+    "an outage webhook carries a site's or a heartbeat's outage"
+  )
   const webhook = (document.webhooks as Json)['certificate.expiring'].post.requestBody.content['application/json'].schema
   t.same(webhook.properties.data, { $ref: '#/components/schemas/CertificateEventData' }, 'its webhook carries that data')
 })

@@ -26,6 +26,8 @@ t.test('a feed with hostile names is still well-formed and says them whole', asy
     generated_at: '2026-11-28T12:00:00.000Z',
     updated_at: '2026-11-28T11:00:00.000Z',
     sites: [],
+    heartbeats: [],
+    monitors: [],
     incidents: [
       { id: 7, domain: 'shop.example.com', name: hostile, started_at: '2026-11-28T11:00:00.000Z', ended_at: null, duration_seconds: 3600 }
     ]

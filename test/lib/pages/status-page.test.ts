@@ -122,6 +122,8 @@ t.test('the context splits ongoing from past incidents and drops a logo it canno
         days: days(3)
       }
     ],
+    heartbeats: [] as StatusPageView['heartbeats'],
+    monitors: [] as StatusPageView['monitors'],
     incidents: [
       { domain: 'shop.example.com', name: 'Shop', started_at: '2026-11-28T11:00:00.000Z', ended_at: null, duration_seconds: 3600 },
       {

@@ -42,7 +42,8 @@ for (const engine of engines()) {
     for (const bad of [
       { name: 'x', schedule: { every_s: 29 }, grace_s: 30 },
       { name: 'x', schedule: { every_s: 60 }, grace_s: 4 },
-      { name: 'x', schedule: { cron: '0 3 * * *', zone: 'UTC' }, grace_s: 30 },
+      { name: 'x', schedule: { cron: '0 3 * * *' }, grace_s: 30 },
+      { name: 'x', schedule: { every_s: 60, cron: '0 3 * * *', zone: 'UTC' }, grace_s: 30 },
       { name: '!!!', schedule: { every_s: 60 }, grace_s: 30 },
       { name: 'x', slug: 'Bad Slug', schedule: { every_s: 60 }, grace_s: 30 }
     ]) {
@@ -64,6 +65,7 @@ for (const engine of engines()) {
     t.match((await call('GET', '/ping/short', null)).body, { error: String }, 'and so is one of another shape, as JSON')
     t.equal((await call('GET', `${ping}/256`, null)).status, 400)
     t.equal((await call('GET', `${ping}?rid=${'x'.repeat(65)}`, null)).status, 400)
+    t.match((await call('GET', `${ping}?rid=a&run=2`, null)).body, { error: /takes only "rid"/ }, 'a query beyond rid is 400, saying so')
     t.equal(
       (await call('POST', ping, null, 'x'.repeat(10 * 1024 + 1), { 'content-type': 'text/plain' })).status,
       413,
@@ -132,6 +134,52 @@ for (const engine of engines()) {
   })
 }
 
+t.test('cron schedules in a zone: added, read, changed, refused with the rule that computes them', async (t) => {
+  const { db } = await migratedDb('sqlite', t)
+  let clock = Date.parse('2026-11-29T02:00:05.000Z')
+  const now = (): Date => new Date(clock)
+  const api = await testServer({ db, now })
+  t.teardown(() => api.server.stop())
+  const manager = await api.issueKey({ limit: 10_000, scopes: 'read,manage' })
+  const call = async (method: string, url: string, payload?: unknown) => {
+    const res = await api.server.inject({ method, url, headers: bearer(manager), payload: payload as object | undefined })
+    matchesOpenApi(t, res, `${method} ${url} ${res.statusCode}`)
+    return { status: res.statusCode, body: JSON.parse(res.payload || 'null') }
+  }
+  const nightly = { cron: '0 3 * * *', zone: 'Europe/Berlin' }
+  const created = await call('POST', '/api/v1/heartbeats', { name: 'Billing run', schedule: nightly, grace_s: 1800 })
+  t.equal(created.status, 201)
+  t.same(created.body.schedule, nightly)
+  await api.server.inject({ method: 'POST', url: new URL(created.body.ping_url as string).pathname })
+  t.match((await call('GET', '/api/v1/heartbeats/billing-run')).body, {
+    schedule: nightly,
+    state: 'up',
+    next_deadline_at: '2026-11-30T02:00:00.000Z'
+  })
+  const changed = await call('PATCH', '/api/v1/heartbeats/billing-run', { schedule: { cron: '0 6 * * *', zone: 'Asia/Tokyo' } })
+  t.match(changed.body, { schedule: { cron: '0 6 * * *', zone: 'Asia/Tokyo' }, next_deadline_at: '2026-11-29T21:00:00.000Z' })
+  t.match((await call('PATCH', '/api/v1/heartbeats/billing-run', { schedule: { every_s: 3600 } })).body, {
+    schedule: { every_s: 3600 },
+    next_deadline_at: new Date(clock + 3600 * 1000).toISOString()
+  })
+  t.same((await call('GET', '/api/v1/heartbeats')).body.heartbeats[0].schedule, { every_s: 3600 })
+  for (const [schedule, field] of [
+    [{ cron: 'not a cron', zone: 'UTC' }, /"schedule\.cron" must be a cron expression/],
+    [{ cron: '0 3 * * *', zone: 'Mars/Olympus' }, /"schedule\.zone" must be an IANA time zone/],
+    [{ cron: '* * * * * *', zone: 'UTC' }, /every 30 s/],
+    [{ cron: '0 0 30 2 *', zone: 'UTC' }, /never fires/],
+    [{ cron: `0 3 * * *${' '.repeat(100)}`, zone: 'UTC' }, /1 to 100 characters/],
+    [{ cron: '0 3 * * *', zone: 'UTC', every_s: 60 }, /"schedule" must be/],
+    [{ zone: 'UTC' }, /"schedule" must be/]
+  ] as const) {
+    const res = await call('PATCH', '/api/v1/heartbeats/billing-run', { schedule })
+    t.equal(res.status, 400, JSON.stringify(schedule))
+    t.match(res.body.error, field)
+  }
+  clock += 1000
+  t.same((await call('GET', '/api/v1/heartbeats/billing-run')).body.schedule, { every_s: 3600 }, 'a refused change changes nothing')
+})
+
 t.test('pings are limited per token and per address; a flooded token costs the others nothing', async (t) => {
   const { db } = await migratedDb('sqlite', t)
   const api = await testServer({ db })
@@ -158,9 +206,10 @@ t.test('pings are limited per token and per address; a flooded token costs the o
   t.equal(Number((await db('heartbeat_pings').count({ n: '*' }))[0]?.n), 121, 'refused pings reach no table')
 })
 
-t.test("a heartbeat's badge, SVG and shields.io JSON, cached as site badges are", async (t) => {
+t.test("a heartbeat's badges, state and uptime, SVG and shields.io JSON, cached as site badges are", async (t) => {
   const { db } = await migratedDb('sqlite', t)
-  const api = await testServer({ db })
+  let clock = Date.now()
+  const api = await testServer({ db, now: () => new Date(clock) })
   t.teardown(() => api.server.stop())
   const manager = await api.issueKey({ limit: 10_000, scopes: 'read,manage' })
   const created = await api.server.inject({
@@ -194,4 +243,36 @@ t.test("a heartbeat's badge, SVG and shields.io JSON, cached as site badges are"
   t.match(JSON.parse(endpoint.payload), { schemaVersion: 1, label: 'Billing run', message: 'up', color: 'green' })
   t.equal((await get('/api/badge/heartbeat/nobody')).statusCode, 404)
   t.equal((await get('/api/badge/heartbeat/Bad_Slug')).statusCode, 400)
+
+  clock += 60_000
+  const uptime = await get('/api/badge/heartbeat/billing-run/uptime?window=7d')
+  t.equal(uptime.statusCode, 200)
+  t.match(uptime.payload, /uptime 7d/)
+  t.match(uptime.payload, /100 %/, 'pinged a minute ago, never down: 100 % of the minute it covers')
+  t.equal(uptime.headers['cache-control'], BADGE_CACHE_CONTROL)
+  const uptimeJson = JSON.parse((await get('/api/badge/heartbeat/billing-run/uptime/endpoint')).payload)
+  t.match(uptimeJson, { schemaVersion: 1, label: 'uptime 30d', message: /^100 %/, color: 'green' })
+  const missing = await get('/api/badge/heartbeat/nobody/uptime')
+  t.equal(missing.statusCode, 404)
+  t.same(JSON.parse(missing.payload), { error: 'no heartbeat has this slug' })
+  t.equal(missing.headers['cache-control'], 'no-store', 'no proxy keeps an error')
+  t.equal((await get('/api/badge/heartbeat/Bad_Slug/uptime')).statusCode, 400)
+  t.equal((await get('/api/badge/heartbeat/billing-run/uptime?window=1y')).statusCode, 400)
+  t.equal((await get('/api/badge/heartbeat/billing-run/response-time')).statusCode, 404, 'a heartbeat has no response time')
+
+  clock += 1000
+  let queries = 0
+  db.on('query', () => queries++)
+  for (let i = 0; i < 50; i++) {
+    await api.server.inject({ method: 'GET', url: '/api/badge/heartbeat/billing-run' })
+    await api.server.inject({ method: 'GET', url: '/api/badge/heartbeat/billing-run/uptime' })
+  }
+  t.ok(queries > 0 && queries <= 3, `100 badge requests within one second read the heartbeat once (${queries} queries)`)
+  clock += 1000
+  const before = queries
+  await api.server.inject({ method: 'GET', url: '/api/badge/heartbeat/billing-run' })
+  t.ok(queries > before, 'and again a second later')
+
+  await api.server.inject({ method: 'GET', url: `${ping}/fail` })
+  t.match((await get('/api/badge/heartbeat/billing-run')).payload, />down</, 'a ping here shows at once, not after the second')
 })

@@ -131,8 +131,8 @@ for (const engine of engines()) {
     await client.waitFor((c) => c.events.length >= 1, 10_000, "shop's outage")
     t.same(
       client.events.map((e) => [e.type, e.data]),
-      [['outage.opened', { domain: 'shop.example.com', at: client.events[0]?.data.at }]],
-      "the page's site's event, with its domain and time only; not the other site's"
+      [['outage.opened', { name: 'Web shop', domain: null, at: client.events[0]?.data.at }]],
+      "the page's site's event, as the page names it (a display name: no domain) and its time only; not the other site's"
     )
     const after = await api.get('/status/acme')
     t.match(after.payload, />Major outage</, 'the render kept a moment ago was forgotten before the event was sent')
@@ -145,7 +145,7 @@ for (const engine of engines()) {
         fields: {},
         sites: [
           { siteId: api.id('shop.example.com'), displayName: null },
-          { siteId: api.id('later.example.com'), displayName: null }
+          { siteId: api.id('later.example.com'), displayName: 'Later service' }
         ],
         now: new Date(NOW)
       })
@@ -155,13 +155,18 @@ for (const engine of engines()) {
     await api.feed('shop.example.com', 'up', NOW + 2000)
     await client.waitFor((c) => c.events.length >= 3, 10_000, "later's outage and shop's recovery")
     t.same(
-      client.events.map((e) => [e.type, e.data.domain]),
+      client.events.map((e) => [e.type, e.data.name, e.data.domain]),
       [
-        ['outage.opened', 'shop.example.com'],
-        ['outage.opened', 'later.example.com'],
-        ['outage.closed', 'shop.example.com']
+        ['outage.opened', 'Web shop', null],
+        ['outage.opened', 'Later service', null],
+        ['outage.closed', 'Shop', 'shop.example.com']
       ],
-      'a site added to the page is carried from then on, one taken off is not'
+      'a site added to the page is carried from then on, one taken off is not, each named as the page names it now'
+    )
+    t.notMatch(
+      JSON.stringify(client.events.slice(0, 2)),
+      /(shop|later)\.example\.com/,
+      'a site shown under a display name goes without its domain'
     )
     await client.waitFor((c) => c.blocks.some((b) => b.kind === 'comment' && b.text === ''), 5000, 'a heartbeat')
   })
@@ -258,7 +263,7 @@ t.test('the typed client reads a status page and its events', async (t) => {
   const first = events.next()
   await waitFor(() => api.pageStreams?.count() === 1)
   await api.feed('shop.example.com', 'down', NOW)
-  t.match((await first).value, { type: 'outage.opened', data: { domain: 'shop.example.com', at: String } })
+  t.match((await first).value, { type: 'outage.opened', data: { name: 'Web shop', domain: null, at: String } })
   controller.abort()
   await t.rejects(events.next())
 })

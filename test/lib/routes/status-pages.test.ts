@@ -52,6 +52,8 @@ for (const engine of engines()) {
         { domain: 'shop.example.com', name: 'Storefront' },
         { domain: 'api.example.com', name: null }
       ],
+      heartbeats: [],
+      monitors: [],
       url: `${PUBLIC_URL}/status/acme`,
       created_at: iso(T0),
       changed_at: iso(T0)
@@ -188,7 +190,7 @@ for (const engine of engines()) {
       [
         'an unknown field',
         { ...page, theme: 'dark' },
-        /^request body may hold only "slug", "title", "description", "logo_url" and "sites", not "theme"$/
+        /^request body may hold only "slug", "title", "description", "logo_url", "sites", "heartbeats" and "monitors", not "theme"$/
       ]
     ]
     for (const [what, payload, error] of cases) {
@@ -206,8 +208,16 @@ for (const engine of engines()) {
 
     t.equal((await call('POST', '/api/v1/pages', key, page)).status, 201)
     const changes: Array<[string, unknown, string | RegExp]> = [
-      ['an empty change', {}, 'request body must change at least one of "title", "description", "logo_url" and "sites"'],
-      ['a new slug', { slug: 'other' }, 'request body may hold only "title", "description", "logo_url" and "sites", not "slug"'],
+      [
+        'an empty change',
+        {},
+        'request body must change at least one of "title", "description", "logo_url", "sites", "heartbeats" and "monitors"'
+      ],
+      [
+        'a new slug',
+        { slug: 'other' },
+        'request body may hold only "title", "description", "logo_url", "sites", "heartbeats" and "monitors", not "slug"'
+      ],
       ['a null title', { title: null }, '"title" must be 1 to 200 printable characters'],
       [
         'an untracked domain',

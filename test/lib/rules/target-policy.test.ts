@@ -1,13 +1,16 @@
 import t from 'tap'
+import { networkInterfaces } from 'node:os'
 import { checkHost } from '../../../lib/net/host-check.js'
 import {
   NON_PUBLIC_ERROR,
   POLICY_ERRORS,
   POLICY_REFUSALS,
+  inRanges,
   isAllowedAddress,
   isPolicyRefusal,
   isPublicAddress,
-  judgesAddresses
+  judgesAddresses,
+  nonPublicAddresses
 } from '../../../lib/rules/target-policy.js'
 import { ADDRESSES } from '../../helpers/address-table.js'
 
@@ -149,20 +152,16 @@ t.test('DENY_TARGETS refuses its ranges, public or not, whatever ALLOW_PRIVATE_T
 })
 
 t.test("this machine's own addresses are non-public, whatever range they are in", async (t) => {
-  // Read once at start: a fresh import sees an interface with a public address.
-  const own = await t.mockImport<typeof import('../../../lib/rules/target-policy.js')>('../../../lib/rules/target-policy.js', {
-    'node:os': {
-      networkInterfaces: () => ({
-        lo: [{ address: '127.0.0.1' }],
-        eth0: [{ address: '203.0.113.9' }, { address: '8.8.4.4' }, { address: '2a00:1450:4001:800::2004' }, { address: 'fe80::1%eth0' }]
-      })
-    }
-  })
-  t.notOk(own.isPublicAddress('8.8.4.4'), 'its public v4 address')
-  t.notOk(own.isPublicAddress('::ffff:8.8.4.4'), 'the same in a v6 form')
-  t.notOk(own.isPublicAddress('2a00:1450:4001:800::2004'), 'its public v6 address')
-  t.ok(own.isPublicAddress('8.8.8.8'), 'a public address of someone else')
-  t.ok(own.isAllowedAddress('8.8.4.4', { allowPrivate: true }), 'ALLOW_PRIVATE_TARGETS widens the address rule, this part of it too')
+  const nonPublic = nonPublicAddresses(['127.0.0.1', '203.0.113.9', '8.8.4.4', '2a00:1450:4001:800::2004', 'fe80::1%eth0'])
+  t.notOk(isPublicAddress('8.8.4.4', nonPublic), 'its public v4 address')
+  t.notOk(isPublicAddress('::ffff:8.8.4.4', nonPublic), 'the same in a v6 form')
+  t.notOk(isPublicAddress('2a00:1450:4001:800::2004', nonPublic), 'its public v6 address')
+  t.ok(isPublicAddress('8.8.8.8', nonPublic), 'a public address of someone else')
+  t.ok(isAllowedAddress('8.8.4.4', { allowPrivate: true }), 'ALLOW_PRIVATE_TARGETS widens the address rule, this part of it too')
+  // The module's own list is read from this machine's interfaces at start.
+  const own = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address))
+  t.ok(own.length > 0, 'this machine has addresses')
+  for (const address of own) t.notOk(isPublicAddress(address), `${address}, one of this machine's, is non-public`)
 })
 
 t.test('a refusal is told by its code, and each code names the 400 it becomes', async (t) => {
@@ -180,4 +179,21 @@ t.test('a refusal is told by its code, and each code names the 400 it becomes', 
     { policy_non_public: `policy: ${NON_PUBLIC_ERROR}`, policy_port: 'policy: domain redirects to a port other than 80 or 443' },
     'the text a location reports'
   )
+})
+
+t.test('a range list answers the same for an address it has seen, past the answers it keeps', async (t) => {
+  const ranges = ['10.1.0.0/16', 'fd00::/8']
+  const addresses = Array.from({ length: 5000 }, (_, i) => `10.${1 + (i % 2)}.${Math.floor(i / 250) % 250}.${(i % 250) + 1}`)
+  const first = addresses.map((a) => inRanges(ranges, a))
+  t.same(
+    addresses.map((a) => inRanges(ranges, a)),
+    first,
+    'asked again, every address gets its first answer'
+  )
+  t.same(
+    first.map((inside, i) => inside === addresses[i]?.startsWith('10.1.')),
+    first.map(() => true),
+    'which is the range check'
+  )
+  t.same([inRanges(ranges, '[fd00::1]'), inRanges(ranges, 'fd00::1'), inRanges(ranges, 'not-an-ip')], [true, true, false])
 })

@@ -12,8 +12,7 @@ import { createLogger } from '../../../lib/logger.js'
 import { startService, type RunningService } from '../../../lib/main.js'
 import { openDb } from '../../../lib/store/db.js'
 import { createKey } from '../../../lib/store/keys.js'
-import { migrateLatest } from '../../../lib/store/migrate.js'
-import { createTestDatabase, engines } from '../../helpers/db.js'
+import { createMigratedDatabase, engines } from '../../helpers/db.js'
 import { holds } from '../../helpers/poll.js'
 import { redisServerMissing, startPrivateRedis } from '../../helpers/redis.js'
 import { bearer, LogCapture } from '../../helpers/server.js'
@@ -45,10 +44,9 @@ async function startInstances(t: Test, redisUrl: string): Promise<[Instance, Ins
       )
   )
   const closed = await closedPort()
-  const database = await createTestDatabase('mysql')
+  const database = await createMigratedDatabase('mysql')
   t.teardown(() => database.cleanup())
   const setup = openDb(database.url)
-  await migrateLatest(setup)
   const key = generateKey()
   await createKey({ db: setup, name: 'shared', keyHash: hashKey(key), rateLimit: LIMIT, now: new Date() })
   await setup.destroy()
