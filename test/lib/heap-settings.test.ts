@@ -1,7 +1,8 @@
 /**
  * lib/heap-settings.ts: the old generation is collected once it grows half past what was alive,
  * not up to four times; set at run time, it takes effect (a child process churns objects that live
- * long enough to be promoted, with and without it), and an operator's own setting is left alone.
+ * long enough to be promoted, with it and with the top of V8's own range set the same way), and an
+ * operator's own setting is left alone.
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
@@ -13,33 +14,42 @@ const run = promisify(execFile)
 const MODULE = compiled('lib/heap-settings.js')
 
 // 400,000 live objects, then objects that survive two scavenges before they die, in the old
-// generation: the heap's high-water mark shows how far V8 lets garbage pile up there.
+// generation: the old generation's high-water mark shows how far V8 lets garbage pile up there
+// (the whole heap's also counts the young generation, whose size Node 24 varies under load).
+// V8's own factor depends on how fast its collector ran against the program, which a loaded
+// machine changes; the comparison is therefore with the top of that range (4x, the factor a fast
+// collector earns) set at run time the same way, and the collector runs on the main thread only, so
+// that the figures follow the allocations and not the machine's load. Were a setting made at run
+// time ignored, both children would run with V8's own factor and come out alike.
 const CHILD = `
 const { keepHeapCompact } = await import(process.env.HEAP_MODULE)
+const v8 = await import('node:v8')
+const oldSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space').space_used_size
 if (process.env.COMPACT === '1' && !keepHeapCompact()) throw new Error('not set')
+if (process.env.COMPACT === '0') v8.setFlagsFromString('--heap-growing-percent=300')
 const live = []
 for (let i = 0; i < 400000; i++) live.push({ a: i, b: 'x' + i, c: [i] })
 let max = 0
 const ring = new Array(20000)
 let k = 0
-for (let round = 0; round < 1500; round++) {
+for (let round = 0; round < 800; round++) {
   for (let j = 0; j < 2000; j++) ring[k++ % ring.length] = { s: 'y'.repeat(100) + k, arr: new Array(20).fill(k) }
-  max = Math.max(max, process.memoryUsage().heapUsed)
+  max = Math.max(max, oldSpace())
   await new Promise((resolve) => setImmediate(resolve))
 }
 console.log(JSON.stringify({ maxMb: max / 2 ** 20, live: live.length }))
 `
 
 async function highWater(compact: boolean): Promise<number> {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', CHILD], {
+  const { stdout } = await run(process.execPath, ['--single-threaded-gc', '--input-type=module', '-e', CHILD], {
     env: { ...process.env, HEAP_MODULE: MODULE, COMPACT: compact ? '1' : '0' }
   })
   return (JSON.parse(stdout.trim().split('\n').at(-1) as string) as { maxMb: number }).maxMb
 }
 
 t.test('set at run time, it keeps garbage from piling up in the old generation', async (t) => {
-  const [plain, compact] = await Promise.all([highWater(false), highWater(true)])
-  t.ok(compact < 0.6 * plain, `heap high-water mark ${compact.toFixed(0)} MB against ${plain.toFixed(0)} MB with V8's own factor`)
+  const [wide, compact] = await Promise.all([highWater(false), highWater(true)])
+  t.ok(compact < 0.6 * wide, `old-generation high-water mark ${compact.toFixed(0)} MB against ${wide.toFixed(0)} MB at V8's widest factor`)
 })
 
 t.test("an operator's own setting is left as it is", async (t) => {
