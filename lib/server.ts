@@ -29,6 +29,7 @@ import { createSmtpSend, type SmtpSend } from './alerts/smtp.js'
 import type { ChannelHealth } from './alerts/dispatcher.js'
 import { userAgent } from './rules/user-agent.js'
 import { heartbeatExposition } from './metrics/heartbeat-series.js'
+import { answerBadgeHitsFirst, BadgeHits } from './routes/badge-hits.js'
 
 /** Everything the server needs, passed in so tests can build one around their own database and clock. */
 export interface ServerDeps {
@@ -67,6 +68,8 @@ export interface ServerDeps {
   pageStreams?: PageStreams
   /** The service's metrics; without them (tests) the server makes its own, reading `states` and the rate limiter. */
   metrics?: ServiceMetrics
+  /** Badge answers sent again without hapi (lib/routes/badge-hits.ts); by default one following `states`. */
+  badgeHits?: BadgeHits
   /** /healthz's Redis probe; by default one on REDIS_URL (none when unset), closed with the server. */
   redis?: RedisPing | null
 }
@@ -150,6 +153,7 @@ export async function buildServer(deps: ServerDeps): Promise<Server> {
     }
   })
   answerClientErrors(server.listener)
+  answerBadgeHitsFirst(server, listener, deps.badgeHits ?? new BadgeHits({ changes: () => deps.states?.changes ?? 0 }))
   registerAccessLog(server, logger)
   logRequestErrors(server, logger)
   registerKeyAuth(server, new KeyAuthenticator({ db, defaultLimit: config.rateLimitPerMin }), limiter)

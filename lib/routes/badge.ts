@@ -10,6 +10,7 @@ import {
 } from '../badge/describe.js'
 import { BADGE_CACHE_CONTROL, NO_STORE, type BadgeRenderer, type RenderedBadge } from '../badge/renderer.js'
 import { tryNormaliseDomain } from '../rules/domain.js'
+import { markSentWhole } from './badge-hits.js'
 import type { SiteStates } from '../monitoring/state/site-state.js'
 
 /** A bad badge option is a 400 saying which. */
@@ -66,16 +67,21 @@ function hitHeaders(badge: RenderedBadge): NonNullable<RenderedBadge['headers']>
  * Sends a cached badge: gzip-accepting clients get the body compressed once at render time, and
  * hapi answers a matching If-None-Match with 304. Every value is computed at render time; a hit
  * copies its headers in at once and writes bytes encoded once. `known` false (nothing known of
- * what the URL names): `no-store`.
+ * what the URL names): `no-store`. An answer sent as it is may be sent again without hapi for a
+ * second while `version` (by default every site's count of changes) stands (lib/routes/badge-hits.ts).
  */
-export function sendBadge(request: Request, h: ResponseToolkit, badge: RenderedBadge, type: string, known = true) {
+export function sendBadge(request: Request, h: ResponseToolkit, badge: RenderedBadge, type: string, known = true, version?: () => number) {
   const encoding = request.info.acceptEncoding
   const gzip = encoding === 'gzip'
   const response = h.response(gzip ? badge.gzip : badge.bytes).type(type)
   // Identity as it is; any other coding hapi applies itself and appends to the strong ETag.
   const identity = encoding === 'identity'
   Object.assign(response.headers, gzip ? hitHeaders(badge).gzip : identity ? hitHeaders(badge).identity : BADGE_HEADERS)
-  if (!known) response.headers['cache-control'] = NO_STORE
+  if (!known) {
+    response.headers['cache-control'] = NO_STORE
+  } else if (gzip || identity) {
+    markSentWhole(request, gzip ? badge.gzip : badge.bytes, version)
+  }
   if (gzip) return response.compressed('gzip')
   if (identity) return response
   return response.etag(badge.etag)
@@ -139,7 +145,7 @@ export function statusBadgeRoutes({
           badge = draw(content, options, request)
           if (usual) plain.keep(domain, content, badge)
         }
-        return sendBadge(request, h, badge, type, current !== null)
+        return sendBadge(request, h, badge, type, current !== null, () => states.changesOf(domain))
       }
     }
   }

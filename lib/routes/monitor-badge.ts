@@ -35,8 +35,9 @@ export function monitorBadgeRoutes({
       options: BADGE_ROUTE,
       handler: (request, h) => {
         const { style, label, logo } = badgeOptions(request)
-        const badge = renderer.svg(describeBadge(current(request.params.slug as string), label), style, label !== undefined, logo)
-        return sendBadge(request, h, badge, SVG)
+        const slug = request.params.slug as string
+        const badge = renderer.svg(describeBadge(current(slug), label), style, label !== undefined, logo)
+        return sendBadge(request, h, badge, SVG, true, () => states.changesOf(monitorDomain(slug)))
       }
     },
     {
@@ -46,8 +47,9 @@ export function monitorBadgeRoutes({
       handler: (request, h) => {
         const { style, label, logo } = badgeOptions(request)
         const chosen = request.query.style === undefined ? undefined : style
-        const badge = renderer.endpoint(describeBadge(current(request.params.slug as string), label), chosen, label !== undefined, logo)
-        return sendBadge(request, h, badge, JSON_TYPE)
+        const slug = request.params.slug as string
+        const badge = renderer.endpoint(describeBadge(current(slug), label), chosen, label !== undefined, logo)
+        return sendBadge(request, h, badge, JSON_TYPE, true, () => states.changesOf(monitorDomain(slug)))
       }
     }
   ]

@@ -48,7 +48,8 @@ export async function testServer({
   events,
   pageStreams,
   sitesChanged,
-  statusPageRenders
+  statusPageRenders,
+  badgeHits
 }: {
   db: Db
   env?: Record<string, string>
@@ -64,6 +65,7 @@ export async function testServer({
   pageStreams?: ServerDeps['pageStreams']
   sitesChanged?: () => Promise<void>
   statusPageRenders?: ServerDeps['statusPageRenders']
+  badgeHits?: ServerDeps['badgeHits']
 }): Promise<TestServer> {
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'info', ...env })
   const logs = new LogCapture()
@@ -83,7 +85,8 @@ export async function testServer({
     events,
     pageStreams,
     sitesChanged,
-    statusPageRenders
+    statusPageRenders,
+    badgeHits
   })
   return {
     server,

@@ -6,6 +6,7 @@ import { CheckRecorder } from '../../lib/monitoring/record/recorder.js'
 import { RenderCache } from '../../lib/pages/render-cache.js'
 import { forgetStatusPage } from '../../lib/pages/status-page.js'
 import { SiteStates } from '../../lib/monitoring/state/site-state.js'
+import type { ServerDeps } from '../../lib/server.js'
 import type { LocationResult } from '../../lib/probing/locations/index.js'
 import type { CheckResult } from '../../lib/probing/supervisor.js'
 import { createLogger } from '../../lib/logger.js'
@@ -50,7 +51,8 @@ export async function trackedServer(
     env = {},
     badges = new BadgeRenderer(),
     statusPageRenders = new RenderCache(),
-    pageStreams: streamOptions
+    pageStreams: streamOptions,
+    badgeHits
   }: {
     engine?: 'sqlite' | 'mysql'
     sites: Array<{ domain: string; name: string | null }>
@@ -61,6 +63,8 @@ export async function trackedServer(
     statusPageRenders?: RenderCache
     /** Builds an event feed and the status pages' streams on it (their route included), started and torn down with `t`. */
     pageStreams?: { heartbeatMs?: number; maxPerClient?: number; maxTotal?: number }
+    /** Badge answers sent again without hapi; by default the server's own, following `states`. */
+    badgeHits?: (states: SiteStates) => ServerDeps['badgeHits']
   }
 ): Promise<TrackedServer> {
   const { db, url } = await migratedDb(engine, t)
@@ -100,7 +104,8 @@ export async function trackedServer(
     states,
     badges,
     statusPageRenders,
-    pageStreams
+    pageStreams,
+    badgeHits: badgeHits?.(states)
   })
   return {
     ...server,

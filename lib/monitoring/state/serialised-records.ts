@@ -27,9 +27,34 @@ export class SerialisedRecords {
     this.#current.set(id, { json, at })
   }
 
+  /** Changes counted so far, all sites together, and each site's place in that count at its last. */
+  #changes = 0
+  readonly #changedAt = new Map<number, number>()
+
+  /**
+   * The site's state changed: its record is dropped, and the change counted. Badge answers kept
+   * for a second follow the counts (lib/routes/badge-hits.ts).
+   */
   delete(id: number): void {
     this.#current.delete(id)
     this.#previous.delete(id)
+    this.#changedAt.set(id, ++this.#changes)
+  }
+
+  /** The site is no longer tracked: its record and its place in the count go. */
+  forget(id: number): void {
+    this.delete(id)
+    this.#changedAt.delete(id)
+  }
+
+  /** Every change counted so far. */
+  get changes(): number {
+    return this.#changes
+  }
+
+  /** The count at the site's last change, which no other site shares; -1 for a site not known. */
+  changesOf(id: number): number {
+    return this.#changedAt.get(id) ?? -1
   }
 
   get size(): number {

@@ -48,9 +48,8 @@ const COUNT_SLICE = 5000
  */
 export class SiteStates {
   /**
-   * Written with every state this process records (`sites.state_by`): a token of its own, not the
-   * instance's name, which a restarted or misconfigured instance may share. What it wrote is applied
-   * here already, so the freshness poll (`StateSync`) does not read it back.
+   * Written with every state this process records (`sites.state_by`): a token of its own, not the instance's name, which a
+   * restarted or misconfigured instance may share. What it wrote is applied here already, so `StateSync` does not read it back.
    */
   readonly writer = randomUUID()
   readonly #byDomain = new Map<string, StoredSiteState>()
@@ -149,7 +148,7 @@ export class SiteStates {
         this.#byId.delete(id)
         this.#checks.forget(id)
         this.#byDomain.delete(state.site.domain)
-        this.#serialised.delete(id)
+        this.#serialised.forget(id)
         this.#probes.delete(id)
         this.#sorted = null
       } else {
@@ -251,10 +250,7 @@ export class SiteStates {
     return { checkedAt: state.site.checked_at, open: state.outages.find((o) => o.ended_at === null) ?? null }
   }
 
-  /**
-   * Applies what `recordChecks` committed for a check to the in-memory state: the same result, not
-   * decided again, so memory and database never disagree.
-   */
+  /** Applies what `recordChecks` committed for a check to memory, not decided again: memory and database never disagree. */
   apply(check: CheckRecord, recorded: RecordedCheck): void {
     const state = this.#byId.get(check.siteId)
     if (!state || !recorded.current) return
@@ -318,15 +314,9 @@ export class SiteStates {
     if (!state) return null
     const { site } = state
     const { status, blocked, partial } = currentVerdict(site, now, this.#intervalMs)
-    return {
-      name: site.name,
-      status,
-      blocked,
-      partial,
-      slow: site.slow && status === 'up',
-      maintenance: this.#maintenance.inForce(site.id, now),
-      cause: isFresh(site, now, this.#intervalMs) ? site.cause : null
-    }
+    const maintenance = this.#maintenance.inForce(site.id, now)
+    const cause = isFresh(site, now, this.#intervalMs) ? site.cause : null
+    return { name: site.name, status, blocked, partial, slow: site.slow && status === 'up', maintenance, cause }
   }
 
   /** What uptime figures over any window up to the horizon are made of (badges). */
@@ -336,9 +326,8 @@ export class SiteStates {
   }
 
   /**
-   * One page of the tracked sites, ordered by domain, with every site's current verdict counted.
-   * Only the page's sites get a whole status record (uptime arithmetic, ISO dates): records for all
-   * of them, sorted anew at every render, held the main thread too long at tens of thousands of sites.
+   * One page of the tracked sites, ordered by domain, with every site's current verdict counted. Only the page's sites get a whole
+   * status record (uptime arithmetic, ISO dates): all of them, sorted at every render, held the main thread too long at 10,000 sites.
    */
   async listPage(
     now: Date,
@@ -374,6 +363,17 @@ export class SiteStates {
   /** How many serialised status records are kept (see {@link statusJson}). */
   get serialisedKept(): number {
     return this.#serialised.size
+  }
+
+  /** Every change to what a site's record may say, counted (a check applied here or elsewhere, a rename, a reload, maintenance read). */
+  get changes(): number {
+    return this.#serialised.changes
+  }
+
+  /** The count at the site's last change (no other site and no later tracking period share it); -1: not tracked. */
+  changesOf(domain: string): number {
+    const state = this.#byDomain.get(domain)
+    return state === undefined ? -1 : this.#serialised.changesOf(state.site.id)
   }
 
   /**
