@@ -38,8 +38,9 @@ const MAX_CUSTOM_BADGES = 2000
 
 /**
  * How long anyone may keep a badge: fresh for 20 s, then served for up to 30 s more while a cache
- * asks again (`stale-while-revalidate`). With the second figures are reused here, a badge behind an
- * image proxy such as GitHub's camo follows a change within 51 s.
+ * asks again (`stale-while-revalidate`). With the second figures are reused here and the second an
+ * answer is sent again (lib/routes/badge-hits.ts), a badge behind an image proxy such as GitHub's
+ * camo follows a change within 52 s.
  */
 export const BADGE_CACHE_CONTROL = 'public, max-age=20, stale-while-revalidate=30'
 

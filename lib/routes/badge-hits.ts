@@ -4,7 +4,7 @@ import type { Request, Server } from '@hapi/hapi'
 /**
  * How long a badge's answer is sent again as it is to the same URL: the second figures are already
  * reused for (FIGURE_REUSE_MS, lib/badge/sources.ts). Behind an image proxy a badge then follows a
- * change within 51 s (52 s where its figures were a second old), as its Cache-Control promises.
+ * change within 52 s (lib/badge/renderer.ts, BADGE_CACHE_CONTROL).
  */
 export const BADGE_HIT_MS = 1000
 
